@@ -1,0 +1,298 @@
+"""The code that runs next to learner code: load the learner's file, call the entry function,
+turn what it returns into plain data (see :mod:`pytest_lessons.outcome`).
+
+Everything here runs in the process that runs learner code (a forked or spawned child, or the
+pytest process when isolation is off), so it must assume the learner can break anything in this
+process; what it produces is only ever read back as JSON. It imports neither pytest nor torch
+(torch is used only when the learner already imported it).
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import importlib.util
+import inspect
+import itertools
+import json
+import os
+import random
+import sys
+import time
+import traceback
+from array import array
+from pathlib import Path
+from typing import Any
+
+from pytest_lessons.outcome import DIED, RAISED, RETURNED, SETUP, TAG
+
+#: The learner's module is loaded under this name, so ``__name__ == "__main__"`` blocks don't run.
+MODULE_NAME = "solution"
+#: Deeper answers are not walked (they would only hit Python's recursion limit).
+MAX_DEPTH = 64
+#: Larger answers are not sent.
+MAX_ELEMENTS = 10_000_000
+_EXACT_INT = 2**53
+
+
+# --- answer encoding -----------------------------------------------------------------------
+
+
+def encode_answer(value: Any) -> Any:
+    """Turn *value* into the answer encoding of :mod:`pytest_lessons.outcome`."""
+    dense = _dense(value)
+    if dense is not None:
+        return dense
+    return _encode(value, 0, [0])
+
+
+def _qualified(obj: Any) -> str:
+    cls = type(obj)
+    module = getattr(cls, "__module__", "") or ""
+    name = getattr(cls, "__qualname__", cls.__name__)
+    return name if module == "builtins" else f"{module}.{name}"
+
+
+def _encode(value: Any, depth: int, count: list[int]) -> Any:
+    kind = type(value)
+    if kind in (bool, int, float, str) or value is None:
+        count[0] += 1
+        if count[0] > MAX_ELEMENTS:
+            raise _TooLarge
+        return value
+    if kind in (list, tuple):
+        if depth >= MAX_DEPTH:
+            return {TAG: "cut", "reason": f"nested deeper than {MAX_DEPTH} levels"}
+        return [_encode(item, depth + 1, count) for item in value]
+    array_tag = _array_tag(value)
+    if array_tag is not None:
+        return array_tag
+    return {TAG: "object", "type": _qualified(value)}
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _array_tag(value: Any) -> dict[str, Any] | None:
+    """Tag a torch tensor or numpy array, with its values when they are real numbers."""
+    module = type(value).__module__ or ""
+    torch = sys.modules.get("torch")
+    if torch is not None and module.startswith("torch") and isinstance(value, torch.Tensor):
+        tag: dict[str, Any] = {
+            TAG: "tensor",
+            "type": _qualified(value),
+            "shape": list(value.shape),
+            "dtype": str(value.dtype),
+        }
+        if type(value) in (torch.Tensor, torch.nn.Parameter) and not value.is_complex():
+            tag["values"] = encode_answer(value.detach().cpu().tolist())
+        return tag
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and module.startswith("numpy"):
+        if isinstance(value, numpy.ndarray):
+            tag = {
+                TAG: "ndarray",
+                "type": _qualified(value),
+                "shape": list(value.shape),
+                "dtype": f"numpy.{value.dtype}",
+            }
+            if type(value) is numpy.ndarray and value.dtype.kind in "biuf":
+                tag["values"] = encode_answer(value.tolist())
+            return tag
+        if isinstance(value, numpy.generic):
+            return {TAG: "object", "type": _qualified(value)}
+    return None
+
+
+def _dense(value: Any) -> dict[str, Any] | None:
+    """Pack a rectangular nested list of ints and floats as raw float64, which is many times
+    faster to send and read than JSON for large answers; None when *value* is anything else."""
+    if type(value) not in (list, tuple):
+        return None
+    shape = []
+    level: list[Any] = [value]
+    while True:
+        kinds = set(map(type, level))
+        if not kinds <= {list, tuple}:
+            break
+        lengths = set(map(len, level))
+        if len(lengths) != 1:
+            return None
+        shape.append(lengths.pop())
+        level = list(itertools.chain.from_iterable(level))
+        if not level:
+            return None
+    if not set(map(type, level)) <= {int, float}:
+        return None
+    if len(level) > MAX_ELEMENTS:
+        return None
+    if int in set(map(type, level)) and any(
+        type(x) is int and abs(x) > _EXACT_INT for x in level
+    ):
+        return None
+    packed = array("d", level)
+    if sys.byteorder != "little":  # pragma: no cover
+        packed.byteswap()
+    return {TAG: "dense", "shape": shape, "float64le": base64.b64encode(packed).decode("ascii")}
+
+
+# --- running learner code ------------------------------------------------------------------
+
+
+def run_case(request: dict[str, Any]) -> dict[str, Any]:
+    """Load the learner's file anew and call its entry function on the request's inputs.
+
+    Returns an outcome dict (without captured output). Every exception learner code raises is
+    caught, ``SystemExit`` and ``KeyboardInterrupt`` included, except that with
+    ``request["debug"]`` a ``KeyboardInterrupt`` or the debugger's quit passes through, so a
+    person debugging in-process can stop.
+    """
+    solution = Path(request["solution"])
+    folder = Path(request.get("folder") or solution.parent)
+    debug = bool(request.get("debug"))
+    _seed(int(request.get("seed", 0)), request.get("threads"))
+
+    if not solution.is_file():
+        return {"kind": SETUP, "error_type": "missing_file", "message": str(solution)}
+
+    spec = importlib.util.spec_from_file_location(MODULE_NAME, solution)
+    if spec is None or spec.loader is None:
+        return {"kind": SETUP, "error_type": "missing_file", "message": str(solution)}
+    module = importlib.util.module_from_spec(spec)
+    # Appended, not prepended: the learner's helper modules can be imported, but a learner's
+    # torch.py cannot shadow the real torch.
+    if str(folder) not in sys.path:
+        sys.path.append(str(folder))
+    previous = sys.modules.get(MODULE_NAME)
+    sys.modules[MODULE_NAME] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException as exc:
+        _pass_through(exc, debug)
+        return _raised(exc, "import", folder)
+    finally:
+        if previous is not None:
+            sys.modules[MODULE_NAME] = previous
+        else:
+            sys.modules.pop(MODULE_NAME, None)
+
+    entry = request["entry"]
+    function = getattr(module, entry, None)
+    if function is None:
+        names = sorted(
+            n for n, v in vars(module).items()
+            if not n.startswith("_") and getattr(v, "__module__", None) == MODULE_NAME
+        )
+        return {"kind": SETUP, "error_type": "no_entry", "message": entry, "names": names}
+    if not callable(function):
+        return {"kind": SETUP, "error_type": "not_callable", "message": _qualified(function)}
+    inputs = request["inputs"]
+    try:
+        inspect.signature(function).bind(*inputs)
+    except TypeError:
+        try:
+            parameters = list(inspect.signature(function).parameters)
+        except (TypeError, ValueError):
+            parameters = []
+        return {"kind": SETUP, "error_type": "signature", "message": ", ".join(parameters)}
+    except ValueError:
+        pass  # no signature to check (a builtin); the call itself will tell
+
+    # A fresh copy per call, so a learner who mutates an input changes nothing elsewhere.
+    arguments = json.loads(json.dumps(inputs))
+    started = time.perf_counter()
+    try:
+        answer = function(*arguments)
+    except BaseException as exc:
+        _pass_through(exc, debug)
+        return _raised(exc, "call", folder, seconds=time.perf_counter() - started)
+    seconds = time.perf_counter() - started
+    try:
+        encoded = encode_answer(answer)
+    except _TooLarge:
+        encoded = {TAG: "cut", "reason": f"more than {MAX_ELEMENTS:,} values"}
+    except BaseException as exc:  # a learner's tensor subclass can raise from anything
+        _pass_through(exc, debug)
+        return _raised(exc, "call", folder, seconds=seconds)
+    return {"kind": RETURNED, "answer": encoded, "seconds": seconds}
+
+
+def _pass_through(exc: BaseException, debug: bool) -> None:
+    if debug and (isinstance(exc, KeyboardInterrupt) or type(exc).__name__ == "BdbQuit"):
+        raise exc
+
+
+def _seed(seed: int, threads: Any) -> None:
+    random.seed(seed)
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.manual_seed(seed)
+        if threads:
+            torch.set_num_threads(int(threads))
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        numpy.random.seed(seed)
+
+
+def _inside(path: str, folder: Path) -> bool:
+    try:
+        return Path(path).resolve().is_relative_to(folder.resolve())
+    except (OSError, ValueError, AttributeError):
+        return os.path.abspath(path).startswith(str(folder.resolve()) + os.sep)
+
+
+def _raised(exc: BaseException, phase: str, folder: Path, seconds: float = 0.0) -> dict[str, Any]:
+    frames = [
+        {"file": f.filename, "line": f.lineno or 0, "function": f.name, "code": f.line or ""}
+        for f in traceback.extract_tb(exc.__traceback__)
+        if _inside(f.filename, folder)
+    ]
+    if isinstance(exc, SyntaxError) and exc.filename and _inside(exc.filename, folder):
+        frames.append({
+            "file": exc.filename, "line": exc.lineno or 0, "function": "",
+            "code": (exc.text or "").rstrip("\n"),
+        })
+    error_type = type(exc).__name__
+    module = type(exc).__module__ or ""
+    try:
+        message = exc.msg if isinstance(exc, SyntaxError) else str(exc)
+    except BaseException:  # a learner's exception whose __str__ raises
+        message = ""
+    details: dict[str, Any] = {"module": module}
+    if isinstance(exc, SystemExit):
+        code = exc.code
+        details["code"] = code if isinstance(code, (int, str, type(None))) else str(code)
+    return {
+        "kind": RAISED, "error_type": error_type, "message": message[:4000], "phase": phase,
+        "frames": frames[-20:], "seconds": seconds, "details": details,
+    }
+
+
+def write_result(result: dict[str, Any], path: str) -> None:
+    """Write *result* as JSON to *path* (read back by the runner)."""
+    data = json.dumps(result, allow_nan=True).encode("utf-8")
+    with open(path, "wb") as handle:
+        handle.write(data)
+
+
+def main() -> None:  # pragma: no cover - runs as a spawned child; tested through the runner
+    """Spawned child (used where fork is not available): request JSON on stdin, result to
+    the file named in the request."""
+    request = json.loads(sys.stdin.buffer.read())
+    sys.stdin = open(os.devnull)  # noqa: SIM115 - learner input() must see end of file
+    for name in request.get("preload", ()):
+        with contextlib.suppress(Exception):
+            __import__(name)
+    try:
+        result = run_case(request)
+    except BaseException as exc:  # the learner broke this process's own machinery
+        result = {"kind": DIED, "message": f"{type(exc).__name__}: {exc}"}
+    sys.stdout.flush()
+    sys.stderr.flush()
+    write_result(result, request["result"])
+    os._exit(0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,371 @@
+"""Compare a learner's answer (plain data, see :mod:`pytest_lessons.outcome`) with the expected
+value, element by element, within tolerance.
+
+The rule is torch's: ``|got - expected| <= atol + rtol * |expected|``, in float64. Ints and
+floats are numbers; bools are not. Nothing is broadcast or coerced: the answer must be a nested
+list (tuples count as lists) of exactly the expected shape. Every other answer gets a problem code
+and a headline that says what to do, then why. This module imports neither pytest nor torch.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+from array import array
+from dataclasses import dataclass, field
+from itertools import count
+from typing import Any
+
+from pytest_lessons.outcome import TAG
+
+#: How many mismatched elements a report lists.
+ROWS = 5
+
+
+@dataclass(frozen=True)
+class Numbers:
+    """A rectangular block of numbers: its shape and its values in row-major order."""
+
+    shape: tuple[int, ...]
+    flat: list[float]
+
+    def index(self, position: int) -> tuple[int, ...]:
+        """The multi-index of the *position*-th value."""
+        index = []
+        for size in reversed(self.shape):
+            position, rest = divmod(position, size) if size else (position, 0)
+            index.append(rest)
+        return tuple(reversed(index))
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """One value outside tolerance."""
+
+    index: tuple[int, ...]
+    got: float
+    expected: float
+
+    @property
+    def gap(self) -> float:
+        return abs(self.got - self.expected)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The verdict on a returned answer."""
+
+    passed: bool
+    problem: str
+    """Empty when passed; else a code: ``none``, ``tensor``, ``ndarray``, ``object``,
+    ``generator``, ``cut``, ``inner_object``, ``text``, ``bool``, ``inner_none``, ``ragged``,
+    ``shape``, ``nonfinite``, ``values``."""
+    headline: str
+    expected_shape: tuple[int, ...]
+    got_shape: tuple[int, ...] | None = None
+    total: int = 0
+    mismatched: int = 0
+    worst: Mismatch | None = None
+    allowed: float = 0.0
+    """The tolerance at the worst mismatch: ``atol + rtol * |expected|``."""
+    rows: tuple[Mismatch, ...] = ()
+    got: Numbers | None = None
+    """The answer as numbers, when it could be read as such (shape may differ)."""
+    expected: Numbers | None = None
+    bad: tuple[int, ...] = field(default=(), repr=False)
+    """Flat positions of every mismatched value (for maps and detectors)."""
+    notes: tuple[str, ...] = ()
+    """More sentences for the learner, after the headline."""
+
+
+class _Problem(Exception):
+    def __init__(self, code: str, path: tuple[int, ...], detail: str = "") -> None:
+        super().__init__(code)
+        self.code = code
+        self.path = path
+        self.detail = detail
+
+
+def fmt_index(index: tuple[int, ...]) -> str:
+    """``(0, 1)`` as ``[0, 1]``, the way Python indexes nested lists."""
+    return "[" + ", ".join(str(i) for i in index) + "]"
+
+
+def fmt_shape(shape: tuple[int, ...] | None) -> str:
+    return "a single number" if shape == () else fmt_index(shape or ())
+
+
+def fmt_number(value: float, other: float | None = None) -> str:
+    """A short form of *value*; longer when needed to tell it from *other*."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    text = f"{value:.6g}"
+    if other is not None and text == f"{other:.6g}" and value != other:
+        text = repr(float(value))
+    return text
+
+
+def read_numbers(value: Any) -> Numbers:
+    """Read an expected value (validated by the model) as :class:`Numbers`."""
+    return _to_numbers(value)
+
+
+def _decode_dense(tag: dict[str, Any]) -> Numbers:
+    packed = array("d")
+    packed.frombytes(base64.b64decode(tag["float64le"]))
+    if packed.itemsize != 8:  # pragma: no cover
+        raise ValueError("float64 arrays are not 8 bytes here")
+    shape = tuple(int(s) for s in tag["shape"])
+    if math.prod(shape) != len(packed):
+        raise _Problem("object", (), "a damaged answer")
+    return Numbers(shape, packed.tolist())
+
+
+def _to_numbers(value: Any, path: tuple[int, ...] = ()) -> Numbers:
+    if isinstance(value, dict) and value.get(TAG) == "dense":
+        return _decode_dense(value)
+    shape = _walk(value, path)
+    flat: list[float] = []
+    _flatten(value, flat)
+    return Numbers(shape, flat)
+
+
+def _walk(value: Any, path: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape of a nested list of numbers, or a :class:`_Problem` at the first bad place."""
+    kind = type(value)
+    if kind is int or kind is float:
+        return ()
+    if kind is list:
+        if not value:
+            return (0,)
+        first = _walk(value[0], (*path, 0))
+        for i, item in enumerate(value[1:], 1):
+            shape = _walk(item, (*path, i))
+            if shape != first:
+                if len(shape) != len(first):
+                    raise _Problem(
+                        "ragged", (*path, i),
+                        f"{fmt_index((*path, i))} is {_describe(shape)} but "
+                        f"{fmt_index((*path, 0))} is {_describe(first)}",
+                    )
+                where = _first_difference(value[0], item, (*path, 0), (*path, i))
+                raise _Problem("ragged", (*path, i), where)
+        return (len(value), *first)
+    if kind is bool:
+        raise _Problem("bool", path, repr(value))
+    if kind is str:
+        text = value if len(value) <= 40 else value[:37] + "..."
+        raise _Problem("text", path, repr(text))
+    if value is None:
+        raise _Problem("inner_none", path)
+    if isinstance(value, dict):
+        tag = value.get(TAG)
+        if tag == "dense":
+            numbers = _decode_dense(value)
+            return numbers.shape
+        raise _Problem("inner_object", path, str(value.get("type", tag)))
+    raise _Problem("inner_object", path, kind.__name__)  # pragma: no cover - not in JSON
+
+
+def _describe(shape: tuple[int, ...]) -> str:
+    if not shape:
+        return "a number"
+    if len(shape) == 1:
+        return f"a row of {shape[0]}"
+    return f"a block of shape {fmt_index(shape)}"
+
+
+def _first_difference(a: Any, b: Any, pa: tuple[int, ...], pb: tuple[int, ...]) -> str:
+    """Where two sibling lists of different shapes first differ, in words."""
+    while isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            return (
+                f"row {fmt_index(pb)} has {len(b)} values but row {fmt_index(pa)} has {len(a)}"
+            )
+        for i, (x, y) in enumerate(zip(a, b)):
+            if _walk(x, (*pa, i)) != _walk(y, (*pb, i)):
+                a, b, pa, pb = x, y, (*pa, i), (*pb, i)
+                break
+        else:  # pragma: no cover - shapes differ, so some child differs
+            break
+    return f"{fmt_index(pb)} and {fmt_index(pa)} differ in shape"
+
+
+def _flatten(value: Any, out: list[float]) -> None:
+    if type(value) is list:
+        for item in value:
+            _flatten(item, out)
+    elif isinstance(value, dict):
+        out.extend(_decode_dense(value).flat)
+    else:
+        out.append(value)
+
+
+def compare(expected: Any, answer: Any, rtol: float, atol: float) -> Comparison:
+    """Judge *answer* (encoded plain data) against *expected* (a validated model value)."""
+    want = read_numbers(expected)
+    base = {"expected_shape": want.shape, "expected": want, "total": len(want.flat)}
+    top = _top_level(answer, want)
+    if top is not None:
+        code, headline, notes = top
+        return Comparison(False, code, headline, notes=tuple(notes), **base)  # type: ignore[arg-type]
+    try:
+        got = _to_numbers(answer)
+    except _Problem as problem:
+        return Comparison(False, problem.code, _inner_headline(problem), **base)  # type: ignore[arg-type]
+    if got.shape != want.shape:
+        return Comparison(
+            False, "shape", _shape_headline(got.shape, want.shape), got_shape=got.shape, got=got,
+            notes=tuple(_shape_notes(got.shape, want.shape)), **base,  # type: ignore[arg-type]
+        )
+    bad = [
+        i for i, g, e in zip(count(), got.flat, want.flat)
+        if g != e and not abs(g - e) <= atol + rtol * abs(e)
+    ]
+    if not bad:
+        return Comparison(True, "", "", got_shape=got.shape, got=got, **base)  # type: ignore[arg-type]
+    mismatches = [Mismatch(want.index(i), got.flat[i], want.flat[i]) for i in bad[:ROWS]]
+
+    def badness(i: int) -> float:
+        gap = abs(got.flat[i] - want.flat[i])
+        return math.inf if math.isnan(gap) else gap
+
+    worst_at = max(bad, key=badness)
+    worst = Mismatch(want.index(worst_at), got.flat[worst_at], want.flat[worst_at])
+    nonfinite = [i for i in bad if not math.isfinite(got.flat[i]) and math.isfinite(want.flat[i])]
+    if nonfinite:
+        code, headline = "nonfinite", _nonfinite_headline(got, want, nonfinite)
+    else:
+        code = "values"
+        headline = (
+            "Check your calculation: the shape is right, but "
+            f"{len(bad)} of {len(want.flat)} values differ from the expected answer."
+        )
+    return Comparison(
+        False, code, headline, got_shape=got.shape, got=got, mismatched=len(bad), worst=worst,
+        allowed=atol + rtol * abs(worst.expected), rows=tuple(mismatches), bad=tuple(bad),
+        **base,  # type: ignore[arg-type]
+    )
+
+
+def _top_level(answer: Any, want: Numbers) -> tuple[str, str, list[str]] | None:
+    expected_form = (
+        "a number" if want.shape == () else f"a nested list of shape {fmt_shape(want.shape)}"
+    )
+    if answer is None:
+        return "none", (
+            "Return your answer: solve returned None, which usually means it has no "
+            "`return` line, or it returns the result of a method that changes a value in place."
+        ), []
+    if not isinstance(answer, dict) or answer.get(TAG) == "dense":
+        return None
+    tag = answer.get(TAG)
+    if tag in ("tensor", "ndarray"):
+        kind = "tensor" if tag == "tensor" else "NumPy array"
+        shape = tuple(answer.get("shape", ()))
+        notes = []
+        if "values" in answer:
+            try:
+                inner = compare_values(answer["values"], want)
+            except _Problem:
+                inner = None
+            if inner is True:
+                notes.append(f"The {kind}'s values are right; only the type is not.")
+            elif shape != want.shape:
+                notes.append(
+                    f"Its shape is {fmt_shape(shape)}; the expected answer's is "
+                    f"{fmt_shape(want.shape)}."
+                )
+        return tag, (
+            f"Return plain Python numbers: add .tolist() to your result. solve returned a "
+            f"{answer.get('type', kind)} ({answer.get('dtype', '')}, shape {fmt_shape(shape)}), "
+            f"and the grader compares {expected_form}."
+        ), notes
+    if tag == "cut":
+        return "cut", (
+            f"Return {expected_form}: your answer was not read because it is "
+            f"{answer.get('reason', 'too large')}."
+        ), []
+    type_name = str(answer.get("type", "object"))
+    if type_name in ("generator", "map", "filter", "zip", "range") or type_name.endswith(
+        "iterator"
+    ):
+        return "generator", (
+            f"Build a list, for example with list(...) or [... for ...]: solve returned a "
+            f"{type_name}, which only produces values when asked, and the grader needs "
+            f"{expected_form}."
+        ), []
+    return "object", (
+        f"Return {expected_form}: solve returned a {type_name}."
+    ), []
+
+
+def compare_values(values: Any, want: Numbers, rtol: float = 1e-4, atol: float = 1e-4) -> bool:
+    """Whether *values* (encoded) equal *want* within tolerance; False on any other shape."""
+    try:
+        got = _to_numbers(values)
+    except _Problem:
+        return False
+    if got.shape != want.shape:
+        return False
+    return all(
+        g == e or abs(g - e) <= atol + rtol * abs(e) for g, e in zip(got.flat, want.flat)
+    )
+
+
+def _inner_headline(problem: _Problem) -> str:
+    where = fmt_index(problem.path)
+    if problem.code == "bool":
+        return f"Return numbers, not True or False: your answer holds {problem.detail} at {where}."
+    if problem.code == "text":
+        return f"Return numbers, not text: your answer holds {problem.detail} at {where}."
+    if problem.code == "inner_none":
+        return f"Fill in every value: your answer holds None at {where}."
+    if problem.code == "ragged":
+        return f"Make every row the same length: {problem.detail}."
+    if problem.detail in ("torch.Tensor", "numpy.ndarray") or problem.code == "inner_object":
+        advice = ""
+        if "Tensor" in problem.detail or "ndarray" in problem.detail:
+            advice = (
+                " Call .tolist() on the whole tensor rather than building a list of tensors."
+            )
+        return (
+            f"Return only numbers and lists: your answer holds a {problem.detail} at {where}."
+            + advice
+        )
+    return f"Return a nested list of numbers: your answer is {problem.detail}."  # pragma: no cover
+
+
+def _shape_headline(got: tuple[int, ...], want: tuple[int, ...]) -> str:
+    return (
+        f"Return shape {fmt_shape(want)}: your answer has shape {fmt_shape(got)}."
+    )
+
+
+def _shape_notes(got: tuple[int, ...], want: tuple[int, ...]) -> list[str]:
+    notes = []
+    if math.prod(got) == math.prod(want) and got:
+        notes.append(
+            "It holds the right number of values, grouped differently: check the sizes you "
+            "reshape to."
+        )
+    elif len(got) != len(want):
+        notes.append(
+            f"Your answer has {len(got)} dimension{'s' if len(got) != 1 else ''}; "
+            f"the expected one has {len(want)}."
+        )
+    return notes
+
+
+def _nonfinite_headline(got: Numbers, want: Numbers, positions: list[int]) -> str:
+    first = positions[0]
+    value = got.flat[first]
+    more = len(positions) - 1
+    extra = f" (and {more} more place{'s' if more != 1 else ''})" if more else ""
+    name = "NaN" if math.isnan(value) else str(value)
+    return (
+        f"Find where {name} comes from: your answer holds {name} at "
+        f"{fmt_index(got.index(first))}{extra}, where the expected answer is a finite number. "
+        "NaN often comes from 0/0 or from a softmax over a row that is all -inf; inf from "
+        "dividing by zero or exp() of a large number."
+    )

@@ -1,0 +1,365 @@
+"""The exercise format: read ``exercise.toml`` into an :class:`Exercise`, or say what is wrong.
+
+Format version 1 is a public contract, documented in README.md. The schema below is the one
+place that knows which keys exist, their types and defaults; validation walks it, so adding a
+key is adding a :class:`Field`. This module imports neither pytest nor torch.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on old Pythons only
+    import tomli as tomllib
+
+#: The name of the file that makes a folder an exercise.
+EXERCISE_FILE = "exercise.toml"
+
+#: Default relative tolerance: with :data:`DEFAULT_ATOL` it accepts answers written with four
+#: decimals, as lesson authors do.
+DEFAULT_RTOL = 1e-4
+#: Default absolute tolerance, see :data:`DEFAULT_RTOL`.
+DEFAULT_ATOL = 1e-4
+
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_CASE_HEADER = re.compile(r"^\s*\[\[\s*case\s*\]\]")
+_TOML_POSITION = re.compile(r"\(at line (\d+), column (\d+)\)")
+
+
+class ExerciseError(Exception):
+    """``exercise.toml`` cannot be used: :attr:`problem` says why, in the author's terms."""
+
+    def __init__(self, path: Path, problem: str, line: int | None = None) -> None:
+        super().__init__(problem)
+        self.path = path
+        self.problem = problem
+        self.line = line
+
+    def __str__(self) -> str:
+        where = f"{self.path.name}, line {self.line}" if self.line else self.path.name
+        return f"{where}: {self.problem}"
+
+
+@dataclass(frozen=True)
+class Case:
+    """One graded call of the learner's function."""
+
+    number: int
+    """1-based position among the exercise's cases."""
+    inputs: dict[str, Any]
+    """The arguments, by input name, as plain TOML data."""
+    expected: Any
+    """The right answer: a number or a rectangular nested list of numbers."""
+    rtol: float
+    atol: float
+    name: str | None = None
+    line: int | None = None
+    """Line of the case's ``[[case]]`` header in ``exercise.toml``, when it could be found."""
+
+    @property
+    def label(self) -> str:
+        """How the case is named to a learner: ``case 1 (worked example)``."""
+        return f"case {self.number} ({self.name})" if self.name else f"case {self.number}"
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """A validated exercise folder."""
+
+    path: Path
+    """The ``exercise.toml`` file."""
+    title: str
+    inputs: tuple[str, ...]
+    entry: str
+    solution: Path
+    """The learner's file, absolute."""
+    rtol: float
+    atol: float
+    cases: tuple[Case, ...]
+    task: str = ""
+    limits: dict[str, float] = field(default_factory=dict)
+    """Per-exercise overrides of run limits (``timeout``, ``memory``), as written by the author."""
+
+    @property
+    def folder(self) -> Path:
+        return self.path.parent
+
+    @property
+    def slug(self) -> str:
+        """The exercise's short name: its folder's name."""
+        return self.folder.name
+
+
+# --- the schema ----------------------------------------------------------------------------
+
+Check = Callable[[Any], "str | None"]
+"""Returns None when a value is acceptable, else what it must be ("must be a number")."""
+
+
+def _number(value: Any) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return "must be a number"
+    return None
+
+
+def _non_negative(value: Any) -> str | None:
+    return _number(value) or ("must not be negative" if value < 0 else None)
+
+
+def _positive(value: Any) -> str | None:
+    return _number(value) or ("must be greater than 0" if value <= 0 else None)
+
+
+def _text(value: Any) -> str | None:
+    return None if isinstance(value, str) else "must be a string"
+
+
+def _identifier(value: Any) -> str | None:
+    if not isinstance(value, str) or not _NAME.match(value):
+        return "must be a Python name such as \"solve\""
+    return None
+
+
+def _relative_file(value: Any) -> str | None:
+    if not isinstance(value, str) or not value.endswith(".py"):
+        return "must be the name of a .py file in the exercise folder"
+    if Path(value).is_absolute() or ".." in Path(value).parts:
+        return "must be a path inside the exercise folder"
+    return None
+
+
+def _names(value: Any) -> str | None:
+    if not isinstance(value, list) or not all(isinstance(v, str) and _NAME.match(v) for v in value):
+        return "must be a list of names, such as [\"Q\", \"K\", \"V\"]"
+    if not value:
+        return "must name at least one input"
+    if len(set(value)) != len(value):
+        return "must not name an input twice"
+    return None
+
+
+@dataclass(frozen=True)
+class Field:
+    """One key of a table in ``exercise.toml``."""
+
+    name: str
+    check: Check
+    doc: str
+    required: bool = False
+    default: Any = None
+
+
+EXERCISE_FIELDS: tuple[Field, ...] = (
+    Field("title", _text, "The exercise's title, shown to learners.", required=True),
+    Field("inputs", _names, "The entry function's parameters, in order.", required=True),
+    Field("task", _text, "What the learner is asked to do, in a sentence or two.", default=""),
+    Field("entry", _identifier, "The function the learner writes.", default="solve"),
+    Field("solution", _relative_file, "The learner's file.", default="solution.py"),
+    Field("rtol", _non_negative, "Relative tolerance of every case.", default=DEFAULT_RTOL),
+    Field("atol", _non_negative, "Absolute tolerance of every case.", default=DEFAULT_ATOL),
+    Field("timeout", _positive, "Seconds one case may take (run setting).", default=None),
+    Field("memory", _positive, "MiB of memory learner code may add (run setting).", default=None),
+)
+
+CASE_FIELDS: tuple[Field, ...] = (
+    Field("expected", lambda v: None, "The right answer.", required=True),
+    Field("name", _text, "A short name shown in reports.", default=None),
+    Field("rtol", _non_negative, "This case's relative tolerance.", default=None),
+    Field("atol", _non_negative, "This case's absolute tolerance.", default=None),
+)
+
+#: Top-level tables and arrays of tables the format knows.
+TOP_LEVEL = ("exercise", "case")
+
+#: Exercise keys that are run settings, overridable from the command line (see settings.py).
+LIMIT_KEYS = ("timeout", "memory")
+
+
+# --- loading --------------------------------------------------------------------------------
+
+
+def load(path: Path) -> Exercise:
+    """Read and validate ``exercise.toml`` at *path*; raise :class:`ExerciseError` if unusable."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ExerciseError(path, f"cannot be read: {exc}") from None
+    return parse(text, path)
+
+
+def parse(text: str, path: Path) -> Exercise:
+    """Validate the TOML *text* of the exercise file at *path*."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        message = str(exc)
+        position = _TOML_POSITION.search(message)
+        line = int(position.group(1)) if position else None
+        problem = _TOML_POSITION.sub("", message).strip()
+        raise ExerciseError(path, f"is not valid TOML: {problem}", line) from None
+    case_lines = [n for n, line in enumerate(text.splitlines(), 1) if _CASE_HEADER.match(line)]
+    return _build(data, path, case_lines)
+
+
+def _unknown(key: str, known: list[str]) -> str:
+    close = difflib.get_close_matches(key, known, n=1)
+    return f'unknown key "{key}"' + (f' (did you mean "{close[0]}"?)' if close else "")
+
+
+def _read_table(
+    table: Any, fields: tuple[Field, ...], where: str, path: Path, line: int | None,
+    allowed_extra: tuple[str, ...] = (),
+) -> dict[str, Any]:
+    """Check *table* against *fields*; return every field's value (or default)."""
+    if not isinstance(table, dict):
+        raise ExerciseError(path, f"{where} must be a table", line)
+    known = [f.name for f in fields]
+    for key in table:
+        if key not in known and key not in allowed_extra:
+            raise ExerciseError(path, f"{where}: {_unknown(key, known)}", line)
+    values: dict[str, Any] = {}
+    for f in fields:
+        if f.name not in table:
+            if f.required:
+                raise ExerciseError(path, f'{where}: missing "{f.name}"', line)
+            values[f.name] = f.default
+            continue
+        complaint = f.check(table[f.name])
+        if complaint:
+            raise ExerciseError(path, f"{where}.{f.name} {complaint}", line)
+        values[f.name] = table[f.name]
+    return values
+
+
+def _build(data: dict[str, Any], path: Path, case_lines: list[int]) -> Exercise:
+    for key in data:
+        if key not in TOP_LEVEL:
+            raise ExerciseError(path, f"top level: {_unknown(key, list(TOP_LEVEL))}")
+    if "exercise" not in data:
+        raise ExerciseError(path, "missing the [exercise] table (title and inputs)")
+    ex = _read_table(data["exercise"], EXERCISE_FIELDS, "exercise", path, None)
+    inputs = tuple(ex["inputs"])
+
+    raw_cases = data.get("case")
+    if raw_cases is None:
+        raise ExerciseError(path, f"no [[case]] in {path.name}: add at least one case")
+    if not isinstance(raw_cases, list):
+        raise ExerciseError(path, "case must be written as [[case]] tables")
+    cases = []
+    for number, raw in enumerate(raw_cases, 1):
+        line = case_lines[number - 1] if number - 1 < len(case_lines) else None
+        cases.append(_build_case(raw, number, inputs, ex, path, line))
+
+    solution = path.parent / ex["solution"]
+    limits = {key: float(ex[key]) for key in LIMIT_KEYS if ex[key] is not None}
+    return Exercise(
+        path=path,
+        title=ex["title"],
+        inputs=inputs,
+        entry=ex["entry"],
+        solution=solution,
+        rtol=float(ex["rtol"]),
+        atol=float(ex["atol"]),
+        cases=tuple(cases),
+        task=ex["task"],
+        limits=limits,
+    )
+
+
+def _build_case(
+    raw: Any, number: int, inputs: tuple[str, ...], ex: dict[str, Any], path: Path,
+    line: int | None,
+) -> Case:
+    where = f"case {number}"
+    if not isinstance(raw, dict):
+        raise ExerciseError(path, f"{where} must be a table", line)
+    known = [f.name for f in CASE_FIELDS]
+    for key in raw:
+        if key in known or key in inputs:
+            continue
+        if difflib.get_close_matches(key, known, n=1, cutoff=0.75):
+            raise ExerciseError(path, f"{where}: {_unknown(key, known)}", line)
+        names = ", ".join(inputs)
+        raise ExerciseError(
+            path, f'{where} has unknown input "{key}" (the inputs are {names})', line
+        )
+    values = _read_table(raw, CASE_FIELDS, where, path, line, allowed_extra=inputs)
+    for name in inputs:
+        if name not in raw:
+            raise ExerciseError(path, f'{where} lacks input "{name}"', line)
+        complaint = _plain_value(raw[name])
+        if complaint:
+            raise ExerciseError(path, f"{where}.{name} {complaint}", line)
+    complaint = numeric_array_problem(values["expected"])
+    if complaint:
+        raise ExerciseError(path, f"{where}.expected {complaint}", line)
+    return Case(
+        number=number,
+        inputs={name: raw[name] for name in inputs},
+        expected=values["expected"],
+        rtol=float(values["rtol"] if values["rtol"] is not None else ex["rtol"]),
+        atol=float(values["atol"] if values["atol"] is not None else ex["atol"]),
+        name=values["name"],
+        line=line,
+    )
+
+
+def _plain_value(value: Any) -> str | None:
+    """Inputs may be numbers, booleans, strings and lists of them; not tables or dates."""
+    if isinstance(value, (bool, int, float, str)):
+        return None
+    if isinstance(value, list):
+        for item in value:
+            complaint = _plain_value(item)
+            if complaint:
+                return complaint
+        return None
+    return "must be a number, a string, a boolean or a list of them (not a table or a date)"
+
+
+def numeric_array_problem(value: Any) -> str | None:
+    """None if *value* is a number or a rectangular nested list of numbers, else the problem."""
+    if isinstance(value, bool):
+        return "must be a number or a nested list of numbers, not true/false"
+    if isinstance(value, (int, float)):
+        return None
+    if not isinstance(value, list):
+        return "must be a number or a nested list of numbers"
+    shape = _shape(value)
+    if shape is None:
+        return "must be a rectangular nested list of numbers (every row the same length)"
+    return None
+
+
+def _shape(value: Any) -> tuple[int, ...] | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return ()
+    if not isinstance(value, list):
+        return None
+    if not value:
+        return (0,)
+    shapes = {_shape(item) for item in value}
+    if len(shapes) != 1 or None in shapes:
+        return None
+    (inner,) = shapes
+    assert inner is not None
+    return (len(value), *inner)
+
+
+def shape_of(value: Any) -> tuple[int, ...]:
+    """The shape of a validated expected value (``()`` for a number)."""
+    shape = _shape(value)
+    if shape is None:
+        raise ValueError("not a rectangular nested list of numbers")
+    return shape

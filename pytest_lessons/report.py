@@ -1,0 +1,340 @@
+"""Words for the learner: turn an outcome (and, for a returned answer, its comparison) into the
+failure text pytest shows.
+
+Order: one headline (what to do, then why), then the evidence: shapes, how many values are off,
+the largest gap, a short table, the case's inputs, where the learner's code is, what it printed.
+Nothing of the grader's own code is shown. This module imports neither pytest nor torch.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from pytest_lessons.compare import Comparison, fmt_index, fmt_number, fmt_shape
+from pytest_lessons.outcome import DIED, INTERNAL, RAISED, SETUP, TIMEOUT, Outcome, clean_text
+
+#: Longest rendering of one input before it is abbreviated.
+INPUT_WIDTH = 160
+
+_SIGNALS = {
+    "SIGSEGV": "a segmentation fault (a crash in native code)",
+    "SIGBUS": "a bus error (a crash in native code)",
+    "SIGFPE": "a floating-point exception in native code",
+    "SIGABRT": "an abort (native code gave up)",
+    "SIGILL": "an illegal instruction",
+    "SIGKILL": "being killed (SIGKILL), most often because the system ran out of memory",
+    "SIGTERM": "being terminated (SIGTERM)",
+}
+
+#: Known error messages and what to do about them: (pattern, advice).
+EXPLANATIONS: tuple[tuple[str, str], ...] = (
+    (
+        r"view size is not compatible with input tensor's size and stride",
+        "After a transpose the tensor's values are no longer stored in row order, so .view "
+        "cannot regroup them. Use .reshape, which copies when it must.",
+    ),
+    (
+        r"expected scalar type|expected .*dtype|found dtype",
+        "Two tensors in one operation have different dtypes. Make them all the same, for "
+        "example by building every tensor with dtype=torch.float64.",
+    ),
+    (
+        r"must match the size of tensor|shapes cannot be multiplied|size mismatch",
+        "Two tensors' shapes do not fit this operation. Print each tensor's .shape just "
+        "before the failing line to see which dimension is off.",
+    ),
+    (
+        r"can't allocate memory|not enough memory",
+        "Your code asked for more memory than a case may use.",
+    ),
+)
+
+
+@dataclass
+class Failure:
+    """What a failing case tells the learner."""
+
+    headline: str
+    lines: list[str] = field(default_factory=list)
+
+    def render(self) -> str:
+        return "\n".join([self.headline, *self.lines]).rstrip() + "\n"
+
+
+@dataclass(frozen=True)
+class Context:
+    """What the report needs to know about the case, besides the outcome."""
+
+    slug: str
+    entry: str
+    solution: Path
+    inputs: dict[str, Any]
+    timeout: float
+    memory_mb: float
+    show: Callable[[Path | str], str] = str
+    """Turns a path into what the learner should see (relative to where pytest runs)."""
+
+
+def _indent(lines: list[str], by: str = "  ") -> list[str]:
+    return [by + line if line else "" for line in lines]
+
+
+def _wrap(text: str, width: int = 88) -> list[str]:
+    words, lines, line = text.split(), [], ""
+    for word in words:
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    if line:
+        lines.append(line)
+    return lines
+
+
+def _paragraph(headline: str) -> tuple[str, list[str]]:
+    """Split a long headline into a first line and the rest, both wrapped."""
+    lines = _wrap(headline)
+    return (lines[0] if lines else ""), _indent(lines[1:])
+
+
+def describe_error(outcome: Outcome, ctx: Context) -> Failure:
+    """The failure for an outcome that is not a returned answer."""
+    call = f"{ctx.entry}({', '.join(ctx.inputs)})"
+    where = ctx.show(ctx.solution)
+    if outcome.kind == SETUP:
+        return _setup(outcome, ctx, call, where)
+    if outcome.kind == TIMEOUT:
+        return Failure(*_paragraph(
+            f"Make {ctx.entry} finish sooner: it ran longer than {outcome.seconds:g} s and was "
+            "stopped. Look for a loop whose condition never changes, or work that grows much "
+            "faster than the input."
+        ))
+    if outcome.kind == DIED:
+        return _died(outcome, ctx)
+    if outcome.kind == RAISED:
+        return _raised(outcome, ctx, where)
+    return Failure(*_paragraph(
+        f"Run the lesson again: the grader itself failed here, not your code ({outcome.message}). "
+        "If it happens again, tell your instructor."
+    ))
+
+
+def _setup(outcome: Outcome, ctx: Context, call: str, where: str) -> Failure:
+    problem = outcome.error_type
+    if problem == "missing_file":
+        text = (
+            f"Create {where} and write {call} in it: the exercise looks for your code in that "
+            "file."
+        )
+    elif problem == "no_entry":
+        defined = ", ".join(outcome.names) if outcome.names else "no functions"
+        text = (
+            f"Define a function named {ctx.entry} in {where}: the grader calls {call}, and the "
+            f"file defines {defined}."
+        )
+    elif problem == "not_callable":
+        text = (
+            f"Make {ctx.entry} a function (def {call}:) in {where}: there it is a "
+            f"{outcome.message}."
+        )
+    else:
+        theirs = outcome.message or "no parameters"
+        text = (
+            f"Give {ctx.entry} {len(ctx.inputs)} parameter{'s' if len(ctx.inputs) != 1 else ''}, "
+            f"in this order: def {call}. Yours takes ({theirs})."
+        )
+    return Failure(*_paragraph(text))
+
+
+def _died(outcome: Outcome, ctx: Context) -> Failure:
+    if outcome.signal:
+        what = _SIGNALS.get(outcome.signal, f"the signal {outcome.signal}")
+        text = (
+            f"Find what crashes Python in your code: the process running {ctx.entry} ended by "
+            f"{what} before it returned."
+        )
+        if outcome.signal == "SIGKILL" and ctx.memory_mb:
+            text += f" A case may use about {ctx.memory_mb:g} MiB."
+    elif outcome.message:
+        text = (
+            f"Leave the grader's machinery alone: your code broke the process that runs it "
+            f"({outcome.message})."
+        )
+    else:
+        code = outcome.exit_code if outcome.exit_code is not None else "unknown"
+        text = (
+            f"Remove the call that ends the process (os._exit or similar): it stopped with exit "
+            f"code {code} before {ctx.entry} returned an answer."
+        )
+    return Failure(*_paragraph(text))
+
+
+def _traceback(outcome: Outcome, ctx: Context) -> list[str]:
+    lines = []
+    for frame in outcome.frames:
+        function = ""
+        if frame.function and frame.function != "<module>":
+            function = f", in {frame.function}"
+        lines.append(f"{ctx.show(frame.file)}, line {frame.line}{function}")
+        if frame.code:
+            lines.append(f"    {clean_text(frame.code.strip())}")
+    message = clean_text(outcome.message).strip()
+    lines.append(f"{outcome.error_type}: {message}" if message else outcome.error_type)
+    return lines
+
+
+def _raised(outcome: Outcome, ctx: Context, where: str) -> Failure:
+    name = outcome.error_type
+    module = str(outcome.details.get("module", ""))
+    if name == "NotImplementedError":
+        line = outcome.frames[-1].line if outcome.frames else None
+        at = f" (line {line})" if line else ""
+        return Failure(*_paragraph(
+            f"Write your solution: {ctx.slug} is not implemented yet. Open {where} and replace "
+            f"`raise NotImplementedError`{at} in {ctx.entry} with your code."
+        ))
+    if name == "SyntaxError" or name == "IndentationError" or name == "TabError":
+        frame = outcome.frames[-1] if outcome.frames else None
+        lines = []
+        if frame:
+            lines = [f"{ctx.show(frame.file)}, line {frame.line}"]
+            if frame.code:
+                lines.append(f"    {clean_text(frame.code.strip())}")
+        lines.append(f"{name}: {clean_text(outcome.message)}")
+        return Failure(
+            f"Fix the syntax error in {where}: Python cannot read the file.",
+            ["", *_indent(lines)],
+        )
+    if module.startswith(("_pytest", "pytest")):
+        call = {"Skipped": "pytest.skip()", "XFailed": "pytest.xfail()", "Exit": "pytest.exit()",
+                "Failed": "pytest.fail()"}.get(name, f"pytest ({name})")
+        return Failure(*_paragraph(
+            f"Remove the call to {call} from your code: graded code cannot skip, fail or stop "
+            "the grader, so this case counts as failed."
+        ))
+    if name == "SystemExit":
+        code = outcome.details.get("code")
+        return Failure(*_paragraph(
+            f"Remove the call to sys.exit(), exit() or quit() from your code: it ended the case "
+            f"(exit code {code}) before {ctx.entry} returned an answer."
+        ))
+    if name == "KeyboardInterrupt":
+        return Failure(*_paragraph(
+            f"Remove the code that raises KeyboardInterrupt: it stopped {ctx.entry} before it "
+            "returned an answer."
+        ))
+    if name == "MemoryError" or re.search(EXPLANATIONS[3][0], outcome.message):
+        limit = f"the {ctx.memory_mb:g} MiB a case may use" if ctx.memory_mb else "the memory"
+        return Failure(
+            *_paragraph(
+                f"Use less memory: your code asked for more than {limit}. Look for a tensor or "
+                "list that grows far beyond the size of the inputs."
+            )[:1],
+            ["", *_indent(_traceback(outcome, ctx))],
+        )
+    if name == "RecursionError":
+        return Failure(
+            f"Stop the recursion: {ctx.entry} called a function that calls itself without end.",
+            ["", *_indent(_traceback(outcome, ctx))],
+        )
+    phase = "in your code"
+    if outcome.phase == "import":
+        phase = "while your file was loading, before it ran"
+    lines = ["", *_indent(_traceback(outcome, ctx))]
+    for pattern, advice in EXPLANATIONS:
+        if re.search(pattern, outcome.message):
+            lines += ["", *_indent(_wrap(advice))]
+            break
+    subject = ctx.solution.name if outcome.phase == "import" else ctx.entry
+    return Failure(f"{subject} raised {name} {phase}:", lines)
+
+
+def describe_mismatch(comparison: Comparison, ctx: Context) -> Failure:
+    """The failure for a returned answer that is not right."""
+    first, rest = _paragraph(comparison.headline)
+    lines = [*rest]
+    for note in comparison.notes:
+        lines += _indent(_wrap(note))
+    lines.append("")
+    got_shape = fmt_shape(comparison.got_shape) if comparison.got_shape is not None else "-"
+    facts = [("shape", f"expected {fmt_shape(comparison.expected_shape)}   got {got_shape}")]
+    if comparison.worst is not None:
+        total = comparison.total
+        share = 100 * comparison.mismatched / total if total else 0
+        facts.append(("mismatched", f"{comparison.mismatched} of {total} values ({share:.0f}%)"))
+        worst = comparison.worst
+        gap = worst.gap
+        facts.append((
+            "largest gap",
+            f"at {fmt_index(worst.index)}: got {fmt_number(worst.got, worst.expected)}, "
+            f"expected {fmt_number(worst.expected, worst.got)}"
+            + (f" (allowed ±{comparison.allowed:.2g})" if not math.isnan(gap) else ""),
+        ))
+    lines += _indent(_table(facts, header=False))
+    if comparison.rows:
+        rows = [(fmt_index(m.index), fmt_number(m.got, m.expected), fmt_number(m.expected, m.got))
+                for m in comparison.rows]
+        lines += ["", *_indent(_table([("at", "got", "expected"), *rows]), "    ")]
+        more = comparison.mismatched - len(comparison.rows)
+        if more > 0:
+            lines.append(f"    ... and {more} more")
+    return Failure(first, lines)
+
+
+def _table(rows: list[tuple[str, ...]], header: bool = True) -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return [
+        "   ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip()
+        for row in rows
+    ]
+
+
+def abbreviate(value: Any, width: int = INPUT_WIDTH) -> str:
+    """A one-line rendering of an input, cut with its shape when too long."""
+    text = repr(value)
+    if len(text) <= width:
+        return text
+    shape = _shape(value)
+    suffix = f" ... (shape {fmt_index(shape)})" if shape else " ..."
+    return text[: width - len(suffix)] + suffix
+
+
+def _shape(value: Any) -> tuple[int, ...]:
+    shape = []
+    while isinstance(value, list):
+        shape.append(len(value))
+        value = value[0] if value else None
+    return tuple(shape)
+
+
+def context_lines(outcome: Outcome, ctx: Context, show_inputs: bool = True) -> list[str]:
+    """The case's inputs, the learner's file and what the learner's code printed."""
+    lines = [""]
+    if show_inputs and ctx.inputs:
+        width = max(len(name) for name in ctx.inputs)
+        for i, (name, value) in enumerate(ctx.inputs.items()):
+            label = "inputs" if i == 0 else ""
+            lines.append(f"  {label:<11}{name.ljust(width)} = {abbreviate(value)}")
+    lines.append(f"  {'your code':<11}{ctx.show(ctx.solution)}")
+    if outcome.output or outcome.output_cut:
+        lines += ["", "  what your code printed:"]
+        lines += ["  | " + line for line in outcome.output.rstrip("\n").split("\n")]
+        if outcome.output_cut:
+            lines.append(f"  [… {outcome.output_cut} bytes cut]")
+    return lines
+
+
+def render(outcome: Outcome, comparison: Comparison | None, ctx: Context) -> str:
+    """The whole failure text of one case."""
+    if comparison is None:
+        failure = describe_error(outcome, ctx)
+    else:
+        failure = describe_mismatch(comparison, ctx)
+    if outcome.kind != INTERNAL:
+        failure.lines += context_lines(outcome, ctx)
+    return failure.render()

@@ -1,0 +1,336 @@
+"""The runner boundary: turn a :class:`Job` (the learner's file, entry and inputs) into an
+:class:`~pytest_lessons.outcome.Outcome`.
+
+Three runners, one contract:
+
+* :class:`ForkRunner` (POSIX default): a worker process imports torch once while pytest
+  collects and forks a fresh child per case (see :mod:`pytest_lessons.worker`).
+* :class:`SpawnRunner` (Windows, or ``--lesson-isolation=spawn``): a new Python per case. Each
+  case pays for ``import torch`` again (about a second), so it gets :data:`SPAWN_GRACE` extra
+  seconds; processes the learner starts are not killed with it on Windows.
+* :class:`InProcessRunner` (``--lesson-isolation=off``): learner code runs in the pytest process
+  so ``breakpoint()`` and ``--pdb`` work. Never for grading: the learner's code can then see the
+  expected answers and end the session.
+
+Whichever runs, the outcome is rebuilt from JSON, so the judge sees the same plain data.
+This module imports no pytest and no torch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pytest_lessons.child import run_case
+from pytest_lessons.outcome import DIED, INTERNAL, TIMEOUT, Outcome, clean_text
+
+#: Modules the worker imports before the first case, so no case pays for them.
+PRELOAD = ("torch",)
+#: Extra seconds a spawned child gets to start Python and import torch.
+SPAWN_GRACE = 30.0
+#: How long the pytest process waits for the worker beyond a case's own limit (the first case
+#: also waits for the worker's import of torch).
+WORKER_GRACE = 120.0
+
+
+@dataclass(frozen=True)
+class Job:
+    """One case to run: everything the learner's side may know. No expected answer."""
+
+    solution: Path
+    entry: str
+    inputs: list[Any]
+    timeout: float
+    memory_mb: float
+    output_cap: int
+    threads: int
+    seed: int = 0
+
+    def request(self, **extra: Any) -> dict[str, Any]:
+        """The JSON request read by :func:`pytest_lessons.child.run_case` and the worker."""
+        return {
+            "solution": str(self.solution),
+            "folder": str(self.solution.parent),
+            "entry": self.entry,
+            "inputs": self.inputs,
+            "seed": self.seed,
+            "threads": self.threads,
+            "timeout": self.timeout,
+            "memory_mb": self.memory_mb,
+            "output_cap": self.output_cap,
+            **extra,
+        }
+
+
+def _worker_env() -> dict[str, str]:
+    env = dict(os.environ)
+    # The course runs on the CPU; a forked child must never touch a CUDA context either.
+    env["CUDA_VISIBLE_DEVICES"] = ""
+    env.setdefault("OMP_NUM_THREADS", "1")
+    env.setdefault("PYTHONWARNINGS", "ignore")
+    # The worker must import this very package, even when it is not installed (a checkout).
+    package_root = str(Path(__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+    return env
+
+
+def assemble(
+    status: str, result_path: Path, timeout: float, output: str = "", output_cut: int = 0,
+    exit_code: int | None = None, signal_name: str = "",
+) -> Outcome:
+    """Build the outcome of a child that ended with *status* and maybe wrote *result_path*."""
+    result: dict[str, Any] | None = None
+    if status != "timeout":
+        try:
+            with open(result_path, "rb") as handle:
+                result = json.loads(handle.read())
+        except (OSError, ValueError):
+            result = None
+    with contextlib.suppress(OSError):
+        os.unlink(result_path)
+    if status == "timeout":
+        outcome = Outcome(kind=TIMEOUT, seconds=timeout)
+    elif isinstance(result, dict):
+        outcome = Outcome.from_dict(result)
+    else:
+        outcome = Outcome(kind=DIED, exit_code=exit_code, signal=signal_name)
+    return outcome.with_output(clean_text(output), output_cut)
+
+
+class Runner:
+    """Runs jobs; subclasses decide where."""
+
+    #: The isolation mode, as the setting names it.
+    mode = ""
+
+    def warm_up(self) -> None:
+        """Start anything slow now, in the background, so the first case does not wait."""
+
+    def run(self, job: Job) -> Outcome:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Stop every process this runner started."""
+
+
+class InProcessRunner(Runner):
+    """Runs learner code inside the pytest process, for debugging."""
+
+    mode = "off"
+
+    def run(self, job: Job) -> Outcome:
+        result = run_case(job.request(debug=True))
+        # The same JSON round trip as the isolated runners, so verdicts do not differ.
+        return Outcome.from_dict(json.loads(json.dumps(result)))
+
+
+class _TempDir:
+    def __init__(self) -> None:
+        self._path: Path | None = None
+        self._count = 0
+
+    def next_file(self) -> Path:
+        if self._path is None:
+            self._path = Path(tempfile.mkdtemp(prefix="pytest-lessons-"))
+        self._count += 1
+        return self._path / f"result-{self._count}.json"
+
+    def remove(self) -> None:
+        if self._path is not None:
+            shutil.rmtree(self._path, ignore_errors=True)
+            self._path = None
+
+
+class ForkRunner(Runner):
+    """Talks to one fork-server worker; restarts it if it ever dies."""
+
+    mode = "fork"
+
+    def __init__(self, preload: tuple[str, ...] = PRELOAD) -> None:
+        self.preload = preload
+        self.process: subprocess.Popen[bytes] | None = None
+        self.versions: dict[str, Any] = {}
+        self._ready = False
+        self._buffer = b""
+        self._jobs = 0
+        self._temp = _TempDir()
+
+    def warm_up(self) -> None:
+        if self.process is None or self.process.poll() is not None:
+            self._ready = False
+            self._buffer = b""
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "pytest_lessons.worker", *self.preload],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                env=_worker_env(),
+                close_fds=True,
+            )
+
+    def _read_line(self, deadline: float) -> dict[str, Any] | None:
+        assert self.process is not None and self.process.stdout is not None
+        fd = self.process.stdout.fileno()
+        while b"\n" not in self._buffer:
+            remaining = deadline - _now()
+            if remaining <= 0:
+                return None
+            ready, _, _ = select.select([fd], [], [], remaining)
+            if not ready:
+                return None
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                return None
+            self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        return json.loads(line)
+
+    def run(self, job: Job) -> Outcome:
+        self.warm_up()
+        assert self.process is not None and self.process.stdin is not None
+        self._jobs += 1
+        result_path = self._temp.next_file()
+        request = job.request(id=self._jobs, result=str(result_path))
+        try:
+            self.process.stdin.write((json.dumps(request) + "\n").encode("utf-8"))
+            self.process.stdin.flush()
+        except OSError:
+            return self._lost("could not send the case to it")
+        deadline = _now() + job.timeout + WORKER_GRACE
+        while True:
+            message = self._read_line(deadline)
+            if message is None:
+                return self._lost("it stopped answering")
+            if message.get("ready"):
+                self._ready = True
+                self.versions = message.get("versions", {})
+                continue
+            if message.get("id") == self._jobs:
+                break
+        if message.get("status") == "worker_error":
+            return Outcome(kind=INTERNAL, message=str(message.get("message", "")))
+        return assemble(
+            status=str(message.get("status")),
+            result_path=result_path,
+            timeout=job.timeout,
+            output=str(message.get("output", "")),
+            output_cut=int(message.get("output_cut", 0)),
+            exit_code=message.get("exit_code"),
+            signal_name=str(message.get("signal", "") or ""),
+        )
+
+    def _lost(self, what: str) -> Outcome:
+        self.close(keep_temp=True)
+        return Outcome(kind=INTERNAL, message=f"the worker that runs learner code failed: {what}")
+
+    def close(self, keep_temp: bool = False) -> None:
+        process, self.process = self.process, None
+        if process is not None:
+            try:
+                if process.stdin:
+                    process.stdin.close()
+                process.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                process.kill()
+                process.wait()
+            if process.stdout:
+                process.stdout.close()
+        if not keep_temp:
+            self._temp.remove()
+
+
+class SpawnRunner(Runner):
+    """A new Python process per case; for systems without fork."""
+
+    mode = "spawn"
+
+    def __init__(self, preload: tuple[str, ...] = PRELOAD) -> None:
+        self.preload = preload
+        self._temp = _TempDir()
+
+    def run(self, job: Job) -> Outcome:
+        result_path = self._temp.next_file()
+        request = job.request(result=str(result_path), preload=list(self.preload))
+        kwargs: dict[str, Any] = {}
+        if sys.platform == "win32":  # pragma: no cover
+            kwargs["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP
+        else:
+            kwargs["start_new_session"] = True
+        process = subprocess.Popen(
+            [sys.executable, "-m", "pytest_lessons.child"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=_worker_env(),
+            **kwargs,
+        )
+        output = bytearray()
+        cut = [0]
+
+        def drain() -> None:
+            assert process.stdout is not None
+            for chunk in iter(lambda: process.stdout.read1(1 << 16), b""):  # type: ignore[union-attr]
+                room = max(job.output_cap - len(output), 0)
+                output.extend(chunk[:room])
+                cut[0] += max(len(chunk) - room, 0)
+
+        reader = threading.Thread(target=drain, daemon=True)
+        reader.start()
+        assert process.stdin is not None
+        try:
+            process.stdin.write(json.dumps(request).encode("utf-8"))
+            process.stdin.close()
+        except OSError:
+            pass
+        status = "exited"
+        try:
+            process.wait(timeout=job.timeout + SPAWN_GRACE)
+        except subprocess.TimeoutExpired:
+            status = "timeout"
+        if sys.platform != "win32":
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)
+        else:  # pragma: no cover
+            process.kill()
+        code = process.wait()
+        reader.join(timeout=5)
+        signal_name = ""
+        if code < 0:
+            try:
+                signal_name = signal.Signals(-code).name
+            except ValueError:
+                signal_name = f"signal {-code}"
+        return assemble(
+            status=status, result_path=result_path, timeout=job.timeout,
+            output=output.decode("utf-8", errors="replace"), output_cut=cut[0],
+            exit_code=code if code >= 0 else None, signal_name=signal_name,
+        )
+
+    def close(self) -> None:
+        self._temp.remove()
+
+
+def _now() -> float:
+    import time
+
+    return time.monotonic()
+
+
+def make_runner(mode: str) -> Runner:
+    """The runner for an isolation *mode* (``fork``, ``spawn`` or ``off``)."""
+    if mode == "off":
+        return InProcessRunner()
+    if mode == "spawn":
+        return SpawnRunner()
+    return ForkRunner()

@@ -1,0 +1,187 @@
+"""Run settings: each one a command-line option, an ini key and an environment variable.
+
+Resolved once per session into a :class:`Settings`. For the limits that an exercise may also set
+in ``exercise.toml`` (``timeout``, ``memory``), the order is: command line, environment, ini file,
+``exercise.toml``, built-in default. That lets an instructor raise every limit on a slow CI
+machine without editing lessons. This module imports no pytest: the plugin feeds it what pytest
+parsed.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from typing import Any, Callable
+
+ISOLATION_CHOICES = ("auto", "fork", "spawn", "off")
+
+
+class SettingError(ValueError):
+    """A setting's value cannot be used; the message names where it came from."""
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One run setting and the three ways to give it."""
+
+    name: str
+    convert: Callable[[str], Any]
+    default: Any
+    help: str
+    metavar: str = ""
+    per_exercise: bool = False
+
+    @property
+    def option(self) -> str:
+        return "--lesson-" + self.name.replace("_", "-")
+
+    @property
+    def ini(self) -> str:
+        return "lesson_" + self.name
+
+    @property
+    def env(self) -> str:
+        return "PYTEST_LESSONS_" + self.name.upper()
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise ValueError("must be greater than 0")
+    return value
+
+
+def _non_negative_float(text: str) -> float:
+    value = float(text)
+    if not value >= 0:
+        raise ValueError("must be 0 or more")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise ValueError("must be 1 or more")
+    return value
+
+
+def _isolation(text: str) -> str:
+    if text not in ISOLATION_CHOICES:
+        raise ValueError("must be one of " + ", ".join(ISOLATION_CHOICES))
+    return text
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting(
+        "timeout", _positive_float, 10.0, metavar="SECONDS", per_exercise=True,
+        help="Seconds one case of learner code may run before it is stopped (default 10).",
+    ),
+    Setting(
+        "memory", _non_negative_float, 2048.0, metavar="MIB", per_exercise=True,
+        help="MiB of memory learner code may allocate in one case, on top of what torch "
+        "itself holds; 0 for no cap (default 2048; enforced on Linux).",
+    ),
+    Setting(
+        "output_cap", _positive_int, 65536, metavar="BYTES",
+        help="Bytes of a case's printed output kept for the report (default 65536).",
+    ),
+    Setting(
+        "threads", _positive_int, 1, metavar="N",
+        help="torch threads in the process that runs learner code (default 1, for "
+        "answers that do not depend on the machine).",
+    ),
+    Setting(
+        "isolation", _isolation, "auto", metavar="MODE",
+        help="How learner code runs: fork (a fresh child per case, forked from a process "
+        "that has imported torch), spawn (a new Python per case; slower, for systems without "
+        "fork), off (inside pytest, for breakpoint() and --pdb; never for grading), or auto "
+        "(fork where possible, else spawn; off with --pdb or --trace). Default auto.",
+    ),
+)
+
+BY_NAME = {s.name: s for s in SETTINGS}
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The limits one case runs under."""
+
+    timeout: float
+    memory_mb: float
+    output_cap: int
+    threads: int
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every setting the session resolved; ``None`` means "not given, use the exercise's"."""
+
+    given: dict[str, Any]
+    isolation: str
+    """The mode in effect: ``fork``, ``spawn`` or ``off`` (``auto`` resolved)."""
+    isolation_reason: str = ""
+    """Why ``off`` was chosen automatically, when it was."""
+
+    def limits(self, exercise_limits: dict[str, float]) -> Limits:
+        """The limits for an exercise that sets *exercise_limits* in its ``exercise.toml``."""
+
+        def pick(name: str) -> Any:
+            if self.given.get(name) is not None:
+                return self.given[name]
+            if name in exercise_limits:
+                return exercise_limits[name]
+            return BY_NAME[name].default
+
+        return Limits(
+            timeout=float(pick("timeout")),
+            memory_mb=float(pick("memory")),
+            output_cap=int(pick("output_cap")),
+            threads=int(pick("threads")),
+        )
+
+    def value(self, name: str) -> Any:
+        """A session-wide setting's value, default included."""
+        given = self.given.get(name)
+        return BY_NAME[name].default if given is None else given
+
+
+def resolve(
+    option: Callable[[str], Any],
+    ini: Callable[[str], Any],
+    environ: dict[str, str] | None = None,
+    debugging: bool = False,
+) -> Settings:
+    """Resolve every setting from *option* (command line), the environment and *ini*.
+
+    *option* and *ini* take a setting's name and return its raw value or None/"" when unset.
+    Raises :class:`SettingError` naming the source of a bad value.
+    """
+    environ = os.environ if environ is None else environ
+    given: dict[str, Any] = {}
+    for setting in SETTINGS:
+        sources = (
+            (setting.option, option(setting.name)),
+            (setting.env, environ.get(setting.env)),
+            (setting.ini, ini(setting.name)),
+        )
+        given[setting.name] = None
+        for where, raw in sources:
+            if raw is None or raw == "":
+                continue
+            try:
+                given[setting.name] = setting.convert(str(raw))
+            except ValueError as exc:
+                reason = str(exc) if "must" in str(exc) else "is not a valid value"
+                raise SettingError(f"{where}={raw!r} {reason}") from None
+            break
+    mode = given["isolation"] or "auto"
+    reason = ""
+    if mode == "auto":
+        if debugging:
+            mode, reason = "off", "--pdb or --trace was given"
+        else:
+            mode = "fork" if hasattr(os, "fork") and sys.platform != "win32" else "spawn"
+    elif mode == "fork" and not hasattr(os, "fork"):
+        raise SettingError("--lesson-isolation=fork is not available on this system; use spawn")
+    return Settings(given=given, isolation=mode, isolation_reason=reason)
