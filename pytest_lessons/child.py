@@ -127,9 +127,7 @@ def _dense(value: Any) -> dict[str, Any] | None:
         return None
     if len(level) > MAX_ELEMENTS:
         return None
-    if int in set(map(type, level)) and any(
-        type(x) is int and abs(x) > _EXACT_INT for x in level
-    ):
+    if int in set(map(type, level)) and any(type(x) is int and abs(x) > _EXACT_INT for x in level):
         return None
     packed = array("d", level)
     if sys.byteorder != "little":  # pragma: no cover
@@ -181,7 +179,8 @@ def run_case(request: dict[str, Any]) -> dict[str, Any]:
     function = getattr(module, entry, None)
     if function is None:
         names = sorted(
-            n for n, v in vars(module).items()
+            n
+            for n, v in vars(module).items()
             if not n.startswith("_") and getattr(v, "__module__", None) == MODULE_NAME
         )
         return {"kind": SETUP, "error_type": "no_entry", "message": entry, "names": names}
@@ -249,10 +248,14 @@ def _raised(exc: BaseException, phase: str, folder: Path, seconds: float = 0.0) 
         if _inside(f.filename, folder)
     ]
     if isinstance(exc, SyntaxError) and exc.filename and _inside(exc.filename, folder):
-        frames.append({
-            "file": exc.filename, "line": exc.lineno or 0, "function": "",
-            "code": (exc.text or "").rstrip("\n"),
-        })
+        frames.append(
+            {
+                "file": exc.filename,
+                "line": exc.lineno or 0,
+                "function": "",
+                "code": (exc.text or "").rstrip("\n"),
+            }
+        )
     error_type = type(exc).__name__
     module = type(exc).__module__ or ""
     try:
@@ -264,8 +267,13 @@ def _raised(exc: BaseException, phase: str, folder: Path, seconds: float = 0.0) 
         code = exc.code
         details["code"] = code if isinstance(code, (int, str, type(None))) else str(code)
     return {
-        "kind": RAISED, "error_type": error_type, "message": message[:4000], "phase": phase,
-        "frames": frames[-20:], "seconds": seconds, "details": details,
+        "kind": RAISED,
+        "error_type": error_type,
+        "message": message[:4000],
+        "phase": phase,
+        "frames": frames[-20:],
+        "seconds": seconds,
+        "details": details,
     }
 
 

@@ -91,6 +91,11 @@ def fmt_index(index: tuple[int, ...]) -> str:
     return "[" + ", ".join(str(i) for i in index) + "]"
 
 
+def plural(n: int, word: str) -> str:
+    """``1 value``, ``2 values``."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
 def fmt_shape(shape: tuple[int, ...] | None) -> str:
     return "a single number" if shape == () else fmt_index(shape or ())
 
@@ -144,7 +149,8 @@ def _walk(value: Any, path: tuple[int, ...]) -> tuple[int, ...]:
             if shape != first:
                 if len(shape) != len(first):
                     raise _Problem(
-                        "ragged", (*path, i),
+                        "ragged",
+                        (*path, i),
                         f"{fmt_index((*path, i))} is {_describe(shape)} but "
                         f"{fmt_index((*path, 0))} is {_describe(first)}",
                     )
@@ -154,8 +160,7 @@ def _walk(value: Any, path: tuple[int, ...]) -> tuple[int, ...]:
     if kind is bool:
         raise _Problem("bool", path, repr(value))
     if kind is str:
-        text = value if len(value) <= 40 else value[:37] + "..."
-        raise _Problem("text", path, repr(text))
+        raise _Problem("text", path, _short(value))
     if value is None:
         raise _Problem("inner_none", path)
     if isinstance(value, dict):
@@ -165,6 +170,11 @@ def _walk(value: Any, path: tuple[int, ...]) -> tuple[int, ...]:
             return numbers.shape
         raise _Problem("inner_object", path, str(value.get("type", tag)))
     raise _Problem("inner_object", path, kind.__name__)  # pragma: no cover - not in JSON
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _describe(shape: tuple[int, ...]) -> str:
@@ -179,9 +189,8 @@ def _first_difference(a: Any, b: Any, pa: tuple[int, ...], pb: tuple[int, ...]) 
     """Where two sibling lists of different shapes first differ, in words."""
     while isinstance(a, list) and isinstance(b, list):
         if len(a) != len(b):
-            return (
-                f"row {fmt_index(pb)} has {len(b)} values but row {fmt_index(pa)} has {len(a)}"
-            )
+            values = plural(len(b), "value")
+            return f"row {fmt_index(pb)} has {values} but row {fmt_index(pa)} has {len(a)}"
         for i, (x, y) in enumerate(zip(a, b)):
             if _walk(x, (*pa, i)) != _walk(y, (*pb, i)):
                 a, b, pa, pb = x, y, (*pa, i), (*pb, i)
@@ -215,11 +224,17 @@ def compare(expected: Any, answer: Any, rtol: float, atol: float) -> Comparison:
         return Comparison(False, problem.code, _inner_headline(problem), **base)  # type: ignore[arg-type]
     if got.shape != want.shape:
         return Comparison(
-            False, "shape", _shape_headline(got.shape, want.shape), got_shape=got.shape, got=got,
-            notes=tuple(_shape_notes(got.shape, want.shape)), **base,  # type: ignore[arg-type]
+            False,
+            "shape",
+            _shape_headline(got.shape, want.shape),
+            got_shape=got.shape,
+            got=got,
+            notes=tuple(_shape_notes(got.shape, want.shape)),
+            **base,  # type: ignore[arg-type]
         )
     bad = [
-        i for i, g, e in zip(count(), got.flat, want.flat)
+        i
+        for i, g, e in zip(count(), got.flat, want.flat)
         if g != e and not abs(g - e) <= atol + rtol * abs(e)
     ]
     if not bad:
@@ -242,8 +257,16 @@ def compare(expected: Any, answer: Any, rtol: float, atol: float) -> Comparison:
             f"{len(bad)} of {len(want.flat)} values differ from the expected answer."
         )
     return Comparison(
-        False, code, headline, got_shape=got.shape, got=got, mismatched=len(bad), worst=worst,
-        allowed=atol + rtol * abs(worst.expected), rows=tuple(mismatches), bad=tuple(bad),
+        False,
+        code,
+        headline,
+        got_shape=got.shape,
+        got=got,
+        mismatched=len(bad),
+        worst=worst,
+        allowed=atol + rtol * abs(worst.expected),
+        rows=tuple(mismatches),
+        bad=tuple(bad),
         **base,  # type: ignore[arg-type]
     )
 
@@ -253,10 +276,17 @@ def _top_level(answer: Any, want: Numbers) -> tuple[str, str, list[str]] | None:
         "a number" if want.shape == () else f"a nested list of shape {fmt_shape(want.shape)}"
     )
     if answer is None:
-        return "none", (
-            "Return your answer: solve returned None, which usually means it has no "
-            "`return` line, or it returns the result of a method that changes a value in place."
-        ), []
+        return (
+            "none",
+            (
+                "Return your answer: solve returned None, which usually means it has no "
+                "`return` line, or it returns the result of a method that changes a value in place."
+            ),
+            [],
+        )
+    if isinstance(answer, (str, bool)):
+        what = "the string " if isinstance(answer, str) else ""
+        return "object", f"Return {expected_form}: solve returned {what}{_short(answer)}.", []
     if not isinstance(answer, dict) or answer.get(TAG) == "dense":
         return None
     tag = answer.get(TAG)
@@ -276,28 +306,39 @@ def _top_level(answer: Any, want: Numbers) -> tuple[str, str, list[str]] | None:
                     f"Its shape is {fmt_shape(shape)}; the expected answer's is "
                     f"{fmt_shape(want.shape)}."
                 )
-        return tag, (
-            f"Return plain Python numbers: add .tolist() to your result. solve returned a "
-            f"{answer.get('type', kind)} ({answer.get('dtype', '')}, shape {fmt_shape(shape)}), "
-            f"and the grader compares {expected_form}."
-        ), notes
+        return (
+            tag,
+            (
+                "Return plain Python numbers: add .tolist() to your result. solve returned a "
+                f"{answer.get('type', kind)} ({answer.get('dtype', '')}, "
+                f"shape {fmt_shape(shape)}), "
+                f"and the grader compares {expected_form}."
+            ),
+            notes,
+        )
     if tag == "cut":
-        return "cut", (
-            f"Return {expected_form}: your answer was not read because it is "
-            f"{answer.get('reason', 'too large')}."
-        ), []
+        return (
+            "cut",
+            (
+                f"Return {expected_form}: your answer was not read because it is "
+                f"{answer.get('reason', 'too large')}."
+            ),
+            [],
+        )
     type_name = str(answer.get("type", "object"))
     if type_name in ("generator", "map", "filter", "zip", "range") or type_name.endswith(
         "iterator"
     ):
-        return "generator", (
-            f"Build a list, for example with list(...) or [... for ...]: solve returned a "
-            f"{type_name}, which only produces values when asked, and the grader needs "
-            f"{expected_form}."
-        ), []
-    return "object", (
-        f"Return {expected_form}: solve returned a {type_name}."
-    ), []
+        return (
+            "generator",
+            (
+                f"Build a list, for example with list(...) or [... for ...]: solve returned a "
+                f"{type_name}, which only produces values when asked, and the grader needs "
+                f"{expected_form}."
+            ),
+            [],
+        )
+    return "object", (f"Return {expected_form}: solve returned a {type_name}."), []
 
 
 def compare_values(values: Any, want: Numbers, rtol: float = 1e-4, atol: float = 1e-4) -> bool:
@@ -308,9 +349,7 @@ def compare_values(values: Any, want: Numbers, rtol: float = 1e-4, atol: float =
         return False
     if got.shape != want.shape:
         return False
-    return all(
-        g == e or abs(g - e) <= atol + rtol * abs(e) for g, e in zip(got.flat, want.flat)
-    )
+    return all(g == e or abs(g - e) <= atol + rtol * abs(e) for g, e in zip(got.flat, want.flat))
 
 
 def _inner_headline(problem: _Problem) -> str:
@@ -326,9 +365,7 @@ def _inner_headline(problem: _Problem) -> str:
     if problem.detail in ("torch.Tensor", "numpy.ndarray") or problem.code == "inner_object":
         advice = ""
         if "Tensor" in problem.detail or "ndarray" in problem.detail:
-            advice = (
-                " Call .tolist() on the whole tensor rather than building a list of tensors."
-            )
+            advice = " Call .tolist() on the whole tensor rather than building a list of tensors."
         return (
             f"Return only numbers and lists: your answer holds a {problem.detail} at {where}."
             + advice
@@ -337,9 +374,7 @@ def _inner_headline(problem: _Problem) -> str:
 
 
 def _shape_headline(got: tuple[int, ...], want: tuple[int, ...]) -> str:
-    return (
-        f"Return shape {fmt_shape(want)}: your answer has shape {fmt_shape(got)}."
-    )
+    return f"Return shape {fmt_shape(want)}: your answer has shape {fmt_shape(got)}."
 
 
 def _shape_notes(got: tuple[int, ...], want: tuple[int, ...]) -> list[str]:
@@ -349,7 +384,7 @@ def _shape_notes(got: tuple[int, ...], want: tuple[int, ...]) -> list[str]:
             "It holds the right number of values, grouped differently: check the sizes you "
             "reshape to."
         )
-    elif len(got) != len(want):
+    if len(got) != len(want):
         notes.append(
             f"Your answer has {len(got)} dimension{'s' if len(got) != 1 else ''}; "
             f"the expected one has {len(want)}."

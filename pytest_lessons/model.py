@@ -124,7 +124,7 @@ def _text(value: Any) -> str | None:
 
 def _identifier(value: Any) -> str | None:
     if not isinstance(value, str) or not _NAME.match(value):
-        return "must be a Python name such as \"solve\""
+        return 'must be a Python name such as "solve"'
     return None
 
 
@@ -138,7 +138,7 @@ def _relative_file(value: Any) -> str | None:
 
 def _names(value: Any) -> str | None:
     if not isinstance(value, list) or not all(isinstance(v, str) and _NAME.match(v) for v in value):
-        return "must be a list of names, such as [\"Q\", \"K\", \"V\"]"
+        return 'must be a list of names, such as ["Q", "K", "V"]'
     if not value:
         return "must name at least one input"
     if len(set(value)) != len(value):
@@ -216,7 +216,11 @@ def _unknown(key: str, known: list[str]) -> str:
 
 
 def _read_table(
-    table: Any, fields: tuple[Field, ...], where: str, path: Path, line: int | None,
+    table: Any,
+    fields: tuple[Field, ...],
+    where: str,
+    path: Path,
+    line: int | None,
     allowed_extra: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """Check *table* against *fields*; return every field's value (or default)."""
@@ -276,7 +280,11 @@ def _build(data: dict[str, Any], path: Path, case_lines: list[int]) -> Exercise:
 
 
 def _build_case(
-    raw: Any, number: int, inputs: tuple[str, ...], ex: dict[str, Any], path: Path,
+    raw: Any,
+    number: int,
+    inputs: tuple[str, ...],
+    ex: dict[str, Any],
+    path: Path,
     line: int | None,
 ) -> Case:
     where = f"case {number}"

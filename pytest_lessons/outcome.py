@@ -85,9 +85,14 @@ class Outcome:
     def from_dict(cls, data: dict[str, Any]) -> Outcome:
         """Rebuild an outcome from its JSON form, ignoring unknown keys."""
         frames = tuple(
-            Frame(str(f.get("file", "")), int(f.get("line", 0)), str(f.get("function", "")),
-                  str(f.get("code", "")))
-            for f in data.get("frames", ()) if isinstance(f, dict)
+            Frame(
+                str(f.get("file", "")),
+                int(f.get("line", 0)),
+                str(f.get("function", "")),
+                str(f.get("code", "")),
+            )
+            for f in data.get("frames", ())
+            if isinstance(f, dict)
         )
         exit_code = data.get("exit_code")
         return cls(

@@ -48,8 +48,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("lessons", "pytest-lessons: grading exercises")
     for setting in settings.SETTINGS:
         help_text = f"{setting.help} Also ini {setting.ini}, env {setting.env}."
-        group.addoption(setting.option, dest=f"lesson_{setting.name}", metavar=setting.metavar,
-                        default=None, help=help_text)
+        group.addoption(
+            setting.option,
+            dest=f"lesson_{setting.name}",
+            metavar=setting.metavar,
+            default=None,
+            help=help_text,
+        )
         parser.addini(setting.ini, setting.help, default=None)
 
 
@@ -65,7 +70,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(error)) from None
     config.stash[_KEY] = LessonSession(
         settings=resolved,
-        runner=make_runner(resolved.isolation),
+        runner=make_runner(resolved.isolation, resolved.value("preload")),
         invocation_dir=config.invocation_params.dir,
     )
 

@@ -109,27 +109,30 @@ def describe_error(outcome: Outcome, ctx: Context) -> Failure:
     if outcome.kind == SETUP:
         return _setup(outcome, ctx, call, where)
     if outcome.kind == TIMEOUT:
-        return Failure(*_paragraph(
-            f"Make {ctx.entry} finish sooner: it ran longer than {outcome.seconds:g} s and was "
-            "stopped. Look for a loop whose condition never changes, or work that grows much "
-            "faster than the input."
-        ))
+        return Failure(
+            *_paragraph(
+                f"Make {ctx.entry} finish sooner: it ran longer than {outcome.seconds:g} s and was "
+                "stopped. Look for a loop whose condition never changes, or work that grows much "
+                "faster than the input."
+            )
+        )
     if outcome.kind == DIED:
         return _died(outcome, ctx)
     if outcome.kind == RAISED:
         return _raised(outcome, ctx, where)
-    return Failure(*_paragraph(
-        f"Run the lesson again: the grader itself failed here, not your code ({outcome.message}). "
-        "If it happens again, tell your instructor."
-    ))
+    return Failure(
+        *_paragraph(
+            "Run the lesson again: the grader itself failed here, not your code "
+            f"({outcome.message}). If it happens again, tell your instructor."
+        )
+    )
 
 
 def _setup(outcome: Outcome, ctx: Context, call: str, where: str) -> Failure:
     problem = outcome.error_type
     if problem == "missing_file":
         text = (
-            f"Create {where} and write {call} in it: the exercise looks for your code in that "
-            "file."
+            f"Create {where} and write {call} in it: the exercise looks for your code in that file."
         )
     elif problem == "no_entry":
         defined = ", ".join(outcome.names) if outcome.names else "no functions"
@@ -194,10 +197,12 @@ def _raised(outcome: Outcome, ctx: Context, where: str) -> Failure:
     if name == "NotImplementedError":
         line = outcome.frames[-1].line if outcome.frames else None
         at = f" (line {line})" if line else ""
-        return Failure(*_paragraph(
-            f"Write your solution: {ctx.slug} is not implemented yet. Open {where} and replace "
-            f"`raise NotImplementedError`{at} in {ctx.entry} with your code."
-        ))
+        return Failure(
+            *_paragraph(
+                f"Write your solution: {ctx.slug} is not implemented yet. Open {where} and replace "
+                f"`raise NotImplementedError`{at} in {ctx.entry} with your code."
+            )
+        )
     if name == "SyntaxError" or name == "IndentationError" or name == "TabError":
         frame = outcome.frames[-1] if outcome.frames else None
         lines = []
@@ -211,23 +216,33 @@ def _raised(outcome: Outcome, ctx: Context, where: str) -> Failure:
             ["", *_indent(lines)],
         )
     if module.startswith(("_pytest", "pytest")):
-        call = {"Skipped": "pytest.skip()", "XFailed": "pytest.xfail()", "Exit": "pytest.exit()",
-                "Failed": "pytest.fail()"}.get(name, f"pytest ({name})")
-        return Failure(*_paragraph(
-            f"Remove the call to {call} from your code: graded code cannot skip, fail or stop "
-            "the grader, so this case counts as failed."
-        ))
+        call = {
+            "Skipped": "pytest.skip()",
+            "XFailed": "pytest.xfail()",
+            "Exit": "pytest.exit()",
+            "Failed": "pytest.fail()",
+        }.get(name, f"pytest ({name})")
+        return Failure(
+            *_paragraph(
+                f"Remove the call to {call} from your code: graded code cannot skip, fail or stop "
+                "the grader, so this case counts as failed."
+            )
+        )
     if name == "SystemExit":
         code = outcome.details.get("code")
-        return Failure(*_paragraph(
-            f"Remove the call to sys.exit(), exit() or quit() from your code: it ended the case "
-            f"(exit code {code}) before {ctx.entry} returned an answer."
-        ))
+        return Failure(
+            *_paragraph(
+                "Remove the call to sys.exit(), exit() or quit() from your code: it ended the "
+                f"case (exit code {code}) before {ctx.entry} returned an answer."
+            )
+        )
     if name == "KeyboardInterrupt":
-        return Failure(*_paragraph(
-            f"Remove the code that raises KeyboardInterrupt: it stopped {ctx.entry} before it "
-            "returned an answer."
-        ))
+        return Failure(
+            *_paragraph(
+                f"Remove the code that raises KeyboardInterrupt: it stopped {ctx.entry} before it "
+                "returned an answer."
+            )
+        )
     if name == "MemoryError" or re.search(EXPLANATIONS[3][0], outcome.message):
         limit = f"the {ctx.memory_mb:g} MiB a case may use" if ctx.memory_mb else "the memory"
         return Failure(
@@ -269,16 +284,20 @@ def describe_mismatch(comparison: Comparison, ctx: Context) -> Failure:
         facts.append(("mismatched", f"{comparison.mismatched} of {total} values ({share:.0f}%)"))
         worst = comparison.worst
         gap = worst.gap
-        facts.append((
-            "largest gap",
-            f"at {fmt_index(worst.index)}: got {fmt_number(worst.got, worst.expected)}, "
-            f"expected {fmt_number(worst.expected, worst.got)}"
-            + (f" (allowed ±{comparison.allowed:.2g})" if not math.isnan(gap) else ""),
-        ))
+        facts.append(
+            (
+                "largest gap",
+                f"at {fmt_index(worst.index)}: got {fmt_number(worst.got, worst.expected)}, "
+                f"expected {fmt_number(worst.expected, worst.got)}"
+                + (f" (allowed ±{comparison.allowed:.2g})" if not math.isnan(gap) else ""),
+            )
+        )
     lines += _indent(_table(facts, header=False))
     if comparison.rows:
-        rows = [(fmt_index(m.index), fmt_number(m.got, m.expected), fmt_number(m.expected, m.got))
-                for m in comparison.rows]
+        rows = [
+            (fmt_index(m.index), fmt_number(m.got, m.expected), fmt_number(m.expected, m.got))
+            for m in comparison.rows
+        ]
         lines += ["", *_indent(_table([("at", "got", "expected"), *rows]), "    ")]
         more = comparison.mismatched - len(comparison.rows)
         if more > 0:
@@ -289,8 +308,7 @@ def describe_mismatch(comparison: Comparison, ctx: Context) -> Failure:
 def _table(rows: list[tuple[str, ...]], header: bool = True) -> list[str]:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return [
-        "   ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip()
-        for row in rows
+        "   ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows
     ]
 
 

@@ -86,8 +86,13 @@ def _worker_env() -> dict[str, str]:
 
 
 def assemble(
-    status: str, result_path: Path, timeout: float, output: str = "", output_cut: int = 0,
-    exit_code: int | None = None, signal_name: str = "",
+    status: str,
+    result_path: Path,
+    timeout: float,
+    output: str = "",
+    output_cut: int = 0,
+    exit_code: int | None = None,
+    signal_name: str = "",
 ) -> Outcome:
     """Build the outcome of a child that ended with *status* and maybe wrote *result_path*."""
     result: dict[str, Any] | None = None
@@ -312,9 +317,13 @@ class SpawnRunner(Runner):
             except ValueError:
                 signal_name = f"signal {-code}"
         return assemble(
-            status=status, result_path=result_path, timeout=job.timeout,
-            output=output.decode("utf-8", errors="replace"), output_cut=cut[0],
-            exit_code=code if code >= 0 else None, signal_name=signal_name,
+            status=status,
+            result_path=result_path,
+            timeout=job.timeout,
+            output=output.decode("utf-8", errors="replace"),
+            output_cut=cut[0],
+            exit_code=code if code >= 0 else None,
+            signal_name=signal_name,
         )
 
     def close(self) -> None:
@@ -327,10 +336,10 @@ def _now() -> float:
     return time.monotonic()
 
 
-def make_runner(mode: str) -> Runner:
+def make_runner(mode: str, preload: tuple[str, ...] = PRELOAD) -> Runner:
     """The runner for an isolation *mode* (``fork``, ``spawn`` or ``off``)."""
     if mode == "off":
         return InProcessRunner()
     if mode == "spawn":
-        return SpawnRunner()
-    return ForkRunner()
+        return SpawnRunner(preload)
+    return ForkRunner(preload)

@@ -66,6 +66,15 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _modules(text: str) -> tuple[str, ...]:
+    if text.strip() == "none":
+        return ()
+    names = tuple(n.strip() for n in text.replace(",", " ").split() if n.strip())
+    if not all(all(part.isidentifier() for part in n.split(".")) for n in names):
+        raise ValueError("must be module names separated by commas")
+    return names
+
+
 def _isolation(text: str) -> str:
     if text not in ISOLATION_CHOICES:
         raise ValueError("must be one of " + ", ".join(ISOLATION_CHOICES))
@@ -74,25 +83,50 @@ def _isolation(text: str) -> str:
 
 SETTINGS: tuple[Setting, ...] = (
     Setting(
-        "timeout", _positive_float, 10.0, metavar="SECONDS", per_exercise=True,
+        "timeout",
+        _positive_float,
+        10.0,
+        metavar="SECONDS",
+        per_exercise=True,
         help="Seconds one case of learner code may run before it is stopped (default 10).",
     ),
     Setting(
-        "memory", _non_negative_float, 2048.0, metavar="MIB", per_exercise=True,
+        "memory",
+        _non_negative_float,
+        2048.0,
+        metavar="MIB",
+        per_exercise=True,
         help="MiB of memory learner code may allocate in one case, on top of what torch "
         "itself holds; 0 for no cap (default 2048; enforced on Linux).",
     ),
     Setting(
-        "output_cap", _positive_int, 65536, metavar="BYTES",
+        "output_cap",
+        _positive_int,
+        65536,
+        metavar="BYTES",
         help="Bytes of a case's printed output kept for the report (default 65536).",
     ),
     Setting(
-        "threads", _positive_int, 1, metavar="N",
+        "threads",
+        _positive_int,
+        1,
+        metavar="N",
         help="torch threads in the process that runs learner code (default 1, for "
         "answers that do not depend on the machine).",
     ),
     Setting(
-        "isolation", _isolation, "auto", metavar="MODE",
+        "preload",
+        _modules,
+        ("torch",),
+        metavar="MODULES",
+        help="Modules the worker imports once, before the first case, so that no case "
+        "pays for importing them; comma-separated, 'none' for none (default torch).",
+    ),
+    Setting(
+        "isolation",
+        _isolation,
+        "auto",
+        metavar="MODE",
         help="How learner code runs: fork (a fresh child per case, forked from a process "
         "that has imported torch), spawn (a new Python per case; slower, for systems without "
         "fork), off (inside pytest, for breakpoint() and --pdb; never for grading), or auto "

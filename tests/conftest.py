@@ -1,0 +1,96 @@
+"""Shared fixtures: exercise folders built in a pytester directory."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+COMBINE_HEADS = ROOT / "exercises" / "combine_heads"
+
+#: A pure-Python exercise for behaviours that need no torch: fast to grade.
+DOUBLE_TOML = """
+[exercise]
+title = "Double every number"
+inputs = ["x"]
+
+[[case]]
+name = "a row"
+x = [1, 2]
+expected = [2, 4]
+
+[[case]]
+x = [[1.5, 2], [3, 4]]
+expected = [[3, 4], [6, 8]]
+"""
+
+DOUBLE_RIGHT = """
+def solve(x):
+    if isinstance(x[0], list):
+        return [[2 * v for v in row] for row in x]
+    return [2 * v for v in x]
+"""
+
+
+def dedent(code: str) -> str:
+    return textwrap.dedent(code).lstrip("\n")
+
+
+@pytest.fixture
+def no_preload(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Workers import nothing up front: for lessons whose learner code needs no torch."""
+    monkeypatch.setenv("PYTEST_LESSONS_PRELOAD", "none")
+
+
+@pytest.fixture
+def make_exercise(pytester: pytest.Pytester) -> Callable[..., Path]:
+    """Write an exercise folder: ``make_exercise(name, solution=code, toml=text)``."""
+
+    def make(
+        name: str = "double",
+        solution: str | None = DOUBLE_RIGHT,
+        toml: str = DOUBLE_TOML,
+        **files: str,
+    ) -> Path:
+        folder = pytester.path / name
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "exercise.toml").write_text(dedent(toml))
+        if solution is not None:
+            (folder / "solution.py").write_text(dedent(solution))
+        for filename, text in files.items():
+            (folder / filename.replace("__", ".")).write_text(dedent(text))
+        return folder
+
+    return make
+
+
+@pytest.fixture
+def combine_heads(pytester: pytest.Pytester) -> Callable[[str | None], Path]:
+    """A copy of the combine_heads lesson; call it with a solution's code (None: the stub)."""
+
+    def make(solution: str | None = None) -> Path:
+        folder = pytester.path / "combine_heads"
+        if not folder.exists():
+            shutil.copytree(COMBINE_HEADS, folder, ignore=shutil.ignore_patterns("__pycache__"))
+        if solution is not None:
+            (folder / "solution.py").write_text(dedent(solution))
+        return folder
+
+    return make
+
+
+REFERENCE = (COMBINE_HEADS / "reference.py").read_text()
+
+NO_TRANSPOSE = """
+import torch
+import torch.nn.functional as F
+
+def solve(Q, K, V):
+    q, k, v = (torch.tensor(x, dtype=torch.float64) for x in (Q, K, V))
+    out = F.scaled_dot_product_attention(q, k, v)
+    return out.reshape(q.shape[1], -1).tolist()
+"""

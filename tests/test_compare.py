@@ -1,0 +1,142 @@
+"""The judge: answers, encoded as they cross from learner code, against expected values."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import pytest
+
+from pytest_lessons.child import encode_answer
+from pytest_lessons.compare import compare, fmt_index
+
+
+def judge(answer: Any, expected: Any = ((1, 2.5), (3, 4)), rtol: float = 1e-4, atol: float = 1e-4):
+    """Encode *answer* as the child does, send it through JSON, and compare."""
+    wire = json.loads(json.dumps(encode_answer(answer)))
+    expected = json.loads(json.dumps(expected))
+    return compare(expected, wire, rtol, atol)
+
+
+def test_a_right_answer_passes_within_tolerance() -> None:
+    result = judge([[1.00005, 2.5], [3, 4.0]])
+    assert result.passed and result.problem == ""
+
+
+def test_four_decimal_expected_values_accept_the_exact_answer() -> None:
+    assert judge([[3.0, 29.866142]], [[3, 29.8661]]).passed
+
+
+def test_ints_and_floats_compare_as_numbers_and_tuples_as_lists() -> None:
+    assert judge(((1.0, 2.5), (3.0, 4)), [[1, 2.5], [3, 4]]).passed
+
+
+def test_a_number_expected_and_returned() -> None:
+    assert judge(5.0, 5).passed
+    assert judge([5.0], 5).problem == "shape"
+
+
+def test_values_outside_tolerance_are_counted_with_the_worst_gap() -> None:
+    result = judge([[1, 2.5], [30, 4.1]])
+    assert not result.passed and result.problem == "values"
+    assert result.mismatched == 2 and result.total == 4
+    assert result.worst is not None and result.worst.index == (1, 0)
+    assert result.worst.got == 30 and result.worst.expected == 3
+    assert [m.index for m in result.rows] == [(1, 0), (1, 1)]
+    assert math.isclose(result.allowed, 1e-4 + 1e-4 * 3)
+    assert "2 of 4 values differ" in result.headline
+
+
+def test_the_table_lists_at_most_five_rows() -> None:
+    expected = [[0] * 4] * 3
+    result = judge([[1] * 4] * 3, expected)
+    assert result.mismatched == 12 and len(result.rows) == 5
+
+
+@pytest.mark.parametrize(
+    ("answer", "code", "words"),
+    [
+        (None, "none", "`return`"),
+        ((x for x in [1]), "generator", "returned a generator"),
+        ({"a": 1}, "object", "returned a dict"),
+        ("1, 2", "object", "returned the string '1, 2'"),
+        ([[1, 2.5], [3, "4"]], "text", "holds '4' at [1, 1]"),
+        ([[1, 2.5], [3, True]], "bool", "not True or False: your answer holds True at [1, 1]"),
+        ([[1, 2.5], [3, None]], "inner_none", "holds None at [1, 1]"),
+        ([[1, 2.5], [3]], "ragged", "row [1] has 1 value but row [0] has 2"),
+        ([[1, 2.5], 3], "ragged", "[1] is a number but [0] is a row of 2"),
+        ([1, 2.5, 3, 4], "shape", "Return shape [2, 2]: your answer has shape [4]"),
+        ([[1, 2.5, 3, 4]], "shape", "right number of values, grouped differently"),
+        ([[[1, 2.5], [3, 4]]], "shape", "has 3 dimensions; the expected one has 2"),
+        ([[1, float("nan")], [3, 4]], "nonfinite", "holds NaN at [0, 1]"),
+        ([[1, float("inf")], [3, float("-inf")]], "nonfinite", "inf at [0, 1] (and 1 more place)"),
+    ],
+)
+def test_each_wrong_kind_of_answer_has_its_own_words(answer: Any, code: str, words: str) -> None:
+    result = judge(answer)
+    assert not result.passed
+    assert result.problem == code
+    assert words in result.headline + " ".join(result.notes)
+
+
+def test_deeper_raggedness_names_the_first_ragged_row() -> None:
+    result = judge([[[1, 2], [3, 4]], [[1, 2], [3]]], [[[1, 2], [3, 4]], [[1, 2], [3, 4]]])
+    assert result.problem == "ragged"
+    assert "row [1, 1] has 1 value but row [1, 0] has 2" in result.headline
+
+
+def test_a_tensor_answer_asks_for_tolist_and_says_its_values_are_right() -> None:
+    torch = pytest.importorskip("torch")
+    result = judge(torch.tensor([[1, 2.5], [3, 4]], dtype=torch.float64))
+    assert result.problem == "tensor"
+    assert ".tolist()" in result.headline
+    assert "torch.float64, shape [2, 2]" in result.headline
+    assert "values are right" in " ".join(result.notes)
+
+
+def test_a_list_of_tensors_names_where_the_tensor_is() -> None:
+    torch = pytest.importorskip("torch")
+    result = judge([torch.tensor([1.0, 2.5]), torch.tensor([3.0, 4.0])])
+    assert result.problem == "inner_object"
+    assert "holds a torch.Tensor at [0]" in result.headline
+    assert ".tolist() on the whole tensor" in result.headline
+
+
+def test_a_numpy_answer_asks_for_tolist() -> None:
+    numpy = pytest.importorskip("numpy")
+    result = judge(numpy.array([[1, 2.5], [3, 4]]))
+    assert result.problem == "ndarray"
+    assert ".tolist()" in result.headline and "values are right" in " ".join(result.notes)
+    assert judge(numpy.float64(2.0), 2).problem == "object"
+
+
+def test_subclasses_of_plain_types_are_not_trusted() -> None:
+    class Always(float):
+        def __eq__(self, other: object) -> bool:
+            return True
+
+    class Rows(list):
+        pass
+
+    assert judge(Always(7.0), 5).problem == "object"
+    assert judge(Rows([[1, 2.5], [3, 4]])).problem == "object"
+
+
+def test_large_answers_travel_packed_and_compare_exactly() -> None:
+    big = [[float(i * 1000 + j) for j in range(1000)] for i in range(100)]
+    wire = encode_answer(big)
+    assert wire["$"] == "dense" and wire["shape"] == [100, 1000]
+    wrong = [row[:] for row in big]
+    wrong[42][7] += 100
+    result = compare(big, json.loads(json.dumps(encode_answer(wrong))), 1e-4, 1e-4)
+    assert result.mismatched == 1 and result.worst is not None
+    assert result.worst.index == (42, 7)
+
+
+def test_huge_integers_are_not_rounded_by_packing() -> None:
+    assert not judge([2**60 + 1], [2**60], rtol=0, atol=0).passed
+
+
+def test_fmt_index() -> None:
+    assert fmt_index((0, 1)) == "[0, 1]"
