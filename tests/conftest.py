@@ -36,6 +36,11 @@ def solve(x):
 """
 
 
+def said(result: pytest.RunResult) -> str:
+    """What the run printed, with line wrapping and indentation folded into single spaces."""
+    return " ".join(result.stdout.str().split())
+
+
 def dedent(code: str) -> str:
     return textwrap.dedent(code).lstrip("\n")
 

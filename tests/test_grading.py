@@ -1,0 +1,259 @@
+"""Grading the seed lesson end to end, as a learner runs it: exit codes and the words shown."""
+
+from __future__ import annotations
+
+import fnmatch
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from conftest import NO_TRANSPOSE, REFERENCE, said
+
+Make = Callable[..., Path]
+
+
+def test_the_reference_passes_all_four_seed_cases(
+    pytester: pytest.Pytester, combine_heads: Make
+) -> None:
+    combine_heads(REFERENCE)
+    result = pytester.runpytest("combine_heads")
+    result.assert_outcomes(passed=4)
+    assert result.ret == 0
+
+
+def test_the_stub_fails_every_case_kindly(pytester: pytest.Pytester, combine_heads: Make) -> None:
+    combine_heads()
+    result = pytester.runpytest("combine_heads")
+    result.assert_outcomes(failed=4)
+    assert result.ret == 1
+    text = said(result)
+    assert text.count("combine_heads is not implemented yet") == 4
+    assert "Open combine_heads/solution.py and replace `raise NotImplementedError`" in text
+    assert "Traceback" not in text and "pytest_lessons" not in text
+
+
+def test_a_missing_transpose_shows_shapes_counts_worst_index_and_table(
+    pytester: pytest.Pytester, combine_heads: Make
+) -> None:
+    combine_heads(NO_TRANSPOSE)
+    result = pytester.runpytest("combine_heads")
+    result.assert_outcomes(passed=2, failed=2)
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(
+        [
+            "*combine_heads: case 1 (worked example)*",
+            "*shape*expected [[]2, 2[]]   got [[]2, 2[]]",
+            "*mismatched*2 of 4 values (50%)",
+            "*largest gap*at [[]*[]]: got *, expected * (allowed ±*)",
+            "*at*got*expected",
+            "*[[]0, 1[]]*3*29.8661",
+            "*[[]1, 0[]]*29.8661*3",
+            "*inputs*Q = [[][[][[]0[]], [[]0[]][]], [[][[]1[]], [[]1[]][]][]]",
+            "*your code*combine_heads/solution.py",
+            "*combine_heads: case 3 (two heads of width 2)*",
+            "*mismatched*4 of 8 values (50%)",
+        ]
+    )
+
+
+def test_ids_and_headers_name_the_lesson_and_case(
+    pytester: pytest.Pytester, combine_heads: Make
+) -> None:
+    combine_heads(REFERENCE)
+    result = pytester.runpytest("combine_heads", "--collect-only", "-q")
+    result.stdout.fnmatch_lines(
+        [f"combine_heads/exercise.toml::case-{n}" for n in range(1, 5)]
+    )
+
+
+def run_double(pytester: pytest.Pytester, make_exercise: Make, solution: str | None,
+               **files: str) -> pytest.RunResult:
+    make_exercise(solution=solution, **files)
+    return pytester.runpytest("double")
+
+
+@pytest.mark.usefixtures("no_preload")
+@pytest.mark.parametrize(
+    ("solution", "words"),
+    [
+        (None, "Create double/solution.py and write solve(x) in it"),
+        (
+            "def solve(x)\n    return x\n",
+            "Fix the syntax error in double/solution.py*",
+        ),
+        (
+            "import no_such_module_here\n",
+            "solution.py raised ModuleNotFoundError while your file was loading*",
+        ),
+        (
+            "def twice(x):\n    return x\n\nclass Helper:\n    pass\n",
+            "Define a function named solve in double/solution.py: the grader calls solve(x),"
+            " and the file defines Helper, twice.",
+        ),
+        ("solve = 3\n", "Make solve a function (def solve(x):) in double/solution.py*"),
+        (
+            "def solve(x, y):\n    return x\n",
+            "Give solve 1 parameter, in this order: def solve(x). Yours takes (x, y).",
+        ),
+        ("def solve(x):\n    x.append(1)\n", "Return your answer: solve returned None*"),
+        ("def solve(x):\n    return (v for v in x)\n", "Build a list*returned a generator*"),
+        ("def solve(x):\n    return str(x)\n", "Return a nested list of shape*returned the string*"),
+        ("def solve(x):\n    return [x, [1]]\n", "Make every row the same length*"),
+        ("def solve(x):\n    return [x]\n", "Return shape [[]2[]]: your answer has shape [[]1, 2[]]*"),
+        (
+            "def solve(x):\n    return [float('nan') for v in x]\n",
+            "Find where NaN comes from: your answer holds NaN at [[]0[]] (and 1 more place)*",
+        ),
+        (
+            "import torch\ndef solve(x):\n    return torch.tensor(x) * 2\n",
+            "Return plain Python numbers: add .tolist() to your result*torch.Tensor*",
+        ),
+    ],
+    ids=[
+        "missing-file", "syntax", "import-error", "no-entry", "not-callable", "signature",
+        "none", "generator", "string", "ragged", "rank", "nan", "tensor",
+    ],
+)
+def test_each_failure_mode_fails_with_its_words(
+    pytester: pytest.Pytester, make_exercise: Make, solution: str | None, words: str
+) -> None:
+    result = run_double(pytester, make_exercise, solution)
+    assert result.ret == 1
+    assert fnmatch.fnmatch(said(result), f"*double: case 1 (a row)*{words}*")
+    assert "Traceback" not in result.stdout.str()
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_a_syntax_error_names_file_and_line(pytester: pytest.Pytester, make_exercise: Make) -> None:
+    result = run_double(pytester, make_exercise, "x = 1\n\ndef solve(x)\n    return x\n")
+    result.stdout.fnmatch_lines(
+        ["*double/solution.py, line 3", "*def solve(x)", "*SyntaxError: *"]
+    )
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_an_exception_shows_only_the_learners_frames(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    solution = """
+    def helper(v):
+        return v / 0
+
+    def solve(x):
+        return [helper(v) for v in x]
+    """
+    result = run_double(pytester, make_exercise, solution)
+    result.stdout.fnmatch_lines(
+        [
+            "solve raised ZeroDivisionError in your code:",
+            "*double/solution.py, line 5, in solve",
+            "*return [[]helper(v) for v in x[]]",
+            "*double/solution.py, line 2, in helper",
+            "*return v / 0",
+            "*ZeroDivisionError: division by zero",
+        ]
+    )
+    assert "child.py" not in result.stdout.str()
+
+
+def test_a_known_torch_error_is_explained(pytester: pytest.Pytester, combine_heads: Make) -> None:
+    combine_heads(
+        NO_TRANSPOSE.replace("out.reshape(q.shape[1], -1)", "out.transpose(0, 1).view(q.shape[1], -1)")
+    )
+    result = pytester.runpytest("combine_heads")
+    result.stdout.fnmatch_lines(
+        ["solve raised RuntimeError in your code:", "*view*", "*Use .reshape*"]
+    )
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_a_learner_that_mutates_inputs_does_not_change_other_cases(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    solution = """
+    def solve(x):
+        x.clear()
+        return []
+    """
+    result = run_double(pytester, make_exercise, solution)
+    result.stdout.fnmatch_lines(["*inputs*x = [[]1, 2[]]"])
+
+
+BROKEN = {
+    "syntax": ("[exercise\ntitle = 'x'\n", "exercise.toml, line 1: is not valid TOML*"),
+    "missing-expected": (
+        "[exercise]\ntitle='t'\ninputs=['x']\n\n[[case]]\nx=[1]\nexpected=[2]\n\n[[case]]\nx=[2]\n",
+        'exercise.toml, line 9: case 2: missing "expected"',
+    ),
+    "typo": (
+        "[exercise]\ntitle='t'\ninputs=['x']\n[[case]]\nx=[1]\nexpectd=[2]\n",
+        'exercise.toml, line 4: case 1: unknown key "expectd" (did you mean "expected"?)',
+    ),
+    "rtol": (
+        "[exercise]\ntitle='t'\ninputs=['x']\nrtol='a'\n[[case]]\nx=1\nexpected=2\n",
+        "exercise.toml: exercise.rtol must be a number",
+    ),
+    "no-cases": ("[exercise]\ntitle='t'\ninputs=['x']\n", "exercise.toml: no ??case?? in exercise.toml*"),
+    "inputs": (
+        "[exercise]\ntitle='t'\ninputs='x'\n[[case]]\nx=1\nexpected=2\n",
+        "exercise.toml: exercise.inputs must be a list of names*",
+    ),
+}
+
+
+@pytest.mark.usefixtures("no_preload")
+@pytest.mark.parametrize("kind", list(BROKEN))
+def test_a_broken_exercise_file_fails_and_the_other_exercise_still_runs(
+    pytester: pytest.Pytester, make_exercise: Make, kind: str
+) -> None:
+    toml, words = BROKEN[kind]
+    make_exercise()
+    make_exercise("broken", toml=toml)
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=2, failed=1)
+    assert result.ret == 1
+    assert fnmatch.fnmatch(
+        said(result), f"*broken: exercise.toml is broken*Fix broken/exercise.toml*{words}*"
+    )
+    assert "INTERNALERROR" not in result.stdout.str()
+    assert "Traceback" not in result.stdout.str()
+
+
+def test_collection_imports_neither_torch_nor_learner_code(
+    pytester: pytest.Pytester, combine_heads: Make
+) -> None:
+    marker = pytester.path / "learner-code-ran"
+    combine_heads(f"open({str(marker)!r}, 'w').close()\nimport torch\n" + REFERENCE)
+    probe = textwrap.dedent(
+        """
+        import sys, pytest
+        code = pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", "combine_heads"])
+        print("TORCH_IMPORTED" if "torch" in sys.modules else "NO_TORCH")
+        sys.exit(code)
+        """
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", probe], cwd=pytester.path, capture_output=True, text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "4 tests collected" in run.stdout
+    assert "NO_TORCH" in run.stdout
+    assert not marker.exists()
+
+
+def test_plugin_load_and_help_do_not_import_torch(pytester: pytest.Pytester) -> None:
+    probe = (
+        "import sys, pytest; pytest.main(['--help']);"
+        "print('TORCH_IMPORTED' if 'torch' in sys.modules else 'NO_TORCH')"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", probe], cwd=pytester.path, capture_output=True, text=True,
+        timeout=120,
+    )
+    assert "--lesson-timeout" in run.stdout
+    assert "NO_TORCH" in run.stdout
