@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
-
 from conftest import NO_TRANSPOSE, REFERENCE, said
 
 Make = Callable[..., Path]
@@ -65,13 +64,12 @@ def test_ids_and_headers_name_the_lesson_and_case(
 ) -> None:
     combine_heads(REFERENCE)
     result = pytester.runpytest("combine_heads", "--collect-only", "-q")
-    result.stdout.fnmatch_lines(
-        [f"combine_heads/exercise.toml::case-{n}" for n in range(1, 5)]
-    )
+    result.stdout.fnmatch_lines([f"combine_heads/exercise.toml::case-{n}" for n in range(1, 5)])
 
 
-def run_double(pytester: pytest.Pytester, make_exercise: Make, solution: str | None,
-               **files: str) -> pytest.RunResult:
+def run_double(
+    pytester: pytest.Pytester, make_exercise: Make, solution: str | None, **files: str
+) -> pytest.RunResult:
     make_exercise(solution=solution, **files)
     return pytester.runpytest("double")
 
@@ -101,9 +99,15 @@ def run_double(pytester: pytest.Pytester, make_exercise: Make, solution: str | N
         ),
         ("def solve(x):\n    x.append(1)\n", "Return your answer: solve returned None*"),
         ("def solve(x):\n    return (v for v in x)\n", "Build a list*returned a generator*"),
-        ("def solve(x):\n    return str(x)\n", "Return a nested list of shape*returned the string*"),
+        (
+            "def solve(x):\n    return str(x)\n",
+            "Return a nested list of shape*returned the string*",
+        ),
         ("def solve(x):\n    return [x, [1]]\n", "Make every row the same length*"),
-        ("def solve(x):\n    return [x]\n", "Return shape [[]2[]]: your answer has shape [[]1, 2[]]*"),
+        (
+            "def solve(x):\n    return [x]\n",
+            "Return shape [[]2[]]: your answer has shape [[]1, 2[]]*",
+        ),
         (
             "def solve(x):\n    return [float('nan') for v in x]\n",
             "Find where NaN comes from: your answer holds NaN at [[]0[]] (and 1 more place)*",
@@ -114,8 +118,19 @@ def run_double(pytester: pytest.Pytester, make_exercise: Make, solution: str | N
         ),
     ],
     ids=[
-        "missing-file", "syntax", "import-error", "no-entry", "not-callable", "signature",
-        "none", "generator", "string", "ragged", "rank", "nan", "tensor",
+        "missing-file",
+        "syntax",
+        "import-error",
+        "no-entry",
+        "not-callable",
+        "signature",
+        "none",
+        "generator",
+        "string",
+        "ragged",
+        "rank",
+        "nan",
+        "tensor",
     ],
 )
 def test_each_failure_mode_fails_with_its_words(
@@ -130,9 +145,7 @@ def test_each_failure_mode_fails_with_its_words(
 @pytest.mark.usefixtures("no_preload")
 def test_a_syntax_error_names_file_and_line(pytester: pytest.Pytester, make_exercise: Make) -> None:
     result = run_double(pytester, make_exercise, "x = 1\n\ndef solve(x)\n    return x\n")
-    result.stdout.fnmatch_lines(
-        ["*double/solution.py, line 3", "*def solve(x)", "*SyntaxError: *"]
-    )
+    result.stdout.fnmatch_lines(["*double/solution.py, line 3", "*def solve(x)", "*SyntaxError: *"])
 
 
 @pytest.mark.usefixtures("no_preload")
@@ -162,7 +175,9 @@ def test_an_exception_shows_only_the_learners_frames(
 
 def test_a_known_torch_error_is_explained(pytester: pytest.Pytester, combine_heads: Make) -> None:
     combine_heads(
-        NO_TRANSPOSE.replace("out.reshape(q.shape[1], -1)", "out.transpose(0, 1).view(q.shape[1], -1)")
+        NO_TRANSPOSE.replace(
+            "out.reshape(q.shape[1], -1)", "out.transpose(0, 1).view(q.shape[1], -1)"
+        )
     )
     result = pytester.runpytest("combine_heads")
     result.stdout.fnmatch_lines(
@@ -197,7 +212,10 @@ BROKEN = {
         "[exercise]\ntitle='t'\ninputs=['x']\nrtol='a'\n[[case]]\nx=1\nexpected=2\n",
         "exercise.toml: exercise.rtol must be a number",
     ),
-    "no-cases": ("[exercise]\ntitle='t'\ninputs=['x']\n", "exercise.toml: no ??case?? in exercise.toml*"),
+    "no-cases": (
+        "[exercise]\ntitle='t'\ninputs=['x']\n",
+        "exercise.toml: no ??case?? in exercise.toml*",
+    ),
     "inputs": (
         "[exercise]\ntitle='t'\ninputs='x'\n[[case]]\nx=1\nexpected=2\n",
         "exercise.toml: exercise.inputs must be a list of names*",
@@ -237,7 +255,10 @@ def test_collection_imports_neither_torch_nor_learner_code(
         """
     )
     run = subprocess.run(
-        [sys.executable, "-c", probe], cwd=pytester.path, capture_output=True, text=True,
+        [sys.executable, "-c", probe],
+        cwd=pytester.path,
+        capture_output=True,
+        text=True,
         timeout=120,
     )
     assert run.returncode == 0, run.stdout + run.stderr
@@ -252,7 +273,10 @@ def test_plugin_load_and_help_do_not_import_torch(pytester: pytest.Pytester) -> 
         "print('TORCH_IMPORTED' if 'torch' in sys.modules else 'NO_TORCH')"
     )
     run = subprocess.run(
-        [sys.executable, "-c", probe], cwd=pytester.path, capture_output=True, text=True,
+        [sys.executable, "-c", probe],
+        cwd=pytester.path,
+        capture_output=True,
+        text=True,
         timeout=120,
     )
     assert "--lesson-timeout" in run.stdout
