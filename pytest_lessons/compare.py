@@ -12,11 +12,12 @@ from __future__ import annotations
 import base64
 import math
 from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import count
 from typing import Any
 
-from pytest_lessons.outcome import TAG
+from pytest_lessons.outcome import TAG, rectangular
 
 #: How many mismatched elements a report lists.
 ROWS = 5
@@ -27,7 +28,8 @@ class Numbers:
     """A rectangular block of numbers: its shape and its values in row-major order."""
 
     shape: tuple[int, ...]
-    flat: list[float]
+    flat: Sequence[float]
+    """A list, or for an answer that arrived packed, an ``array("d")``."""
 
     def index(self, position: int) -> tuple[int, ...]:
         """The multi-index of the *position*-th value."""
@@ -123,16 +125,29 @@ def _decode_dense(tag: dict[str, Any]) -> Numbers:
     shape = tuple(int(s) for s in tag["shape"])
     if math.prod(shape) != len(packed):
         raise _Problem("object", (), "a damaged answer")
-    return Numbers(shape, packed.tolist())
+    return Numbers(shape, packed)
 
 
 def _to_numbers(value: Any, path: tuple[int, ...] = ()) -> Numbers:
     if isinstance(value, dict) and value.get(TAG) == "dense":
         return _decode_dense(value)
+    fast = rectangular(value)
+    if fast is not None:
+        shape, flat, kinds = fast
+        return Numbers(shape, flat if kinds == {float} else _floats(flat))
     shape = _walk(value, path)
-    flat: list[float] = []
+    flat = []
     _flatten(value, flat)
-    return Numbers(shape, flat)
+    return Numbers(shape, _floats(flat))
+
+
+def _floats(values: list[Any]) -> list[float]:
+    """*values* as float64, as the judge compares; an int too large for a float becomes an
+    infinity of its sign (it is that far off any expected value)."""
+    try:
+        return list(map(float, values))
+    except OverflowError:
+        return [_as_float(v) for v in values]
 
 
 def _walk(value: Any, path: tuple[int, ...]) -> tuple[int, ...]:
@@ -232,11 +247,7 @@ def compare(expected: Any, answer: Any, rtol: float, atol: float) -> Comparison:
             notes=tuple(_shape_notes(got.shape, want.shape)),
             **base,  # type: ignore[arg-type]
         )
-    bad = [
-        i
-        for i, g, e in zip(count(), got.flat, want.flat)
-        if g != e and not abs(g - e) <= atol + rtol * abs(e)
-    ]
+    bad = _outside(got.flat, want.flat, rtol, atol)
     if not bad:
         return Comparison(True, "", "", got_shape=got.shape, got=got, **base)  # type: ignore[arg-type]
     mismatches = [Mismatch(want.index(i), got.flat[i], want.flat[i]) for i in bad[:ROWS]]
@@ -269,6 +280,51 @@ def compare(expected: Any, answer: Any, rtol: float, atol: float) -> Comparison:
         bad=tuple(bad),
         **base,  # type: ignore[arg-type]
     )
+
+
+#: From this many values on, compare with NumPy when it is installed: about 30 times faster,
+#: and the same IEEE float64 arithmetic, so the same verdict.
+VECTOR_FROM = 50_000
+
+
+def _as_float(value: float) -> float:
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
+def _outside(got: Sequence[float], want: Sequence[float], rtol: float, atol: float) -> list[int]:
+    """Positions where ``|got - expected| > atol + rtol * |expected|``. NaN never passes; an
+    infinite expected value passes only when matched exactly."""
+    if len(want) >= VECTOR_FROM:
+        found = _outside_numpy(got, want, rtol, atol)
+        if found is not None:
+            return found
+    return [
+        i
+        for i, g, e in zip(count(), got, want)
+        if g != e and not (math.isfinite(e) and abs(g - e) <= atol + rtol * abs(e))
+    ]
+
+
+def _outside_numpy(
+    got: Sequence[float], want: Sequence[float], rtol: float, atol: float
+) -> list[int] | None:
+    try:
+        import numpy
+    except ImportError:
+        return None
+    with numpy.errstate(invalid="ignore", over="ignore"):
+        g = (
+            numpy.frombuffer(got, numpy.float64)
+            if isinstance(got, array)
+            else numpy.array(got, numpy.float64)
+        )
+        e = numpy.array(want, numpy.float64)
+        close = numpy.isfinite(e) & (numpy.abs(g - e) <= atol + rtol * numpy.abs(e))
+        ok = close | (g == e)
+    return numpy.flatnonzero(~ok).tolist()
 
 
 def _top_level(answer: Any, want: Numbers) -> tuple[str, str, list[str]] | None:

@@ -18,6 +18,7 @@ for themselves; tuples arrive as lists. Anything else is a *tag*, a dict with th
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,6 +43,30 @@ def clean_text(text: str) -> str:
     """*text* without terminal escape sequences or control characters (a lone CR becomes LF)."""
     text = _ESCAPES.sub("", text).replace("\r\n", "\n").replace("\r", "\n")
     return _CONTROL.sub("", text)
+
+
+def rectangular(value: Any) -> tuple[tuple[int, ...], list[Any], set[type]] | None:
+    """Shape, row-major values and value types of a rectangular nested list (or tuple) of ints
+    and floats, found level by level in C-speed passes; None for anything else (bools, ragged
+    rows, other types, an empty list), which the caller then walks slowly to say exactly what is
+    wrong."""
+    if type(value) not in (list, tuple):
+        return None
+    shape: list[int] = []
+    level: list[Any] = [value]
+    kinds: set[type] = {type(value)}
+    while kinds <= {list, tuple}:
+        lengths = set(map(len, level))
+        if len(lengths) != 1:
+            return None
+        shape.append(lengths.pop())
+        level = list(itertools.chain.from_iterable(level))
+        if not level:
+            return None
+        kinds = set(map(type, level))
+    if not kinds <= {int, float}:
+        return None
+    return tuple(shape), level, kinds
 
 
 @dataclass(frozen=True)

@@ -193,7 +193,6 @@ def _traceback(outcome: Outcome, ctx: Context) -> list[str]:
 
 def _raised(outcome: Outcome, ctx: Context, where: str) -> Failure:
     name = outcome.error_type
-    module = str(outcome.details.get("module", ""))
     if name == "NotImplementedError":
         line = outcome.frames[-1].line if outcome.frames else None
         at = f" (line {line})" if line else ""
@@ -215,7 +214,7 @@ def _raised(outcome: Outcome, ctx: Context, where: str) -> Failure:
             f"Fix the syntax error in {where}: Python cannot read the file.",
             ["", *_indent(lines)],
         )
-    if module.startswith(("_pytest", "pytest")):
+    if outcome.details.get("pytest"):
         call = {
             "Skipped": "pytest.skip()",
             "XFailed": "pytest.xfail()",

@@ -17,15 +17,18 @@ expected answers are never part of a job. POSIX only; see the runner for Windows
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
+import resource  # imported here, not per case: it costs a forked child ~2 ms
 import select
 import signal
 import sys
 import time
+from dataclasses import dataclass
 from typing import Any
 
-from pytest_lessons.child import run_case, write_result
+from pytest_lessons.child import prepare, run_case, write_result
 from pytest_lessons.outcome import DIED
 
 
@@ -46,7 +49,6 @@ def _limit_memory(memory_mb: float | None) -> None:
     """
     if not memory_mb:
         return
-    import resource
 
     current = _address_space()
     if current is None:
@@ -58,9 +60,29 @@ def _limit_memory(memory_mb: float | None) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
 
 
-def _child(job: dict[str, Any], output_fd: int, keep_closed: list[int]) -> None:
-    """Runs in the forked child: never returns."""
+def _text_stream(fd: int) -> io.TextIOWrapper:
+    raw = io.FileIO(fd, "w", closefd=False)
+    return io.TextIOWrapper(raw, encoding="utf-8", errors="backslashreplace", write_through=True)
+
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    while True:
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def _child(job_fd: int, done_fd: int, output_fd: int, keep_closed: list[int]) -> None:
+    """Runs in the forked child: wait for a job, run it, never return.
+
+    The child is forked before its job exists (see :meth:`Worker.spare`), so the cost of fork
+    is paid while pytest is busy elsewhere. It writes one byte to *done_fd* once its result file
+    is complete, so the worker need not wait for the process to tear down.
+    """
     result: dict[str, Any]
+    job: dict[str, Any] = {}
     try:
         os.setpgid(0, 0)
         signal.set_wakeup_fd(-1)
@@ -74,8 +96,11 @@ def _child(job: dict[str, Any], output_fd: int, keep_closed: list[int]) -> None:
         os.dup2(output_fd, 2)
         os.close(output_fd)
         sys.stdin = open(0, closefd=False)  # noqa: SIM115
-        sys.stdout = open(1, "w", buffering=1, closefd=False, errors="backslashreplace")  # noqa: SIM115
-        sys.stderr = open(2, "w", buffering=1, closefd=False, errors="backslashreplace")  # noqa: SIM115
+        # Unbuffered, so stdout and stderr interleave as the learner wrote them.
+        sys.stdout = _text_stream(1)
+        sys.stderr = _text_stream(2)
+        job = json.loads(_read_all(job_fd))
+        os.close(job_fd)
         _limit_memory(job.get("memory_mb"))
         result = run_case(job)
     except BaseException as exc:  # learner code broke this process's own machinery
@@ -83,9 +108,25 @@ def _child(job: dict[str, Any], output_fd: int, keep_closed: list[int]) -> None:
     try:
         sys.stdout.flush()
         sys.stderr.flush()
-        write_result(result, job["result"])
+        if "result" in job:
+            write_result(result, job["result"])
+            # Whatever the learner printed is in the pipe now; closing our ends lets the
+            # worker read it to the end without waiting for this process to exit.
+            os.close(1)
+            os.close(2)
+            os.write(done_fd, b"1")
     finally:
         os._exit(0)
+
+
+@dataclass
+class _Spare:
+    """A forked child waiting for its job, and the worker's ends of its pipes."""
+
+    pid: int
+    job_w: int
+    done_r: int
+    out_r: int
 
 
 def _signal_name(number: int) -> str:
@@ -120,6 +161,8 @@ class Worker:
         # SIGCHLD wakes select() the moment a child ends, so a finished case costs no polling.
         signal.signal(signal.SIGCHLD, lambda *_: None)
         signal.set_wakeup_fd(self.wake_w)
+        self._spare: _Spare | None = None
+        self._reap: list[int] = []
 
     def send(self, message: dict[str, Any]) -> None:
         data = (json.dumps(message) + "\n").encode("utf-8")
@@ -127,31 +170,71 @@ class Worker:
             written = os.write(self.protocol_fd, data)
             data = data[written:]
 
-    def run(self, job: dict[str, Any]) -> dict[str, Any]:
-        """Fork a child for *job*, supervise it, and say how it ended."""
-        cap = int(job.get("output_cap", 65536))
-        timeout = float(job.get("timeout", 10.0))
+    def spare(self, close: tuple[int, ...] = ()) -> _Spare:
+        """Fork the child that will run the next job, unless it exists already; the new child
+        closes *close* (the worker's ends of a running child's pipes) first."""
+        if self._spare is not None:
+            return self._spare
+        job_r, job_w = os.pipe()
+        done_r, done_w = os.pipe()
         out_r, out_w = os.pipe()
         sys.stdout.flush()
         sys.stderr.flush()
-        started = time.monotonic()
         pid = os.fork()
         if pid == 0:  # pragma: no cover - the child; measured through its report
-            os.close(out_r)
-            _child(job, out_w, [self.protocol_fd, self.wake_r, self.wake_w])
+            for fd in (job_w, done_r, out_r, *close):
+                os.close(fd)
+            _child(job_r, done_w, out_w, [self.protocol_fd, self.wake_r, self.wake_w])
         try:
             os.setpgid(pid, pid)
         except OSError:
-            pass  # the child did it first, or already ended
-        os.close(out_w)
+            pass  # the child did it first
+        for fd in (job_r, done_w, out_w):
+            os.close(fd)
         os.set_blocking(out_r, False)
+        self._spare = _Spare(pid, job_w, done_r, out_r)
+        return self._spare
+
+    def reap(self, wait: bool = False) -> None:
+        """Collect children that have ended (their teardown runs on another core meanwhile)."""
+        for pid in list(self._reap):
+            try:
+                done, _ = os.waitpid(pid, 0 if wait else os.WNOHANG)
+            except ChildProcessError:
+                done = pid
+            if done == pid:
+                self._reap.remove(pid)
+
+    def stop(self) -> None:
+        """Kill the waiting child, if any, and collect every child."""
+        if self._spare is not None:
+            _kill_group(self._spare.pid)
+            self._reap.append(self._spare.pid)
+            self._spare = None
+        self.reap(wait=True)
+
+    def run(self, job: dict[str, Any]) -> dict[str, Any]:
+        """Hand *job* to a fresh child, supervise it, and say how it ended."""
+        cap = int(job.get("output_cap", 65536))
+        timeout = float(job.get("timeout", 10.0))
+        child = self.spare()
+        self._spare = None
+        pid, out_r = child.pid, child.out_r
+        started = time.monotonic()
+        try:
+            os.write(child.job_w, json.dumps(job).encode("utf-8"))
+        except OSError:
+            pass  # the child is gone already; its status tells the rest
+        os.close(child.job_w)
+        # Fork the next case's child now, while this one runs on another core.
+        self.spare(close=(child.done_r, child.out_r))
         output = bytearray()
         cut = 0
-        timed_out = False
+        timed_out = done = False
         status: int | None = None
         reading = True
         deadline = started + timeout
-        while True:
+        while not done:
             ended, status = _poll(pid)
             if ended:
                 break
@@ -159,23 +242,30 @@ class Worker:
             if remaining <= 0:
                 timed_out = True
                 break
-            watched = [self.wake_r, out_r] if reading else [self.wake_r]
+            watched = [self.wake_r, child.done_r] + ([out_r] if reading else [])
             ready, _, _ = select.select(watched, [], [], remaining)
             if self.wake_r in ready:
                 self._drain_wake()
             if out_r in ready:
                 reading, cut = self._read(out_r, output, cap, cut)
+            if child.done_r in ready:
+                done = os.read(child.done_r, 1) == b"1"
         # Kill the whole group before reaping, so whatever the learner forked goes too.
         _kill_group(pid)
-        if status is None:
-            _, status = os.waitpid(pid, 0)
         elapsed = time.monotonic() - started
+        if done:
+            self._reap.append(pid)  # reaped later, after the report is on its way
+        elif status is None:
+            _, status = os.waitpid(pid, 0)
+        # Read what is left: at once when the child closed its ends, else until the group's
+        # death closes them.
         while reading:
-            ready, _, _ = select.select([out_r], [], [], 0.5)
+            ready, _, _ = select.select([out_r], [], [], 0 if done else 0.5)
             if not ready:
                 break
             reading, cut = self._read(out_r, output, cap, cut)
         os.close(out_r)
+        os.close(child.done_r)
         report: dict[str, Any] = {
             "output": output.decode("utf-8", errors="replace"),
             "output_cut": cut,
@@ -183,12 +273,15 @@ class Worker:
         }
         if timed_out:
             report["status"] = "timeout"
-        elif os.WIFSIGNALED(status):
+        elif done:
+            report["status"] = "exited"
+            report["exit_code"] = 0
+        elif status is not None and os.WIFSIGNALED(status):
             report["status"] = "died"
             report["signal"] = _signal_name(os.WTERMSIG(status))
         else:
             report["status"] = "exited"
-            report["exit_code"] = os.WEXITSTATUS(status)
+            report["exit_code"] = os.WEXITSTATUS(status) if status is not None else None
         return report
 
     def _drain_wake(self) -> None:
@@ -228,9 +321,12 @@ def main() -> None:  # pragma: no cover - runs as the worker process; tested thr
             versions[name] = str(getattr(module, "__version__", ""))
         except Exception:
             versions[name] = None
+    prepare()
     worker = Worker(protocol_fd)
+    worker.spare()
     worker.send({"ready": True, "versions": versions, "seconds": time.monotonic() - started})
     for line in sys.stdin.buffer:
+        job: Any = None
         try:
             job = json.loads(line)
             report = worker.run(job)
@@ -238,6 +334,8 @@ def main() -> None:  # pragma: no cover - runs as the worker process; tested thr
             report = {"status": "worker_error", "message": f"{type(exc).__name__}: {exc}"}
         report["id"] = job.get("id") if isinstance(job, dict) else None
         worker.send(report)
+        worker.reap()
+    worker.stop()
 
 
 if __name__ == "__main__":  # pragma: no cover

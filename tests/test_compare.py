@@ -134,9 +134,34 @@ def test_large_answers_travel_packed_and_compare_exactly() -> None:
     assert result.worst.index == (42, 7)
 
 
-def test_huge_integers_are_not_rounded_by_packing() -> None:
-    assert not judge([2**60 + 1], [2**60], rtol=0, atol=0).passed
+def test_the_judge_compares_in_float64() -> None:
+    assert judge([2**60 + 1], [2**60], rtol=0, atol=0).passed
+    assert not judge([1 + 2**-40], [1], rtol=0, atol=0).passed
 
 
 def test_fmt_index() -> None:
     assert fmt_index((0, 1)) == "[0, 1]"
+
+
+def test_vectorised_and_plain_comparison_agree(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("numpy")
+    import random
+
+    from pytest_lessons import compare as judge_module
+
+    rng = random.Random(7)
+    inf, nan = float("inf"), float("nan")
+    want = [rng.uniform(-5, 5) for _ in range(2000)] + [inf, -inf, inf, 0.0, 3.0, 2.0]
+    got = [w + rng.choice([0.0, 1e-5, -1e-3, 5e-4, 1.0]) for w in want[:2000]]
+    got += [inf, inf, nan, -0.0, 3, nan]
+    results = []
+    for threshold in (0, 10**9):
+        monkeypatch.setattr(judge_module, "VECTOR_FROM", threshold)
+        results.append(judge_module._outside(got, want, 1e-4, 1e-4))
+    assert results[0] == results[1]
+    assert 2001 in results[0] and 2000 not in results[0] and 2003 not in results[0]
+
+
+def test_an_integer_too_large_for_a_float_is_a_mismatch_not_a_crash() -> None:
+    result = judge([[10**400, 2.5], [3, 4]])
+    assert result.problem == "nonfinite" and result.mismatched == 1

@@ -1,0 +1,337 @@
+"""Learner code cannot stop the run or fake a grade: each misbehaviour fails its own case,
+the other cases still pass, and pytest exits 1."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import time
+from pathlib import Path
+from typing import Callable
+
+import pytest
+from conftest import DOUBLE_RIGHT, REFERENCE, said
+
+Make = Callable[..., Path]
+
+#: A solution that is right on case 2 and misbehaves on case 1 (the 1-D input).
+TEMPLATE = """
+import os, sys
+{imports}
+
+def solve(x):
+    if not isinstance(x[0], list):
+{body}
+    return [[2 * v for v in row] for row in x]
+"""
+
+
+def misbehaving(body: str, imports: str = "") -> str:
+    indented = "\n".join("        " + line for line in body.strip().splitlines())
+    return TEMPLATE.format(imports=imports, body=indented)
+
+
+CASES = {
+    "timeout": ("while True:\n    pass", "Make solve finish sooner: it ran longer than 1 s"),
+    "swallowing-loop": (
+        "while True:\n    try:\n        time.sleep(10)\n    except BaseException:\n        pass",
+        "Make solve finish sooner: it ran longer than 1 s",
+    ),
+    "sys-exit": ("sys.exit(3)", "Remove the call to sys.exit(), exit() or quit()*(exit code 3)"),
+    "os-exit": (
+        "os._exit(0)",
+        "Remove the call that ends the process (os._exit or similar)*exit code 0",
+    ),
+    "segfault": (
+        "import ctypes\nctypes.string_at(0)",
+        "Find what crashes Python in your code*segmentation fault*",
+    ),
+    "kill-self": (
+        "import signal\nos.kill(os.getpid(), signal.SIGKILL)",
+        "*ended by being killed (SIGKILL)*",
+    ),
+    "keyboard-interrupt": (
+        "raise KeyboardInterrupt",
+        "Remove the code that raises KeyboardInterrupt*",
+    ),
+    "memory-error": ("raise MemoryError", "Use less memory*"),
+    "memory-cap": (
+        "block = bytearray(3 * 1024**3)",
+        "Use less memory: your code asked for more than the 256 MiB*",
+    ),
+    "recursion": (
+        "def f(n):\n    return f(n + 1)\nf(0)",
+        "Stop the recursion*RecursionError*",
+    ),
+    "pytest-exit": (
+        "import pytest\npytest.exit('bye', returncode=0)",
+        "Remove the call to pytest.exit()*",
+    ),
+    "pytest-skip": ("import pytest\npytest.skip('later')", "Remove the call to pytest.skip()*"),
+    "pytest-xfail": ("import pytest\npytest.xfail('known')", "Remove the call to pytest.xfail()*"),
+    "pytest-fail": ("import pytest\npytest.fail('nope')", "Remove the call to pytest.fail()*"),
+    "input": ("return [int(input())]", "solve raised EOFError in your code*"),
+}
+
+
+@pytest.mark.usefixtures("no_preload")
+@pytest.mark.parametrize("name", list(CASES))
+def test_misbehaviour_fails_its_case_and_the_run_goes_on(
+    pytester: pytest.Pytester, make_exercise: Make, name: str
+) -> None:
+    body, words = CASES[name]
+    make_exercise(solution=misbehaving(body, imports="import time"))
+    result = pytester.runpytest("double", "--lesson-timeout=1", "--lesson-memory=256")
+    result.assert_outcomes(passed=1, failed=1)
+    assert result.ret == 1
+    assert fnmatch.fnmatch(said(result), f"*double: case 1 (a row)* {words}*")
+    assert "Traceback" not in result.stdout.str()
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_a_timeout_kills_processes_the_learner_started(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    pidfile = pytester.path / "grandchild.pid"
+    body = f"""
+pid = os.fork()
+if pid == 0:
+    while True:
+        try:
+            time.sleep(0.05)
+        except BaseException:
+            pass
+open({str(pidfile)!r}, "w").write(str(pid))
+while True:
+    pass
+"""
+    make_exercise(solution=misbehaving(body, imports="import time"))
+    result = pytester.runpytest("double", "--lesson-timeout=1")
+    result.assert_outcomes(passed=1, failed=1)
+    grandchild = int(pidfile.read_text())
+    deadline = time.monotonic() + 5
+    while _alive(grandchild) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(grandchild)
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_a_child_left_behind_after_returning_is_killed_too(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    pidfile = pytester.path / "orphan.pid"
+    solution = f"""
+import os, time
+
+def solve(x):
+    pid = os.fork()
+    if pid == 0:
+        while True:
+            time.sleep(0.05)
+    open({str(pidfile)!r}, "w").write(str(pid))
+    if isinstance(x[0], list):
+        return [[2 * v for v in row] for row in x]
+    return [2 * v for v in x]
+"""
+    make_exercise(solution=solution)
+    result = pytester.runpytest("double", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2)
+    orphan = int(pidfile.read_text())
+    deadline = time.monotonic() + 5
+    while _alive(orphan) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(orphan)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie counts as gone
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_fake_summary_lines_and_monkeypatching_change_nothing(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    solution = """
+    import sys
+    import pytest_lessons.compare as judge
+    import _pytest.runner
+
+    judge.compare = lambda *args, **kwargs: None
+    _pytest.runner.call_and_report = None
+    print("=================== 2 passed in 0.01s ===================")
+    print("2 passed, 0 failed")
+
+    def solve(x):
+        return [0 for v in x]
+    """
+    make_exercise(solution=solution)
+    result = pytester.runpytest("double")
+    result.assert_outcomes(failed=2)
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*| 2 passed, 0 failed", "*= 2 failed in *"])
+    assert "\n2 passed, 0 failed" not in result.stdout.str()
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_an_always_equal_object_is_not_a_pass(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    solution = """
+    class Anything(list):
+        def __eq__(self, other):
+            return True
+
+    def solve(x):
+        return Anything()
+    """
+    make_exercise(solution=solution)
+    result = pytester.runpytest("double")
+    result.assert_outcomes(failed=2)
+    assert "solve returned a solution.Anything" in said(result)
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_printed_output_is_shown_for_failing_cases_only_capped_and_without_escapes(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    solution = """
+    import sys
+
+    def solve(x):
+        print("\\x1b[31mred\\x1b[0m and \\x1b]0;title\\x07 done")
+        if isinstance(x[0], list):
+            print("second case says hello")
+            return [[2 * v for v in row] for row in x]
+        print("to stderr", file=sys.stderr)
+        sys.stdout.write("y" * 5000)
+        return [0, 0]
+    """
+    make_exercise(solution=solution)
+    result = pytester.runpytest("double", "--lesson-output-cap=1000")
+    result.assert_outcomes(passed=1, failed=1)
+    text = result.stdout.str()
+    assert "second case says hello" not in text
+    assert "\x1b" not in text and "\x07" not in text
+    assert "red and  done" in text
+    kept, cut = text.split("what your code printed:")[1].split("[… ")
+    assert 3900 < int(cut.split(" bytes cut]")[0]) < 4100
+    assert kept.index("red and  done") < kept.index("to stderr") < kept.index("yyy")
+    assert "what your code printed:" in text
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_the_learner_file_is_imported_anew_for_every_case(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    solution = """
+    calls = []
+
+    def solve(x):
+        calls.append(1)
+        if len(calls) > 1:
+            raise RuntimeError("state from an earlier case leaked")
+        if isinstance(x[0], list):
+            return [[2 * v for v in row] for row in x]
+        return [2 * v for v in x]
+    """
+    make_exercise(solution=solution)
+    pytester.runpytest("double").assert_outcomes(passed=2)
+
+
+def test_a_right_solution_passes_on_one_thread_and_on_several(
+    pytester: pytest.Pytester, combine_heads: Make
+) -> None:
+    combine_heads(REFERENCE)
+    for threads in ("1", "2"):
+        result = pytester.runpytest("combine_heads", f"--lesson-threads={threads}")
+        result.assert_outcomes(passed=4)
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_cases_are_seeded_so_random_answers_repeat(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    solution = """
+    import random
+
+    def solve(x):
+        print(random.random())
+        return None
+    """
+    make_exercise(solution=solution)
+    result = pytester.runpytest("double")
+    printed = [line for line in result.stdout.lines if line.startswith("  | 0.")]
+    assert len(printed) == 2 and printed[0] == printed[1]
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_spawn_isolation_grades_the_same(pytester: pytest.Pytester, make_exercise: Make) -> None:
+    make_exercise(solution=misbehaving("os._exit(0)"))
+    result = pytester.runpytest("double", "--lesson-isolation=spawn")
+    result.assert_outcomes(passed=1, failed=1)
+    assert "Remove the call that ends the process" in said(result)
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_isolation_off_says_so_and_still_grades(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    make_exercise(solution=DOUBLE_RIGHT)
+    result = pytester.runpytest("double", "--lesson-isolation=off")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["lessons: NOT isolated: learner code runs inside pytest*"])
+
+
+def test_pdb_turns_isolation_off(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--pdb", "--collect-only")
+    result.stdout.fnmatch_lines(
+        ["lessons: NOT isolated because --pdb or --trace was given*never for grading"]
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "words"),
+    [
+        (["--lesson-timeout=0"], {}, "--lesson-timeout='0' must be greater than 0"),
+        (
+            [],
+            {"PYTEST_LESSONS_THREADS": "many"},
+            "PYTEST_LESSONS_THREADS='many' is not a valid value",
+        ),
+        (["--lesson-isolation=docker"], {}, "must be one of auto, fork, spawn, off"),
+    ],
+)
+def test_bad_settings_are_usage_errors(
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+    args: list[str],
+    env: dict[str, str],
+    words: str,
+) -> None:
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    result = pytester.runpytest(*args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert words in result.stderr.str()
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_exercise_toml_limits_apply_and_the_command_line_overrides_them(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    from conftest import DOUBLE_TOML
+
+    make_exercise(
+        solution=misbehaving("time.sleep(1.5)\nreturn [2 * v for v in x]", imports="import time"),
+        toml=DOUBLE_TOML.replace('inputs = ["x"]', 'inputs = ["x"]\ntimeout = 1'),
+    )
+    pytester.runpytest("double").assert_outcomes(passed=1, failed=1)
+    pytester.runpytest("double", "--lesson-timeout=5").assert_outcomes(passed=2)
