@@ -19,6 +19,7 @@ This module imports no pytest and no torch.
 from __future__ import annotations
 
 import contextlib
+import contextlib
 import json
 import os
 import select
@@ -169,6 +170,7 @@ class ForkRunner(Runner):
         self._ready = False
         self._buffer = b""
         self._jobs = 0
+        self._group: int | None = None
         self._temp = _TempDir()
 
     def warm_up(self) -> None:
@@ -211,18 +213,23 @@ class ForkRunner(Runner):
             self.process.stdin.write((json.dumps(request) + "\n").encode("utf-8"))
             self.process.stdin.flush()
         except OSError:
-            return self._lost("could not send the case to it")
+            return self._lost("could not be reached")
         deadline = _now() + job.timeout + WORKER_GRACE
         while True:
             message = self._read_line(deadline)
             if message is None:
-                return self._lost("it stopped answering")
+                return self._lost("stopped while running this case")
             if message.get("ready"):
                 self._ready = True
                 self.versions = message.get("versions", {})
                 continue
-            if message.get("id") == self._jobs:
-                break
+            if message.get("id") != self._jobs:
+                continue
+            if "pgid" in message:
+                self._group = int(message["pgid"])
+                continue
+            self._group = None
+            break
         if message.get("status") == "worker_error":
             return Outcome(kind=INTERNAL, message=str(message.get("message", "")))
         return assemble(
@@ -236,8 +243,12 @@ class ForkRunner(Runner):
         )
 
     def _lost(self, what: str) -> Outcome:
+        if self._group is not None:  # the worker cannot clean up after its child any more
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self._group, signal.SIGKILL)
+            self._group = None
         self.close(keep_temp=True)
-        return Outcome(kind=INTERNAL, message=f"the worker that runs learner code failed: {what}")
+        return Outcome(kind=INTERNAL, message=f"the worker that runs learner code {what}")
 
     def close(self, keep_temp: bool = False) -> None:
         process, self.process = self.process, None

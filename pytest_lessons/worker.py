@@ -226,6 +226,8 @@ class Worker:
         except OSError:
             pass  # the child is gone already; its status tells the rest
         os.close(child.job_w)
+        # The runner kills this group itself should the worker die (learner code can kill it).
+        self.send({"id": job.get("id"), "pgid": pid})
         # Fork the next case's child now, while this one runs on another core.
         self.spare(close=(child.done_r, child.out_r))
         output = bytearray()

@@ -335,3 +335,26 @@ def test_exercise_toml_limits_apply_and_the_command_line_overrides_them(
     )
     pytester.runpytest("double").assert_outcomes(passed=1, failed=1)
     pytester.runpytest("double", "--lesson-timeout=5").assert_outcomes(passed=2)
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_learner_code_that_kills_the_worker_fails_only_its_case(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    pidfile = pytester.path / "child.pid"
+    body = f"""
+import signal
+open({str(pidfile)!r}, "w").write(str(os.getpid()))
+os.kill(os.getppid(), signal.SIGKILL)
+while True:
+    pass
+"""
+    make_exercise(solution=misbehaving(body))
+    result = pytester.runpytest("double", "--lesson-timeout=2")
+    result.assert_outcomes(passed=1, failed=1)
+    assert "the worker that runs learner code stopped while running this case" in said(result)
+    orphan = int(pidfile.read_text())
+    deadline = time.monotonic() + 5
+    while _alive(orphan) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(orphan)
