@@ -19,7 +19,6 @@ This module imports no pytest and no torch.
 from __future__ import annotations
 
 import contextlib
-import contextlib
 import json
 import os
 import select
