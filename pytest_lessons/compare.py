@@ -232,7 +232,22 @@ def compare(expected: Any, answer: Any, rtol: float, atol: float) -> Comparison:
     top = _top_level(answer, want)
     if top is not None:
         code, headline, notes = top
-        return Comparison(False, code, headline, notes=tuple(notes), **base)  # type: ignore[arg-type]
+        got = None
+        if code in ("tensor", "ndarray") and "values" in answer:
+            # The values still help name a mistake; the headline keeps asking for .tolist().
+            try:
+                got = _to_numbers(answer["values"])
+            except _Problem:
+                got = None
+        return Comparison(
+            False,
+            code,
+            headline,
+            notes=tuple(notes),
+            got=got,
+            got_shape=got.shape if got else None,
+            **base,  # type: ignore[arg-type]
+        )
     try:
         got = _to_numbers(answer)
     except _Problem as problem:
@@ -247,7 +262,7 @@ def compare(expected: Any, answer: Any, rtol: float, atol: float) -> Comparison:
             notes=tuple(_shape_notes(got.shape, want.shape)),
             **base,  # type: ignore[arg-type]
         )
-    bad = _outside(got.flat, want.flat, rtol, atol)
+    bad = outside(got.flat, want.flat, rtol, atol)
     if not bad:
         return Comparison(True, "", "", got_shape=got.shape, got=got, **base)  # type: ignore[arg-type]
     mismatches = [Mismatch(want.index(i), got.flat[i], want.flat[i]) for i in bad[:ROWS]]
@@ -294,7 +309,7 @@ def _as_float(value: float) -> float:
         return math.inf if value > 0 else -math.inf
 
 
-def _outside(got: Sequence[float], want: Sequence[float], rtol: float, atol: float) -> list[int]:
+def outside(got: Sequence[float], want: Sequence[float], rtol: float, atol: float) -> list[int]:
     """Positions where ``|got - expected| > atol + rtol * |expected|``. NaN never passes; an
     infinite expected value passes only when matched exactly."""
     if len(want) >= VECTOR_FROM:

@@ -30,6 +30,7 @@ DEFAULT_RTOL = 1e-4
 DEFAULT_ATOL = 1e-4
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_SLUG = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _CASE_HEADER = re.compile(r"^\s*\[\[\s*case\s*\]\]")
 _TOML_POSITION = re.compile(r"\(at line (\d+), column (\d+)\)")
 
@@ -70,6 +71,30 @@ class Case:
         return f"case {self.number} ({self.name})" if self.name else f"case {self.number}"
 
 
+#: The generic detectors (see diagnose.py) a watch-out may word in a lesson's terms.
+DETECTORS = ("layout", "scaled", "triangle", "rows", "shuffled")
+
+
+@dataclass(frozen=True)
+class WatchOut:
+    """A catalogued mistake of a lesson (``[[watch_out]]`` in ``exercise.toml``)."""
+
+    id: str
+    message: str
+    mistake: str | None = None
+    """The function in the lesson's ``mistakes.py`` that makes this mistake."""
+    detector: str | None = None
+    """A generic detector whose finding this watch-out words in the lesson's terms."""
+
+
+@dataclass(frozen=True)
+class Hint:
+    """One hint; hints open one at a time, in order."""
+
+    title: str
+    text: str
+
+
 @dataclass(frozen=True)
 class Exercise:
     """A validated exercise folder."""
@@ -87,6 +112,14 @@ class Exercise:
     task: str = ""
     limits: dict[str, float] = field(default_factory=dict)
     """Per-exercise overrides of run limits (``timeout``, ``memory``), as written by the author."""
+    watch_outs: tuple[WatchOut, ...] = ()
+    hints: tuple[Hint, ...] = ()
+    solution_steps: tuple[str, ...] = ()
+    """The worked solution's steps, shown with the reference code once the exercise passes."""
+    mistakes: Path | None = None
+    """The author's ``mistakes.py`` (absolute), if the exercise names one or has the file."""
+    reference: Path | None = None
+    """The author's ``reference.py`` (absolute)."""
 
     @property
     def folder(self) -> Path:
@@ -146,6 +179,24 @@ def _names(value: Any) -> str | None:
     return None
 
 
+def _slug(value: Any) -> str | None:
+    if not isinstance(value, str) or not _SLUG.match(value):
+        return 'must be lower-case letters, digits and dashes, such as "missing-transpose"'
+    return None
+
+
+def _detector(value: Any) -> str | None:
+    if value not in DETECTORS:
+        return "must be one of " + ", ".join(DETECTORS)
+    return None
+
+
+def _strings(value: Any) -> str | None:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        return "must be a list of strings"
+    return None
+
+
 @dataclass(frozen=True)
 class Field:
     """One key of a table in ``exercise.toml``."""
@@ -167,6 +218,33 @@ EXERCISE_FIELDS: tuple[Field, ...] = (
     Field("atol", _non_negative, "Absolute tolerance of every case.", default=DEFAULT_ATOL),
     Field("timeout", _positive, "Seconds one case may take (run setting).", default=None),
     Field("memory", _positive, "MiB of memory learner code may add (run setting).", default=None),
+    Field("reference", _relative_file, "The author's right answer.", default="reference.py"),
+    Field("mistakes", _relative_file, "The author's known wrong answers.", default="mistakes.py"),
+)
+
+WATCH_OUT_FIELDS: tuple[Field, ...] = (
+    Field("id", _slug, 'A short stable name, such as "missing-transpose".', required=True),
+    Field(
+        "message", _text, "What to do, then why; shown as the failure's headline.", required=True
+    ),
+    Field(
+        "mistake", _identifier, "The function in mistakes.py that makes this mistake.", default=None
+    ),
+    Field(
+        "detector",
+        _detector,
+        "A generic detector this watch-out words for the lesson.",
+        default=None,
+    ),
+)
+
+HINT_FIELDS: tuple[Field, ...] = (
+    Field("title", _text, "A few words, shown as 'Hint N: title'.", required=True),
+    Field("text", _text, "The hint itself.", required=True),
+)
+
+SOLUTION_FIELDS: tuple[Field, ...] = (
+    Field("steps", _strings, "The worked solution's steps, in order.", default=[]),
 )
 
 CASE_FIELDS: tuple[Field, ...] = (
@@ -177,7 +255,7 @@ CASE_FIELDS: tuple[Field, ...] = (
 )
 
 #: Top-level tables and arrays of tables the format knows.
-TOP_LEVEL = ("exercise", "case")
+TOP_LEVEL = ("exercise", "case", "watch_out", "hint", "solution")
 
 #: Exercise keys that are run settings, overridable from the command line (see settings.py).
 LIMIT_KEYS = ("timeout", "memory")
@@ -263,6 +341,24 @@ def _build(data: dict[str, Any], path: Path, case_lines: list[int]) -> Exercise:
         line = case_lines[number - 1] if number - 1 < len(case_lines) else None
         cases.append(_build_case(raw, number, inputs, ex, path, line))
 
+    watch_outs = tuple(
+        WatchOut(w["id"], w["message"].strip(), w["mistake"], w["detector"])
+        for w in _read_array(data, "watch_out", WATCH_OUT_FIELDS, path)
+    )
+    ids = [w.id for w in watch_outs]
+    for duplicate in sorted({i for i in ids if ids.count(i) > 1}):
+        raise ExerciseError(path, f'watch_out id "{duplicate}" is used twice')
+    if any(w.mistake for w in watch_outs) and not (path.parent / ex["mistakes"]).is_file():
+        raise ExerciseError(
+            path, f"a watch_out names a mistake function, but {ex['mistakes']} is missing"
+        )
+    hints = tuple(
+        Hint(h["title"].strip(), h["text"].strip())
+        for h in _read_array(data, "hint", HINT_FIELDS, path)
+    )
+    steps: list[str] = []
+    if "solution" in data:
+        steps = _read_table(data["solution"], SOLUTION_FIELDS, "solution", path, None)["steps"]
     solution = path.parent / ex["solution"]
     limits = {key: float(ex[key]) for key in LIMIT_KEYS if ex[key] is not None}
     return Exercise(
@@ -276,7 +372,21 @@ def _build(data: dict[str, Any], path: Path, case_lines: list[int]) -> Exercise:
         cases=tuple(cases),
         task=ex["task"],
         limits=limits,
+        watch_outs=watch_outs,
+        hints=hints,
+        solution_steps=tuple(step.strip() for step in steps),
+        mistakes=path.parent / ex["mistakes"],
+        reference=path.parent / ex["reference"],
     )
+
+
+def _read_array(
+    data: dict[str, Any], key: str, fields: tuple[Field, ...], path: Path
+) -> list[dict[str, Any]]:
+    raw = data.get(key, [])
+    if not isinstance(raw, list):
+        raise ExerciseError(path, f"{key} must be written as [[{key}]] tables")
+    return [_read_table(table, fields, f"{key} {n}", path, None) for n, table in enumerate(raw, 1)]
 
 
 def _build_case(

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from pytest_lessons.compare import Comparison, fmt_index, fmt_number, fmt_shape
+from pytest_lessons.diagnose import Diagnosis
 from pytest_lessons.outcome import DIED, INTERNAL, RAISED, SETUP, TIMEOUT, Outcome, clean_text
 
 #: Longest rendering of one input before it is abbreviated.
@@ -77,6 +78,8 @@ class Context:
     memory_mb: float
     show: Callable[[Path | str], str] = str
     """Turns a path into what the learner should see (relative to where pytest runs)."""
+    color: bool = False
+    """Whether the terminal shows colour."""
 
 
 def _indent(lines: list[str], by: str = "  ") -> list[str]:
@@ -268,10 +271,27 @@ def _raised(outcome: Outcome, ctx: Context, where: str) -> Failure:
     return Failure(f"{subject} raised {name} {phase}:", lines)
 
 
-def describe_mismatch(comparison: Comparison, ctx: Context) -> Failure:
-    """The failure for a returned answer that is not right."""
-    first, rest = _paragraph(comparison.headline)
-    lines = [*rest]
+def describe_mismatch(
+    comparison: Comparison,
+    ctx: Context,
+    diagnosis: Diagnosis | None = None,
+    repeat_of: str = "",
+) -> Failure:
+    """The failure for a returned answer that is not right: the diagnosis (or the comparison's
+    own headline), then the evidence."""
+    if diagnosis is not None and repeat_of:
+        first = _first_sentence(diagnosis.headline)
+        lines = [f"  (the same mistake as {repeat_of}; its explanation is there)"]
+    elif diagnosis is not None:
+        first, rest = _paragraph(diagnosis.headline)
+        lines = [*rest]
+        for detail in diagnosis.details:
+            lines += _indent(_wrap(detail))
+    else:
+        first, rest = _paragraph(comparison.headline)
+        lines = [*rest]
+    if diagnosis is not None and comparison.problem not in ("values", "shape"):
+        lines += _indent(_wrap(comparison.headline))  # e.g. "add .tolist()" still applies
     for note in comparison.notes:
         lines += _indent(_wrap(note))
     lines.append("")
@@ -301,7 +321,48 @@ def describe_mismatch(comparison: Comparison, ctx: Context) -> Failure:
         more = comparison.mismatched - len(comparison.rows)
         if more > 0:
             lines.append(f"    ... and {more} more")
+    lines += mismatch_map(comparison, ctx.color)
     return Failure(first, lines)
+
+
+def _first_sentence(text: str) -> str:
+    end = text.find(". ")
+    return text if end < 0 else text[: end + 1]
+
+
+#: The largest grid a mismatch map draws (rows, columns of the last two dimensions).
+MAP_ROWS, MAP_COLUMNS = 12, 24
+
+
+def mismatch_map(comparison: Comparison, color: bool = False) -> list[str]:
+    """A grid of the last two dimensions: ``x`` where a value is outside tolerance (in any of
+    the leading dimensions), ``.`` where it matches. Empty when shapes differ or it is too big."""
+    shape = comparison.expected_shape
+    if comparison.got_shape != shape or not comparison.bad or not shape:
+        return []
+    rows_n, cols_n = (1, shape[0]) if len(shape) == 1 else shape[-2:]
+    if rows_n > MAP_ROWS or cols_n > MAP_COLUMNS or rows_n * cols_n < 2:
+        return []
+    expected = comparison.expected
+    assert expected is not None
+    wrong = set()
+    for position in comparison.bad:
+        index = expected.index(position)
+        wrong.add((0, index[0]) if len(shape) == 1 else index[-2:])
+    mark_bad, mark_ok = ("\x1b[31mx\x1b[0m", "\x1b[32m.\x1b[0m") if color else ("x", ".")
+    width = len(str(cols_n - 1))
+    what = "" if len(shape) <= 2 else " (last two dimensions; x if wrong in any slice)"
+    lines = ["", f"  where it differs{what}: x is outside tolerance"]
+    header = " ".join(str(c).rjust(width) for c in range(cols_n))
+    label = len(str(rows_n - 1))
+    lines.append("    " + " " * label + "  " + header)
+    for r in range(rows_n):
+        cells = " ".join(
+            (mark_bad if (r, c) in wrong else mark_ok).rjust(width + (9 if color else 0))
+            for c in range(cols_n)
+        )
+        lines.append(f"    {str(r).rjust(label)}  {cells}")
+    return lines
 
 
 def _table(rows: list[tuple[str, ...]], header: bool = True) -> list[str]:
@@ -346,12 +407,19 @@ def context_lines(outcome: Outcome, ctx: Context, show_inputs: bool = True) -> l
     return lines
 
 
-def render(outcome: Outcome, comparison: Comparison | None, ctx: Context) -> str:
-    """The whole failure text of one case."""
+def render(
+    outcome: Outcome,
+    comparison: Comparison | None,
+    ctx: Context,
+    diagnosis: Diagnosis | None = None,
+    repeat_of: str = "",
+) -> str:
+    """The whole failure text of one case. *repeat_of* names an earlier case that had the same
+    diagnosis, so its explanation is not repeated."""
     if comparison is None:
         failure = describe_error(outcome, ctx)
     else:
-        failure = describe_mismatch(comparison, ctx)
+        failure = describe_mismatch(comparison, ctx, diagnosis, repeat_of)
     if outcome.kind != INTERNAL:
         failure.lines += context_lines(outcome, ctx)
     return failure.render()

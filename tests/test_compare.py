@@ -157,7 +157,7 @@ def test_vectorised_and_plain_comparison_agree(monkeypatch: pytest.MonkeyPatch) 
     results = []
     for threshold in (0, 10**9):
         monkeypatch.setattr(judge_module, "VECTOR_FROM", threshold)
-        results.append(judge_module._outside(got, want, 1e-4, 1e-4))
+        results.append(judge_module.outside(got, want, 1e-4, 1e-4))
     assert results[0] == results[1]
     assert 2001 in results[0] and 2000 not in results[0] and 2003 not in results[0]
 

@@ -1,0 +1,49 @@
+"""Hooks that pytest-lessons adds to pytest (registered with ``pytest_addhooks``).
+
+Implement them in a ``conftest.py`` or a plugin. They are called through the item's ``ihook``, so
+a ``conftest.py`` inside a lesson's folder speaks for that lesson only.
+
+The built-in behaviour is made of ordinary ``trylast`` implementations in plugins named
+``lessons.watch_outs`` and ``lessons.detectors``: yours run before them, and either can be turned
+off with ``-p no:lessons.detectors`` (or ``config.pluginmanager.set_blocked(...)``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from pytest_lessons.diagnose import Diagnosis, Evidence
+    from pytest_lessons.nodes import CaseItem
+
+
+@pytest.hookspec
+def pytest_lessons_diagnose(item: CaseItem, evidence: Evidence) -> Diagnosis | None:
+    """Say what went wrong with a failing case's answer, or return None.
+
+    Called only when the learner's code returned an answer that is wrong (errors, crashes and
+    timeouts have their own messages). Every implementation is called; the report shows the
+    diagnosis with the lowest ``rank`` (``diagnose.WATCH_OUT`` = 10 outranks
+    ``diagnose.DETECTOR`` = 20), so a lesson's own words win over generic ones. A diagnosis
+    with ``shows_values=True`` is not shown for hidden cases.
+
+    :param item: the failing case; ``item.exercise`` and ``item.case`` are the model objects.
+    :param evidence: the learner's answer and the expected one as plain numbers
+        (``evidence.got.shape``, ``evidence.got.flat``), the tolerances and the case's inputs.
+
+    Example, in ``exercises/combine_heads/conftest.py``::
+
+        from pytest_lessons.diagnose import WATCH_OUT, Diagnosis
+
+        def pytest_lessons_diagnose(item, evidence):
+            if evidence.got.shape == evidence.expected.shape[::-1]:
+                return Diagnosis(
+                    id="time-and-heads-swapped",
+                    headline="Watch out: put time first. Your rows are heads, not tokens.",
+                    rank=WATCH_OUT,
+                    kind="watch_out",
+                )
+            return None
+    """

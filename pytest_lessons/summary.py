@@ -1,0 +1,197 @@
+"""The ``lessons`` section at the end of a run: each exercise's state, the course's progress,
+hints and worked solutions.
+
+It reads only the plain results that travel on test reports (so it works under pytest-xdist),
+the exercise files, and pytest's cache (duck-typed: ``get(key, default)`` and ``set(key,
+value)``). It imports no pytest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Protocol
+
+from pytest_lessons import model
+
+BAR = 10
+
+
+class Cache(Protocol):
+    def get(self, key: str, default: Any) -> Any: ...
+
+    def set(self, key: str, value: Any) -> None: ...
+
+
+@dataclass
+class ExerciseState:
+    """One exercise, as far as this run saw it."""
+
+    slug: str
+    path: Path
+    total: int
+    seen: set[int] = field(default_factory=set)
+    passed: set[int] = field(default_factory=set)
+    broken: str = ""
+    mistakes: dict[str, list[int]] = field(default_factory=dict)
+    """Watch-out id -> the cases where it fired."""
+
+    @property
+    def complete(self) -> bool:
+        """Every case of the exercise ran and passed."""
+        return not self.broken and self.total > 0 and len(self.passed) == self.total
+
+    @property
+    def failing(self) -> bool:
+        return bool(self.broken) or self.seen != self.passed
+
+
+def collect(results: Sequence[dict[str, Any]]) -> list[ExerciseState]:
+    """Group per-case results by exercise, in path order."""
+    states: dict[str, ExerciseState] = {}
+    for result in results:
+        path = str(result["path"])
+        state = states.setdefault(
+            path, ExerciseState(str(result["exercise"]), Path(path), int(result.get("cases", 0)))
+        )
+        if result.get("broken"):
+            state.broken = str(result.get("headline", "broken"))
+            continue
+        number = int(result["case"])
+        state.seen.add(number)
+        if result.get("passed"):
+            state.passed.add(number)
+        elif result.get("diagnosis_kind") == "watch_out":
+            state.mistakes.setdefault(str(result["diagnosis"]), []).append(number)
+    return [states[key] for key in sorted(states)]
+
+
+def _key(kind: str, state: ExerciseState) -> str:
+    digest = hashlib.sha1(str(state.path.resolve()).encode()).hexdigest()[:10]
+    return f"lessons/{kind}/{state.slug}-{digest}"
+
+
+def _cases(numbers: list[int]) -> str:
+    label = "case" if len(numbers) == 1 else "cases"
+    return f"{label} {', '.join(str(n) for n in sorted(numbers))}"
+
+
+def progress_lines(states: list[ExerciseState]) -> list[str]:
+    """One line per exercise, then the course line ``lessons: 1/3 passed [###-------]``."""
+    width = max(len(s.slug) for s in states)
+    lines = []
+    for state in states:
+        if state.broken:
+            status = "exercise.toml is broken"
+        elif state.complete:
+            status = "passed"
+        else:
+            status = f"{len(state.passed)} of {state.total} cases"
+            if len(state.seen) < state.total:
+                status += f" ({len(state.seen)} run)"
+            watch = "; ".join(f"{i} ({_cases(c)})" for i, c in state.mistakes.items())
+            if watch:
+                status += f"   watch out: {watch}"
+        lines.append(f"{state.slug.ljust(width)}   {status}")
+    done = sum(1 for s in states if s.complete)
+    filled = round(BAR * done / len(states))
+    lines.append(f"lessons: {done}/{len(states)} passed [{'#' * filled}{'-' * (BAR - filled)}]")
+    return lines
+
+
+def _load(state: ExerciseState) -> model.Exercise | None:
+    try:
+        return model.load(state.path)
+    except model.ExerciseError:
+        return None
+
+
+def hint_lines(
+    states: list[ExerciseState], mode: str | None, cache: Cache | None, rerun: list[str]
+) -> list[str]:
+    """With --lesson-hints: the hints opened so far and the next one, for each failing
+    exercise. Without: one line saying hints exist. Never how many are left."""
+    failing = [(s, ex) for s in states if s.failing and (ex := _load(s)) and ex.hints]
+    if not failing:
+        return []
+    command = " ".join(["pytest", *rerun, "--lesson-hints"])
+    if mode is None:
+        return ["", f"Stuck? `{command}` opens a hint."]
+    lines: list[str] = []
+    for state, exercise in failing:
+        key = _key("hints", state)
+        opened = int(cache.get(key, 0)) if cache is not None else 0
+        if mode == "reset":
+            if cache is not None:
+                cache.set(key, 0)
+            lines += ["", f"Hints for {state.slug} are closed again."]
+            continue
+        show = len(exercise.hints) if mode == "all" else min(opened + 1, len(exercise.hints))
+        if cache is not None:
+            cache.set(key, max(show, opened))
+        lines += ["", f"Hints for {state.slug}:"]
+        for number, hint in enumerate(exercise.hints[:show], 1):
+            lines.append(f"Hint {number}: {hint.title}")
+            lines += ["    " + line if line else "" for line in hint.text.splitlines()]
+    return lines
+
+
+def solution_lines(
+    states: list[ExerciseState],
+    mode: str | None,
+    cache: Cache | None,
+    show: Callable[[Path | str], str],
+    rerun: list[str],
+) -> list[str]:
+    """Record passes; with --lesson-solution, the worked solutions the learner has earned."""
+    lines: list[str] = []
+    for state in states:
+        key = _key("passed", state)
+        earned = state.complete or bool(cache.get(key, False) if cache is not None else False)
+        if state.complete and cache is not None:
+            cache.set(key, True)
+        if mode is None:
+            continue
+        if not earned and mode != "show-anyway":
+            command = " ".join(["pytest", *rerun, "--lesson-solution=show-anyway"])
+            lines += [
+                "",
+                f"The worked solution of {state.slug} opens once all its cases pass. "
+                f"To see it before that: `{command}`",
+            ]
+            continue
+        exercise = _load(state)
+        if exercise is None:
+            continue
+        lines += ["", f"Worked solution of {state.slug}"]
+        if not earned:
+            lines.append(
+                f"(You have not passed {state.slug} yet; it is shown because you asked with "
+                "--lesson-solution=show-anyway.)"
+            )
+        for number, step in enumerate(exercise.solution_steps, 1):
+            lines.append(f"{number}. {step}")
+        reference = exercise.reference
+        if reference is not None and reference.is_file():
+            lines += ["", f"{show(reference)}:", ""]
+            lines += ["    " + line for line in reference.read_text().rstrip().splitlines()]
+    return lines
+
+
+def render(
+    results: Sequence[dict[str, Any]],
+    show: Callable[[Path | str], str],
+    cache: Cache | None,
+    hints: str | None,
+    solution: str | None,
+    rerun: list[str],
+) -> list[str]:
+    """Every line of the ``lessons`` section."""
+    states = collect(results)
+    return [
+        *progress_lines(states),
+        *solution_lines(states, solution, cache, show, rerun),
+        *hint_lines(states, hints, cache, rerun),
+    ]

@@ -1,0 +1,158 @@
+"""Generic detectors and watch-out matching, on synthetic answers made for each."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from pytest_lessons.compare import Numbers, read_numbers
+from pytest_lessons.diagnose import (
+    GENERIC,
+    WATCH_OUT,
+    Diagnosis,
+    Evidence,
+    best,
+    detect,
+    layout,
+    match_watch_outs,
+    rows,
+    scaled,
+    shuffled,
+    triangle,
+)
+from pytest_lessons.model import DETECTORS, WatchOut
+
+
+def evidence(got: list, expected: list, inputs: dict | None = None) -> Evidence:
+    return Evidence(read_numbers(got), read_numbers(expected), 1e-4, 1e-4, inputs or {})
+
+
+def transpose(block: list[list[float]]) -> list[list[float]]:
+    return [list(row) for row in zip(*block)]
+
+
+EXPECTED = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.5]]
+
+
+def test_a_right_answer_triggers_no_detector() -> None:
+    assert detect(evidence(EXPECTED, EXPECTED)) is None
+    square = [[1.0, 2.0], [3.0, 4.0]]
+    assert detect(evidence(square, square)) is None
+
+
+def test_a_transposed_answer_is_named() -> None:
+    found = layout(evidence(transpose(EXPECTED), EXPECTED))
+    assert found is not None and found.id == "layout"
+    assert found.headline.startswith("Swap rows and columns")
+
+
+def test_a_square_transposed_answer_is_named() -> None:
+    square = [[1.0, 2.0], [3.0, 4.0]]
+    found = detect(evidence(transpose(square), square))
+    assert found is not None and found.headline.startswith("Swap rows and columns")
+
+
+def test_permuted_axes_are_named_with_their_order() -> None:
+    expected = [[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], [[7.0, 8.0], [9.0, 10.0], [11.0, 12.0]]]
+    got = [[expected[h][t] for h in range(2)] for t in range(3)]  # [3, 2, 2]
+    found = layout(evidence(got, expected))
+    assert found is not None
+    assert "axes in the order (1, 0, 2)" in found.headline
+
+
+def test_head_major_reshape_is_found_as_a_missing_permute() -> None:
+    # Expected [time=2, heads*width=2*3]: token-major. Got: the head-major reading.
+    per_head = [[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], [[7.0, 8.0, 9.0], [10.0, 11.0, 12.0]]]
+    expected = [[v for h in range(2) for v in per_head[h][t]] for t in range(2)]
+    flat = [v for h in per_head for row in h for v in row]
+    got = [flat[:6], flat[6:]]
+    found = layout(evidence(got, expected))
+    assert found is not None and found.id == "layout"
+    assert "Reorder the axes before you reshape" in found.headline
+    assert "[2, 6] seen as [2, 2, 3]" in found.headline
+
+
+def test_scaling_by_the_square_root_of_a_size_is_named() -> None:
+    inputs = {"Q": [[[0.0] * 4] * 3] * 2}
+    got = [[v * 2.0 for v in row] for row in EXPECTED]
+    found = scaled(evidence(got, EXPECTED, inputs))
+    assert found is not None
+    assert "times √4, the square root of the size of Q's last dimension" in found.headline
+    halved = [[v / 3 for v in row] for row in EXPECTED]
+    found = scaled(evidence(halved, EXPECTED, inputs))
+    assert found is not None and "divided by 3, the size of Q's axis 1" in found.headline
+
+
+def test_an_unnamed_factor_is_given_as_a_number() -> None:
+    found = scaled(evidence([[v * 1.7 for v in row] for row in EXPECTED], EXPECTED))
+    assert found is not None and "every value is 1.7 times the expected one" in found.headline
+
+
+def test_a_mask_pattern_is_named() -> None:
+    expected = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]]
+    masked = [[1.0, 0.0, 0.0], [4.0, 5.0, 0.0], [7.0, 8.0, 9.0]]
+    found = triangle(evidence(masked, expected))
+    assert (
+        found is not None and "right on and below the diagonal and wrong above it" in found.headline
+    )
+
+
+def test_wrong_rows_are_named() -> None:
+    expected = [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]
+    found = rows(evidence([[1.0, 2.0], [0.0, 4.0], [5.0, 6.0]], expected))
+    assert found is not None and "row 1 is wrong while rows 0, 2 are right" in found.headline
+
+
+def test_shuffled_values_are_named() -> None:
+    found = shuffled(evidence([[6.5, 2.0, 3.0], [4.0, 5.0, 1.0]], EXPECTED))
+    assert found is not None and found.id == "shuffled"
+
+
+@pytest.mark.parametrize(
+    "detector", [layout, scaled, triangle, rows, shuffled], ids=lambda d: d.__name__
+)
+def test_no_detector_claims_a_match_outside_tolerance(detector) -> None:
+    noisy = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.5 + 0.1]]
+    transposed_noisy = transpose([[1.0, 2.0, 3.0], [4.0, 5.0, 6.6]])
+    assert detector(evidence(transposed_noisy, EXPECTED)) is None or detector is rows
+    assert detector(evidence([[v * 2 + 0.01 for v in r] for r in EXPECTED], EXPECTED)) is None
+    assert detector is rows or detector(evidence(noisy, EXPECTED)) is None
+
+
+def test_a_watch_out_fires_when_the_answer_is_the_mistakes() -> None:
+    wrong = [[0.0, 2.0, 3.0], [4.0, 5.0, 6.5]]
+    watch = [WatchOut("first-zero", "the first value is reset.", mistake="zero_first")]
+    found = match_watch_outs(evidence(wrong, EXPECTED), watch, {"first-zero": read_numbers(wrong)})
+    assert found is not None and found.rank == WATCH_OUT
+    assert found.headline == "Watch out: the first value is reset."
+
+
+def test_a_watch_out_does_not_fire_when_its_mistake_is_right_on_the_case() -> None:
+    watch = [WatchOut("noop", "nothing.", mistake="same")]
+    got = [[0.0, 2.0, 3.0], [4.0, 5.0, 6.5]]
+    assert (
+        match_watch_outs(evidence(got, EXPECTED), watch, {"noop": read_numbers(EXPECTED)}) is None
+    )
+
+
+def test_a_watch_out_can_word_a_generic_finding() -> None:
+    watch = [WatchOut("swap", "the tokens and heads are swapped.", detector="layout")]
+    generic = Diagnosis("layout", "Swap rows and columns")
+    found = match_watch_outs(evidence(transpose(EXPECTED), EXPECTED), watch, {}, generic)
+    assert found is not None and found.id == "swap"
+
+
+def test_best_prefers_the_lowest_rank() -> None:
+    a, b = Diagnosis("a", "A", rank=20), Diagnosis("b", "B", rank=10)
+    assert best([None, a, b]) is b
+    assert best([None]) is None
+
+
+def test_numbers_index() -> None:
+    assert Numbers((2, 3), [0.0] * 6).index(4) == (1, 1)
+    assert math.isclose(read_numbers(3).flat[0], 3.0)
+
+
+def test_the_format_names_exactly_the_generic_detectors() -> None:
+    assert tuple(d.__name__ for d in GENERIC) == DETECTORS
