@@ -112,6 +112,14 @@ def fmt_number(value: float, other: float | None = None) -> str:
     return text
 
 
+def nested(numbers: Numbers) -> Any:
+    """*numbers* as a nested list again (a number for shape ``()``), for display."""
+    values = list(numbers.flat)
+    for size in reversed(numbers.shape[1:]):
+        values = [values[i : i + size] for i in range(0, len(values), size)]
+    return values[0] if numbers.shape == () else values
+
+
 def read_numbers(value: Any) -> Numbers:
     """Read an expected value (validated by the model) as :class:`Numbers`."""
     return _to_numbers(value)

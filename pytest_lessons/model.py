@@ -11,9 +11,11 @@ import difflib
 import math
 import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
+
+from pytest_lessons.generate import GenerateSpec, distinct_possible, draw
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -64,11 +66,28 @@ class Case:
     name: str | None = None
     line: int | None = None
     """Line of the case's ``[[case]]`` header in ``exercise.toml``, when it could be found."""
+    points: float = 1.0
+    """What passing this case is worth, after the exercise's ``points`` scaled it."""
+    hidden: bool = False
+    """Graded and counted, but its inputs and expected answer are never shown."""
+    generated: bool = False
+    """Drawn from ``[generate]``: ``expected`` is None until the reference computes it."""
+    sizes: dict[str, int] | None = None
+    """For a generated case: the size drawn for each axis."""
 
     @property
     def label(self) -> str:
-        """How the case is named to a learner: ``case 1 (worked example)``."""
+        """How the case is named to a learner: ``case 1 (worked example)``, ``hidden case 5``."""
+        if self.hidden:
+            return f"hidden case {self.number}"
+        if self.generated:
+            return f"case {self.number} (generated)"
         return f"case {self.number} ({self.name})" if self.name else f"case {self.number}"
+
+    @property
+    def id(self) -> str:
+        """The case's part of the pytest node id: ``case-1``, ``generated-5``."""
+        return f"generated-{self.number}" if self.generated else f"case-{self.number}"
 
 
 #: The generic detectors (see diagnose.py) a watch-out may word in a lesson's terms.
@@ -120,6 +139,12 @@ class Exercise:
     """The author's ``mistakes.py`` (absolute), if the exercise names one or has the file."""
     reference: Path | None = None
     """The author's ``reference.py`` (absolute)."""
+    generate: GenerateSpec | None = None
+
+    @property
+    def points(self) -> float:
+        """What the whole exercise is worth."""
+        return sum(case.points for case in self.cases)
 
     @property
     def folder(self) -> Path:
@@ -191,6 +216,48 @@ def _detector(value: Any) -> str | None:
     return None
 
 
+def _boolean(value: Any) -> str | None:
+    return None if isinstance(value, bool) else "must be true or false"
+
+
+def _integer(value: Any) -> str | None:
+    return None if type(value) is int else "must be a whole number"
+
+
+def _count(value: Any) -> str | None:
+    return _integer(value) or ("must be between 1 and 1000" if not 1 <= value <= 1000 else None)
+
+
+def _decimals(value: Any) -> str | None:
+    return _integer(value) or ("must be between 0 and 10" if not 0 <= value <= 10 else None)
+
+
+def _range(value: Any) -> str | None:
+    if (
+        not isinstance(value, list)
+        or len(value) != 2
+        or any(_number(v) for v in value)
+        or value[0] > value[1]
+    ):
+        return "must be [lowest, highest], two numbers in order"
+    return None
+
+
+def _axes(value: Any) -> str | None:
+    if not isinstance(value, dict) or not value:
+        return "must be a table of axis names, such as heads = [1, 4]"
+    for name, bounds in value.items():
+        if (
+            not _NAME.match(name)
+            or not isinstance(bounds, list)
+            or len(bounds) != 2
+            or any(type(b) is not int for b in bounds)
+            or not 1 <= bounds[0] <= bounds[1] <= 64
+        ):
+            return f'axis "{name}" must be [smallest, largest]: whole sizes from 1 to 64, in order'
+    return None
+
+
 def _strings(value: Any) -> str | None:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         return "must be a list of strings"
@@ -218,6 +285,13 @@ EXERCISE_FIELDS: tuple[Field, ...] = (
     Field("atol", _non_negative, "Absolute tolerance of every case.", default=DEFAULT_ATOL),
     Field("timeout", _positive, "Seconds one case may take (run setting).", default=None),
     Field("memory", _positive, "MiB of memory learner code may add (run setting).", default=None),
+    Field(
+        "points",
+        _positive,
+        "What the whole exercise is worth; its cases' points are "
+        "scaled to add up to it (default: the sum of the cases' points).",
+        default=None,
+    ),
     Field("reference", _relative_file, "The author's right answer.", default="reference.py"),
     Field("mistakes", _relative_file, "The author's known wrong answers.", default="mistakes.py"),
 )
@@ -252,10 +326,23 @@ CASE_FIELDS: tuple[Field, ...] = (
     Field("name", _text, "A short name shown in reports.", default=None),
     Field("rtol", _non_negative, "This case's relative tolerance.", default=None),
     Field("atol", _non_negative, "This case's absolute tolerance.", default=None),
+    Field("points", _non_negative, "What passing this case is worth.", default=1),
+    Field("hidden", _boolean, "Grade the case but never show its inputs or answer.", default=False),
+)
+
+GENERATE_FIELDS: tuple[Field, ...] = (
+    Field("count", _count, "How many cases to draw.", required=True),
+    Field("axes", _axes, "Axis name -> [smallest, largest] size.", required=True),
+    Field("inputs", lambda v: None, "Input name -> its axes, outermost first.", required=True),
+    Field("seed", _integer, "The same seed draws the same cases.", default=0),
+    Field("values", _range, "[lowest, highest] value drawn.", default=[-1.0, 1.0]),
+    Field("decimals", _decimals, "Digits each drawn value is rounded to.", default=2),
+    Field("points", _non_negative, "What each generated case is worth.", default=1),
+    Field("hidden", _boolean, "Hide the generated cases' inputs and answers.", default=False),
 )
 
 #: Top-level tables and arrays of tables the format knows.
-TOP_LEVEL = ("exercise", "case", "watch_out", "hint", "solution")
+TOP_LEVEL = ("exercise", "case", "watch_out", "hint", "solution", "generate")
 
 #: Exercise keys that are run settings, overridable from the command line (see settings.py).
 LIMIT_KEYS = ("timeout", "memory")
@@ -332,8 +419,9 @@ def _build(data: dict[str, Any], path: Path, case_lines: list[int]) -> Exercise:
     inputs = tuple(ex["inputs"])
 
     raw_cases = data.get("case")
-    if raw_cases is None:
+    if raw_cases is None and "generate" not in data:
         raise ExerciseError(path, f"no [[case]] in {path.name}: add at least one case")
+    raw_cases = raw_cases or []
     if not isinstance(raw_cases, list):
         raise ExerciseError(path, "case must be written as [[case]] tables")
     cases = []
@@ -341,6 +429,31 @@ def _build(data: dict[str, Any], path: Path, case_lines: list[int]) -> Exercise:
         line = case_lines[number - 1] if number - 1 < len(case_lines) else None
         cases.append(_build_case(raw, number, inputs, ex, path, line))
 
+    spec = _generate_spec(data["generate"], inputs, path) if "generate" in data else None
+    if spec is not None:
+        if not (path.parent / ex["reference"]).is_file():
+            raise ExerciseError(
+                path, f"[generate] needs {ex['reference']}, which computes the expected answers"
+            )
+        for sizes, drawn in draw(spec):
+            cases.append(
+                Case(
+                    number=len(cases) + 1,
+                    inputs=drawn,
+                    expected=None,
+                    rtol=float(ex["rtol"]),
+                    atol=float(ex["atol"]),
+                    points=float(spec.points),
+                    hidden=spec.hidden,
+                    generated=True,
+                    sizes=sizes,
+                )
+            )
+    if ex["points"] is not None:
+        total = sum(case.points for case in cases)
+        if total == 0:
+            raise ExerciseError(path, "exercise.points is set, but every case is worth 0 points")
+        cases = [replace(c, points=c.points * ex["points"] / total) for c in cases]
     watch_outs = tuple(
         WatchOut(w["id"], w["message"].strip(), w["mistake"], w["detector"])
         for w in _read_array(data, "watch_out", WATCH_OUT_FIELDS, path)
@@ -377,6 +490,40 @@ def _build(data: dict[str, Any], path: Path, case_lines: list[int]) -> Exercise:
         solution_steps=tuple(step.strip() for step in steps),
         mistakes=path.parent / ex["mistakes"],
         reference=path.parent / ex["reference"],
+        generate=spec,
+    )
+
+
+def _generate_spec(raw: Any, inputs: tuple[str, ...], path: Path) -> GenerateSpec:
+    table = _read_table(raw, GENERATE_FIELDS, "generate", path, None)
+    axes = {name: (bounds[0], bounds[1]) for name, bounds in table["axes"].items()}
+    if not distinct_possible(axes):
+        raise ExerciseError(
+            path, "generate.axes: the size ranges leave no way to give every axis its own size"
+        )
+    shapes = table["inputs"]
+    if not isinstance(shapes, dict):
+        raise ExerciseError(path, "generate.inputs must be a table: input name = [axis names]")
+    for name in inputs:
+        if name not in shapes:
+            raise ExerciseError(path, f'generate.inputs lacks input "{name}"')
+    for name, names in shapes.items():
+        if name not in inputs:
+            raise ExerciseError(path, f'generate.inputs has unknown input "{name}"')
+        if not isinstance(names, list) or not all(isinstance(a, str) for a in names):
+            raise ExerciseError(path, f"generate.inputs.{name} must be a list of axis names")
+        for axis in names:
+            if axis not in axes:
+                raise ExerciseError(path, f'generate.inputs.{name} names unknown axis "{axis}"')
+    return GenerateSpec(
+        count=table["count"],
+        seed=table["seed"],
+        axes=axes,
+        inputs={name: tuple(shapes[name]) for name in inputs},
+        values=(float(table["values"][0]), float(table["values"][1])),
+        decimals=table["decimals"],
+        points=float(table["points"]),
+        hidden=table["hidden"],
     )
 
 
@@ -428,6 +575,8 @@ def _build_case(
         atol=float(values["atol"] if values["atol"] is not None else ex["atol"]),
         name=values["name"],
         line=line,
+        points=float(values["points"]),
+        hidden=values["hidden"],
     )
 
 

@@ -7,16 +7,17 @@ Collection parses TOML only; it imports neither torch nor learner code.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
 from pytest_lessons import model
 from pytest_lessons.compare import Comparison, compare, read_numbers
 from pytest_lessons.diagnose import Diagnosis, Evidence, best
-from pytest_lessons.outcome import RETURNED, Outcome
-from pytest_lessons.report import Context, render
+from pytest_lessons.outcome import INTERNAL, RETURNED, Outcome
+from pytest_lessons.report import Context, abbreviate, render, render_hidden
 from pytest_lessons.runner import Job
 
 if TYPE_CHECKING:
@@ -39,10 +40,32 @@ class ExerciseFile(pytest.File):
         lessons = _lessons(self.config)
         if not self.config.option.collectonly:
             lessons.runner.warm_up()
-        for case in exercise.cases:
-            yield CaseItem.from_parent(
-                self, name=f"case-{case.number}", exercise=exercise, case=case
-            )
+        if lessons.submissions is None:
+            for case in exercise.cases:
+                yield CaseItem.from_parent(self, name=case.id, exercise=exercise, case=case)
+            return
+        # Batch grading: only each learner's solution file is taken from their folder.
+        relative = exercise.solution.relative_to(exercise.folder)
+        for learner in learners(lessons.submissions):
+            solution = lessons.submissions / learner / exercise.slug / relative
+            for case in exercise.cases:
+                yield CaseItem.from_parent(
+                    self,
+                    name=f"{learner}/{case.id}",
+                    exercise=exercise,
+                    case=case,
+                    solution=solution,
+                    learner=learner,
+                )
+
+
+def learners(submissions: Path) -> list[str]:
+    """The learners of a submissions folder: its sub-folders, in name order."""
+    return sorted(
+        entry.name
+        for entry in submissions.iterdir()
+        if entry.is_dir() and not entry.name.startswith((".", "_"))
+    )
 
 
 def _lessons(config: pytest.Config) -> LessonSession:
@@ -54,21 +77,35 @@ def _lessons(config: pytest.Config) -> LessonSession:
 class BrokenExercise(pytest.Item):
     """Stands for an ``exercise.toml`` that cannot be read, so the run fails and says why."""
 
-    def __init__(self, *, error: model.ExerciseError, **kwargs: Any) -> None:
+    def __init__(self, *, error: model.ExerciseError, learner: str = "", **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.error = error
+        self.learner = learner
         self.lesson_result: dict[str, Any] = {}
 
     def runtest(self) -> None:
         self.lesson_result = {
             "exercise": self.path.parent.name,
+            "title": self.path.parent.name,
             "path": str(self.path),
+            "line": self.error.line,
             "cases": 0,
             "case": 0,
+            "id": "exercise",
             "label": "exercise.toml",
+            "learner": self.learner,
+            "status": "broken",
             "passed": False,
-            "broken": True,
+            "points": 0.0,
+            "max_points": 0.0,
+            "hidden": False,
+            "generated": False,
             "headline": str(self.error),
+            "message": str(self.error),
+            "diagnosis": None,
+            "diagnosis_kind": None,
+            "seconds": 0.0,
+            "call": "",
         }
         raise LessonFailure(
             f"Fix {_lessons(self.config).show(self.error.path)}: this exercise cannot be "
@@ -86,25 +123,41 @@ class BrokenExercise(pytest.Item):
 class CaseItem(pytest.Item):
     """One case of an exercise: run the learner's function, compare, diagnose, report."""
 
-    def __init__(self, *, exercise: model.Exercise, case: model.Case, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *,
+        exercise: model.Exercise,
+        case: model.Case,
+        solution: Path | None = None,
+        learner: str = "",
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self.exercise = exercise
         self.case = case
+        self.solution = solution or exercise.solution
+        """The learner's file: the exercise's own, or a submission's in batch grading."""
+        self.learner = learner
         self.outcome: Outcome | None = None
         self.comparison: Comparison | None = None
         self.diagnosis: Diagnosis | None = None
+        self.started = 0.0
         self.lesson_result: dict[str, Any] = {}
-        """What the terminal summary and reports need, as plain data (it travels with
+        """What the summary and the report files need, as plain data (it travels with
         pytest-xdist); set by :meth:`runtest`."""
+        self.user_properties += [("exercise", exercise.slug), ("max_points", case.points)]
+        if learner:
+            self.user_properties.append(("learner", learner))
 
-    def job(self, solution: Path, entry: str) -> Job:
-        """A job running *entry* of *solution* on this case's inputs, with its limits."""
+    def job(self, solution: Path, entry: str, inputs: dict[str, Any] | None = None) -> Job:
+        """A job running *entry* of *solution* on this case's inputs (or *inputs*)."""
         lessons = _lessons(self.config)
         limits = lessons.settings.limits(self.exercise.limits)
+        given = self.case.inputs if inputs is None else inputs
         return Job(
             solution=solution,
             entry=entry,
-            inputs=[self.case.inputs[name] for name in self.exercise.inputs],
+            inputs=[given[name] for name in self.exercise.inputs],
             timeout=limits.timeout,
             memory_mb=limits.memory_mb,
             output_cap=limits.output_cap,
@@ -112,20 +165,30 @@ class CaseItem(pytest.Item):
         )
 
     def runtest(self) -> None:
+        self.started = time.perf_counter()
         lessons = _lessons(self.config)
         exercise, case = self.exercise, self.case
-        job = self.job(exercise.solution, exercise.entry)
+        expected = case.expected
+        if case.generated:
+            expected = lessons.reference_answer(self, case.inputs)
+            if expected is None:
+                self._fail(
+                    "The lesson's reference.py failed on this generated case, so it cannot be "
+                    "graded. Tell your instructor; this is not your code's fault.\n",
+                    kind="internal",
+                )
+        job = self.job(self.solution, exercise.entry)
         outcome = lessons.runner.run(job)
         self.outcome = outcome
         if outcome.kind == RETURNED:
-            self.comparison = compare(case.expected, outcome.answer, case.rtol, case.atol)
+            self.comparison = compare(expected, outcome.answer, case.rtol, case.atol)
             if self.comparison.passed:
-                self._record(passed=True)
+                self._record("passed")
                 return
             if self.comparison.got is not None:
                 evidence = Evidence(
                     got=self.comparison.got,
-                    expected=read_numbers(case.expected),
+                    expected=read_numbers(expected),
                     rtol=case.rtol,
                     atol=case.atol,
                     inputs=case.inputs,
@@ -133,39 +196,66 @@ class CaseItem(pytest.Item):
                 )
                 found = self.ihook.pytest_lessons_diagnose(item=self, evidence=evidence)
                 self.diagnosis = best(found)
-        repeat_of = ""
-        if self.diagnosis is not None:
-            repeat_of = lessons.first_seen.setdefault(
-                (str(exercise.path), self.diagnosis.headline), case.label
-            )
-            repeat_of = "" if repeat_of == case.label else repeat_of
         context = Context(
             slug=exercise.slug,
             entry=exercise.entry,
-            solution=exercise.solution,
+            solution=self.solution,
             inputs=case.inputs,
             timeout=job.timeout,
             memory_mb=job.memory_mb,
             show=lessons.show,
             color=lessons.color,
         )
+        kind = "failed" if outcome.kind == RETURNED else "error"
+        if outcome.kind == INTERNAL:
+            kind = "internal"
+        if case.hidden:
+            self._fail(
+                render_hidden(outcome, self.comparison, context, case.label, self.diagnosis), kind
+            )
+        repeat_of = ""
+        if self.diagnosis is not None:
+            key = (str(exercise.path), self.learner, self.diagnosis.headline)
+            first = lessons.first_seen.setdefault(key, case.label)
+            repeat_of = "" if first == case.label else first
         text = render(outcome, self.comparison, context, self.diagnosis, repeat_of)
-        self._record(passed=False, headline=text.split("\n", 1)[0])
+        if case.generated and outcome.kind != INTERNAL:
+            text += lessons.smaller_failure(self, outcome)
+        self._fail(text, kind)
+
+    def _fail(self, text: str, kind: str) -> NoReturn:
+        self._record(kind, text)
         raise LessonFailure(text)
 
-    def _record(self, passed: bool, headline: str = "") -> None:
+    def _record(self, status: str, text: str = "") -> None:
         diagnosis = self.diagnosis
+        passed = status == "passed"
+        exercise, case = self.exercise, self.case
         self.lesson_result = {
-            "exercise": self.exercise.slug,
-            "path": str(self.exercise.path),
-            "cases": len(self.exercise.cases),
-            "case": self.case.number,
-            "label": self.case.label,
+            "exercise": exercise.slug,
+            "title": exercise.title,
+            "path": str(exercise.path),
+            "line": case.line,
+            "cases": len(exercise.cases),
+            "case": case.number,
+            "id": case.id,
+            "label": case.label,
+            "learner": self.learner,
+            "status": status,
             "passed": passed,
-            "headline": headline,
+            "points": case.points if passed else 0.0,
+            "max_points": case.points,
+            "hidden": case.hidden,
+            "generated": case.generated,
+            "headline": text.split("\n", 1)[0],
+            "message": text,
             "diagnosis": diagnosis.id if diagnosis else None,
             "diagnosis_kind": diagnosis.kind if diagnosis else None,
+            "seconds": round(time.perf_counter() - self.started, 4),
+            "call": _call(exercise, case),
+            "output": "" if case.hidden or self.outcome is None else self.outcome.output,
         }
+        self.user_properties.append(("points", self.lesson_result["points"]))
         if diagnosis is not None and diagnosis.kind == "watch_out":
             self.user_properties.append(("watch_out", diagnosis.id))
 
@@ -174,7 +264,16 @@ class CaseItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         line = self.case.line - 1 if self.case.line else 0
-        return self.path, line, f"{self.exercise.slug}: {self.case.label}"
+        who = f"{self.learner}: " if self.learner else ""
+        return self.path, line, f"{who}{self.exercise.slug}: {self.case.label}"
+
+
+def _call(exercise: model.Exercise, case: model.Case) -> str:
+    """The call a case makes, as code a learner can paste (inputs left out when hidden)."""
+    if case.hidden:
+        return f"{exercise.entry}({', '.join(exercise.inputs)})  # a hidden case"
+    arguments = ", ".join(f"{name}={abbreviate(case.inputs[name])}" for name in exercise.inputs)
+    return f"{exercise.entry}({arguments})"
 
 
 def _repr_failure(

@@ -9,17 +9,21 @@ torch nor any learner code.
 from __future__ import annotations
 
 import importlib.metadata
+import json
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pytest_lessons import diagnose, model, settings, summary
-from pytest_lessons.compare import Numbers, read_numbers
+from pytest_lessons import diagnose, model, reports, settings, summary
+from pytest_lessons.compare import Numbers, compare, nested, read_numbers
+from pytest_lessons.generate import smaller
 from pytest_lessons.nodes import BrokenExercise, CaseItem, ExerciseFile
-from pytest_lessons.outcome import RETURNED
+from pytest_lessons.outcome import RAISED, RETURNED, Outcome
+from pytest_lessons.report import abbreviate
 from pytest_lessons.runner import Runner, make_runner
 
 
@@ -34,6 +38,13 @@ class LessonSession:
     first_seen: dict[tuple[str, str], str] = field(default_factory=dict)
     """(exercise file, diagnosis headline) -> the label of the first case that had it."""
     mistakes: dict[tuple[str, int, str], Numbers | None] = field(default_factory=dict)
+    references: dict[tuple[str, str], Any] = field(default_factory=dict)
+    shrunk: dict[tuple[str, str], str] = field(default_factory=dict)
+    """(exercise file, learner) -> the case under which a smaller failing input is shown."""
+    results: list[dict[str, Any]] = field(default_factory=list)
+    """Every case's result, as it arrived on its report (also from xdist workers)."""
+    submissions: Path | None = None
+    """Batch grading: the folder of learners' folders."""
 
     @property
     def color(self) -> bool:
@@ -72,8 +83,91 @@ class LessonSession:
             self.mistakes[key] = answer
         return self.mistakes[key]
 
+    def reference_answer(self, item: CaseItem, inputs: dict[str, Any]) -> Any:
+        """The lesson's reference answer on *inputs* (encoded plain data), or None if the
+        reference fails. Run in the worker like any code, once per input."""
+        exercise = item.exercise
+        key = (str(exercise.path), json.dumps(inputs, sort_keys=True))
+        if key not in self.references:
+            answer = None
+            if exercise.reference is not None:
+                outcome = self.runner.run(item.job(exercise.reference, exercise.entry, inputs))
+                if outcome.kind == RETURNED:
+                    try:
+                        read_numbers(outcome.answer)
+                        answer = outcome.answer
+                    except Exception:  # the reference returned no numbers
+                        answer = None
+            self.references[key] = answer
+        return self.references[key]
+
+    def smaller_failure(self, item: CaseItem, outcome: Outcome) -> str:
+        """For a failing generated case: a smaller input on which the learner's code fails the
+        same way, found by shrinking axes and rounding values; shown once per exercise."""
+        exercise, case = item.exercise, item.case
+        key = (str(exercise.path), item.learner)
+        if key in self.shrunk:
+            return f"\n  A smaller input that fails is shown under {self.shrunk[key]}.\n"
+        spec = exercise.generate
+        if spec is None or case.sizes is None:
+            return ""
+        if outcome.kind not in (RETURNED, RAISED) or outcome.error_type == "NotImplementedError":
+            return ""  # nothing to learn from a smaller input, or too slow to try (timeouts)
+        self.shrunk[key] = case.label
+        current: tuple[dict[str, int], dict[str, Any]] = (case.sizes, case.inputs)
+        found: tuple[Any, str] | None = None
+        budget = SHRINK_BUDGET
+        progress = True
+        while progress and budget > 0:
+            progress = False
+            for sizes, inputs in smaller(spec, *current):
+                budget -= 1
+                failing = self._fails_alike(item, inputs, outcome)
+                if failing is not None:
+                    current, found, progress = (sizes, inputs), failing, True
+                    break
+                if budget <= 0:
+                    break
+        if found is None:
+            return ""
+        sizes, inputs = current
+        expected, yours = found
+        described = ", ".join(f"{axis} {size}" for axis, size in sizes.items())
+        lines = ["", f"  A smaller input that fails the same way ({described}):"]
+        width = max(len(name) for name in inputs)
+        lines += [f"    {name.ljust(width)} = {abbreviate(inputs[name])}" for name in inputs]
+        lines += [
+            f"    {'expected'.ljust(width)}   {expected}",
+            f"    {'yours'.ljust(width)}   {yours}",
+        ]
+        return "\n".join(lines) + "\n"
+
+    def _fails_alike(
+        self, item: CaseItem, inputs: dict[str, Any], original: Outcome
+    ) -> tuple[str, str] | None:
+        expected = self.reference_answer(item, inputs)
+        if expected is None:
+            return None
+        outcome = self.runner.run(item.job(item.solution, item.exercise.entry, inputs))
+        shown = abbreviate(nested(read_numbers(expected)))
+        if original.kind == RAISED:
+            if outcome.kind == RAISED and outcome.error_type == original.error_type:
+                return shown, f"raises {outcome.error_type}"
+            return None
+        if outcome.kind != RETURNED:
+            return None
+        verdict = compare(expected, outcome.answer, item.case.rtol, item.case.atol)
+        if verdict.passed or verdict.got is None:
+            return None
+        return shown, abbreviate(nested(verdict.got))
+
+
+#: How many smaller inputs the shrinker may try for one failing generated case (each try runs
+#: the reference and the learner's code once).
+SHRINK_BUDGET = 30
 
 _KEY = pytest.StashKey[LessonSession]()
+_STARTED = pytest.StashKey[float]()
 
 
 def session_of(config: pytest.Config) -> LessonSession:
@@ -126,6 +220,44 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         )
         parser.addini(setting.ini, setting.help, default=None)
     group.addoption(
+        "--lesson-report",
+        dest="lesson_report",
+        metavar="PATH",
+        default=None,
+        help="Write the grading report to PATH (always, also when cases crash or an exercise "
+        "file is broken).",
+    )
+    group.addoption(
+        "--lesson-report-format",
+        dest="lesson_report_format",
+        default="json",
+        choices=reports.FORMATS,
+        help="The report's dialect: gradescope (results.json), classroom (the GitHub "
+        "Classroom runner result), exercism (results.json version 3) or json (ours; default).",
+    )
+    group.addoption(
+        "--lesson-hidden-visibility",
+        dest="lesson_hidden_visibility",
+        default="after_published",
+        choices=("hidden", "after_due_date", "after_published", "visible"),
+        help="Gradescope visibility of hidden cases (default after_published).",
+    )
+    group.addoption(
+        "--lesson-submissions",
+        dest="lesson_submissions",
+        metavar="DIR",
+        default=None,
+        help="Grade a class: DIR/<learner>/<exercise>/solution.py for each learner and each "
+        "collected exercise. Only the solution files are read from DIR.",
+    )
+    group.addoption(
+        "--lesson-gradebook",
+        dest="lesson_gradebook",
+        metavar="PATH",
+        default="gradebook.csv",
+        help="With --lesson-submissions: where to write the gradebook CSV (default gradebook.csv).",
+    )
+    group.addoption(
         "--lesson-hints",
         dest="lesson_hints",
         nargs="?",
@@ -157,12 +289,20 @@ def pytest_configure(config: pytest.Config) -> None:
         )
     except settings.SettingError as error:
         raise pytest.UsageError(str(error)) from None
+    submissions = config.getoption("lesson_submissions")
+    if submissions is not None:
+        submissions = Path(config.invocation_params.dir, submissions).resolve()
+        if not submissions.is_dir():
+            raise pytest.UsageError(f"--lesson-submissions={submissions}: no such folder")
     config.stash[_KEY] = LessonSession(
         settings=resolved,
         runner=make_runner(resolved.isolation, resolved.value("preload")),
         invocation_dir=config.invocation_params.dir,
         config=config,
+        submissions=submissions,
     )
+    config.stash[_STARTED] = time.monotonic()
+    config.pluginmanager.register(ResultCollector(config.stash[_KEY]), "lessons.results")
     config.pluginmanager.register(WatchOutMatcher(), "lessons.watch_outs")
     config.pluginmanager.register(GenericDetectors(), "lessons.detectors")
 
@@ -209,21 +349,72 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         outcome.get_result().lessons = item.lesson_result
 
 
+class ResultCollector:
+    """Gathers each case's result from its report, also from pytest-xdist workers."""
+
+    def __init__(self, lessons: LessonSession) -> None:
+        self.lessons = lessons
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        result = getattr(report, "lessons", None)
+        if result and report.when == "call":
+            self.lessons.results.append(result)
+
+
+def _grading(config: pytest.Config) -> bool:
+    return bool(config.getoption("lesson_report") or config.getoption("lesson_submissions"))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    config = session.config
+    if hasattr(config, "workerinput"):
+        return
+    lessons = config.stash.get(_KEY, None)
+    if lessons is None:
+        return
+    results = lessons.results
+    seconds = time.monotonic() - config.stash.get(_STARTED, time.monotonic())
+    if _grading(config) and not results and session.exitstatus == pytest.ExitCode.OK:
+        # Grading that graded nothing must not look like success.
+        session.exitstatus = pytest.ExitCode.NO_TESTS_COLLECTED
+    target = config.getoption("lesson_report")
+    if target:
+        path = Path(config.invocation_params.dir, target)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        text = reports.render(
+            config.getoption("lesson_report_format"),
+            results,
+            seconds,
+            config.getoption("lesson_hidden_visibility"),
+        )
+        path.write_text(text, encoding="utf-8")
+    if lessons.submissions is not None and results:
+        book = Path(config.invocation_params.dir, config.getoption("lesson_gradebook"))
+        book.parent.mkdir(parents=True, exist_ok=True)
+        book.write_text(reports.gradebook(results), encoding="utf-8")
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if step_summary and results:
+        with open(step_summary, "a", encoding="utf-8") as handle:
+            handle.write(reports.step_summary(results))
+
+
 def pytest_terminal_summary(
     terminalreporter: pytest.TerminalReporter, config: pytest.Config
 ) -> None:
     if hasattr(config, "workerinput"):
         return
-    results = [
-        report.lessons
-        for reports in terminalreporter.stats.values()
-        for report in reports
-        if getattr(report, "lessons", None)
-    ]
-    if not results:
-        return
     lessons = config.stash.get(_KEY, None)
-    show = lessons.show if lessons is not None else str
+    if lessons is None or not lessons.results:
+        return
+    results = lessons.results
+    if lessons.submissions is not None:
+        terminalreporter.write_sep("=", "lessons: the class")
+        for line in reports.class_lines(results):
+            terminalreporter.write_line(line)
+        terminalreporter.write_line(reports.summary_text(results))
+        return
+    show = lessons.show
     lines = summary.render(
         results,
         show=show,
@@ -236,3 +427,5 @@ def pytest_terminal_summary(
     terminalreporter.write_sep("=", "lessons")
     for line in lines:
         terminalreporter.write_line(line)
+    if any(r.get("hidden") for r in results) or _grading(config):
+        terminalreporter.write_line(reports.summary_text(results))

@@ -16,7 +16,16 @@ from typing import Any, Callable
 
 from pytest_lessons.compare import Comparison, fmt_index, fmt_number, fmt_shape
 from pytest_lessons.diagnose import Diagnosis
-from pytest_lessons.outcome import DIED, INTERNAL, RAISED, SETUP, TIMEOUT, Outcome, clean_text
+from pytest_lessons.outcome import (
+    DIED,
+    INTERNAL,
+    RAISED,
+    RETURNED,
+    SETUP,
+    TIMEOUT,
+    Outcome,
+    clean_text,
+)
 
 #: Longest rendering of one input before it is abbreviated.
 INPUT_WIDTH = 160
@@ -423,3 +432,40 @@ def render(
     if outcome.kind != INTERNAL:
         failure.lines += context_lines(outcome, ctx)
     return failure.render()
+
+
+def render_hidden(
+    outcome: Outcome,
+    comparison: Comparison | None,
+    ctx: Context,
+    label: str,
+    diagnosis: Diagnosis | None = None,
+) -> str:
+    """The failure text of a hidden case: what kind of failure, never the case's inputs, its
+    expected answer, the learner's answer, an error's message (learner code could put the
+    inputs in it) or what the code printed. A lesson watch-out is shown when it carries no
+    values."""
+    if outcome.kind == RETURNED:
+        what = "your answer is wrong"
+        if comparison is not None and comparison.problem not in ("values", "nonfinite"):
+            what = "your answer does not have the expected type or shape"
+    elif outcome.kind == RAISED:
+        where = ""
+        if outcome.frames:
+            frame = outcome.frames[-1]
+            where = f" at {ctx.show(frame.file)}, line {frame.line}"
+        what = f"your code raised {outcome.error_type}{where}"
+    elif outcome.kind == TIMEOUT:
+        what = f"{ctx.entry} ran longer than {outcome.seconds:g} s and was stopped"
+    elif outcome.kind == DIED:
+        what = f"the process running {ctx.entry} ended before it returned"
+    elif outcome.kind == SETUP:
+        return describe_error(outcome, ctx).render()
+    else:
+        what = "the grader itself failed on it, not your code"
+    lines = [f"{label.capitalize()} failed: {what}."]
+    if diagnosis is not None and diagnosis.kind == "watch_out" and not diagnosis.shows_values:
+        first, rest = _paragraph(diagnosis.headline)
+        lines += ["", first, *rest]
+    lines += ["", "  Its inputs and expected answer are not shown: it is a hidden case."]
+    return "\n".join(lines) + "\n"

@@ -56,7 +56,7 @@ def collect(results: Sequence[dict[str, Any]]) -> list[ExerciseState]:
         state = states.setdefault(
             path, ExerciseState(str(result["exercise"]), Path(path), int(result.get("cases", 0)))
         )
-        if result.get("broken"):
+        if result.get("status") == "broken":
             state.broken = str(result.get("headline", "broken"))
             continue
         number = int(result["case"])

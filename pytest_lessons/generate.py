@@ -1,0 +1,110 @@
+"""Generated cases: inputs drawn at random from a ``[generate]`` table, the same for the same seed.
+
+Each case draws one size per named axis, all different from each other, so an answer with two
+axes swapped cannot pass by accident; then fills every input with values from a range. Expected
+answers are not drawn here: they come from the lesson's ``reference.py`` when the case runs.
+When a generated case fails, :func:`smaller` proposes smaller inputs, so the report can show a
+small input that fails the same way. This module imports neither pytest nor torch.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class GenerateSpec:
+    """A validated ``[generate]`` table."""
+
+    count: int
+    seed: int
+    axes: dict[str, tuple[int, int]]
+    """Axis name -> inclusive size range."""
+    inputs: dict[str, tuple[str, ...]]
+    """Input name -> its axes, outermost first."""
+    values: tuple[float, float]
+    decimals: int
+    points: float
+    hidden: bool
+
+
+def distinct_possible(axes: dict[str, tuple[int, int]]) -> bool:
+    """Whether every axis can get a size no other axis has (a matching exists)."""
+    # Greedy by upper bound works for intervals of integers.
+    taken: set[int] = set()
+    for low, high in sorted(axes.values(), key=lambda r: (r[1], r[0])):
+        size = next((s for s in range(low, high + 1) if s not in taken), None)
+        if size is None:
+            return False
+        taken.add(size)
+    return True
+
+
+def _sizes(spec: GenerateSpec, rng: random.Random) -> dict[str, int]:
+    for _ in range(1000):
+        sizes: dict[str, int] = {}
+        for name, (low, high) in spec.axes.items():
+            free = [s for s in range(low, high + 1) if s not in sizes.values()]
+            if not free:
+                break
+            sizes[name] = rng.choice(free)
+        else:
+            return sizes
+    raise ValueError("the axes' size ranges leave no way to give every axis its own size")
+
+
+def _fill(shape: list[int], spec: GenerateSpec, rng: random.Random) -> Any:
+    if not shape:
+        low, high = spec.values
+        return round(rng.uniform(low, high), spec.decimals)
+    return [_fill(shape[1:], spec, rng) for _ in range(shape[0])]
+
+
+def draw(spec: GenerateSpec) -> list[tuple[dict[str, int], dict[str, Any]]]:
+    """The generated cases: (axis sizes, inputs by name) each, the same for the same spec."""
+    cases = []
+    for index in range(spec.count):
+        rng = random.Random(f"pytest-lessons:{spec.seed}:{index}")
+        sizes = _sizes(spec, rng)
+        inputs = {
+            name: _fill([sizes[a] for a in axes], spec, rng) for name, axes in spec.inputs.items()
+        }
+        cases.append((sizes, inputs))
+    return cases
+
+
+def _cut(value: Any, depth: int, size: int) -> Any:
+    """*value* with the axis at *depth* cut to its first *size* entries."""
+    if depth == 0:
+        return value[:size]
+    return [_cut(item, depth - 1, size) for item in value]
+
+
+def _round(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_round(v) for v in value]
+    return float(round(value))
+
+
+def smaller(
+    spec: GenerateSpec, sizes: dict[str, int], inputs: dict[str, Any]
+) -> Iterator[tuple[dict[str, int], dict[str, Any]]]:
+    """Simpler variants of a failing input, simplest first: each axis one shorter (down to its
+    range's lower bound), then every value rounded to an integer."""
+    for axis, (low, _) in spec.axes.items():
+        if sizes[axis] <= max(low, 1):
+            continue
+        shorter = dict(sizes, **{axis: sizes[axis] - 1})
+        cut = {
+            name: _cut(value, spec.inputs[name].index(axis), shorter[axis])
+            if axis in spec.inputs[name]
+            else value
+            for name, value in inputs.items()
+        }
+        yield shorter, cut
+    rounded = {name: _round(value) for name, value in inputs.items()}
+    if rounded != inputs:
+        yield sizes, rounded

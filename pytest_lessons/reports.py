@@ -1,0 +1,270 @@
+"""Report files from one result model: the per-case results that travel on pytest's reports.
+
+A result is a dict (see ``CaseItem._record`` in nodes.py); its keys are documented in README.md
+under "The json report". ``status`` is one of ``passed``, ``failed`` (a wrong answer), ``error``
+(learner code raised, crashed or timed out, or its file is unusable), ``broken`` (the exercise
+file is invalid) or ``internal`` (the grader failed). Each dialect maps these to its own words.
+Messages of hidden cases were made safe before they got here. This module imports no pytest.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Sequence
+from typing import Any, Callable
+
+FORMATS = ("gradescope", "classroom", "exercism", "json")
+
+#: Exercism's limit on a test's output.
+EXERCISM_OUTPUT = 500
+
+
+def ordered(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Results in a stable order (learner, exercise file, case), whatever order they ran in."""
+    return sorted(
+        results, key=lambda r: (str(r.get("learner", "")), str(r["path"]), int(r["case"]))
+    )
+
+
+def _name(result: dict[str, Any]) -> str:
+    who = f"{result['learner']}: " if result.get("learner") else ""
+    return f"{who}{result['exercise']}: {result['label']}"
+
+
+def totals(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Points and counts, public and hidden apart, so no summary overstates what passed."""
+    public = [r for r in results if not r.get("hidden") and r["status"] != "broken"]
+    hidden = [r for r in results if r.get("hidden")]
+    return {
+        "points": round(sum(r["points"] for r in results), 6),
+        "max_points": round(sum(r["max_points"] for r in results), 6),
+        "public_passed": sum(r["passed"] for r in public),
+        "public": len(public),
+        "hidden_passed": sum(r["passed"] for r in hidden),
+        "hidden": len(hidden),
+        "broken": sorted({r["exercise"] for r in results if r["status"] == "broken"}),
+    }
+
+
+def summary_text(results: Sequence[dict[str, Any]]) -> str:
+    """One honest sentence: points, and public and hidden cases apart."""
+    t = totals(results)
+    text = (
+        f"{t['points']:g} of {t['max_points']:g} points; "
+        f"public cases {t['public_passed']} of {t['public']} passed"
+    )
+    if t["hidden"]:
+        text += f", hidden cases {t['hidden_passed']} of {t['hidden']} passed"
+    if t["broken"]:
+        text += f"; not graded, their exercise.toml is broken: {', '.join(t['broken'])}"
+    return text + "."
+
+
+def gradescope(
+    results: Sequence[dict[str, Any]], seconds: float, hidden_visibility: str = "after_published"
+) -> dict[str, Any]:
+    """Gradescope's ``results.json``."""
+    tests = []
+    for number, r in enumerate(ordered(results), 1):
+        tests.append(
+            {
+                "name": _name(r),
+                "number": str(number),
+                "score": r["points"],
+                "max_score": r["max_points"],
+                "status": "passed" if r["passed"] else "failed",
+                "output": r["message"] or "passed",
+                "visibility": hidden_visibility if r.get("hidden") else "visible",
+                "tags": [r["exercise"]] + ([r["diagnosis"]] if r.get("diagnosis") else []),
+            }
+        )
+    return {
+        "score": totals(results)["points"],
+        "execution_time": round(seconds, 3),
+        "output": summary_text(results),
+        "visibility": "visible",
+        "stdout_visibility": "hidden",
+        "tests": tests,
+    }
+
+
+def classroom(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The GitHub Classroom runner result, which the classroom reporter reads (base64)."""
+    tests = []
+    for r in ordered(results):
+        status = "pass" if r["passed"] else ("fail" if r["status"] == "failed" else "error")
+        tests.append(
+            {
+                "name": _name(r),
+                "status": status,
+                "score": r["points"],
+                "message": r["message"] if not r["passed"] else "",
+                "test_code": r.get("call", ""),
+                "filename": _relative(r["path"]),
+                "line_no": int(r["line"] or 1),
+                "duration": round(float(r.get("seconds", 0)) * 1000),
+            }
+        )
+    errors = [t for t in tests if t["status"] == "error"]
+    if results and all(r["status"] in ("broken", "internal") for r in results):
+        status = "error"
+    elif any(t["status"] != "pass" for t in tests) or errors:
+        status = "fail"
+    else:
+        status = "pass" if tests else "error"
+    return {
+        "version": 1,
+        "status": status,
+        "max_score": totals(results)["max_points"],
+        "tests": tests,
+    }
+
+
+def exercism(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Exercism's test runner ``results.json``, version 3, tests in case order."""
+    tests = []
+    tasks: dict[str, int] = {}
+    for r in ordered(results):
+        task = tasks.setdefault(str(r["path"]), len(tasks) + 1)
+        status = "pass" if r["passed"] else ("fail" if r["status"] == "failed" else "error")
+        test: dict[str, Any] = {
+            "name": _name(r),
+            "status": status,
+            "test_code": r.get("call", ""),
+            "task_id": task,
+        }
+        if not r["passed"]:
+            test["message"] = r["message"]
+        output = r.get("output", "")
+        if output:
+            if len(output) > EXERCISM_OUTPUT:
+                notice = "\n[output cut to 500 characters]"
+                output = output[: EXERCISM_OUTPUT - len(notice)] + notice
+            test["output"] = output
+        tests.append(test)
+    report: dict[str, Any] = {"version": 3, "tests": tests}
+    if not results or all(r["status"] in ("broken", "internal") for r in results):
+        report["status"] = "error"
+        report["message"] = summary_text(results) if results else "No exercise was graded."
+    else:
+        report["status"] = "pass" if all(r["passed"] for r in results) else "fail"
+    return report
+
+
+def full(results: Sequence[dict[str, Any]], seconds: float) -> dict[str, Any]:
+    """Our own report: every field of every result, with totals."""
+    return {
+        "format": "pytest-lessons",
+        "version": 1,
+        "seconds": round(seconds, 3),
+        "totals": totals(results),
+        "summary": summary_text(results),
+        "mistakes": mistake_table(results),
+        "results": ordered(results),
+    }
+
+
+def _relative(path: str) -> str:
+    parts = path.replace("\\", "/").split("/")
+    return "/".join(parts[-2:]) if len(parts) >= 2 else path
+
+
+def render(
+    fmt: str, results: Sequence[dict[str, Any]], seconds: float, hidden_visibility: str
+) -> str:
+    """The report file's text in format *fmt* (one of :data:`FORMATS`)."""
+    makers: dict[str, Callable[[], dict[str, Any]]] = {
+        "gradescope": lambda: gradescope(results, seconds, hidden_visibility),
+        "classroom": lambda: classroom(results),
+        "exercism": lambda: exercism(results),
+        "json": lambda: full(results, seconds),
+    }
+    return json.dumps(makers[fmt](), indent=2, ensure_ascii=False) + "\n"
+
+
+# --- a class --------------------------------------------------------------------------------
+
+
+def gradebook(results: Sequence[dict[str, Any]]) -> str:
+    """CSV: learner, exercise, points, max points; one row per learner and exercise."""
+    rows: dict[tuple[str, str], list[float]] = {}
+    for r in ordered(results):
+        row = rows.setdefault((str(r.get("learner", "")), str(r["exercise"])), [0.0, 0.0])
+        row[0] += r["points"]
+        row[1] += r["max_points"]
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["learner", "exercise", "points", "max_points"])
+    for (learner, exercise), (points, most) in rows.items():
+        writer.writerow([learner, exercise, f"{points:g}", f"{most:g}"])
+    return out.getvalue()
+
+
+def mistake_table(results: Sequence[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """Exercise -> watch-out id -> how many learners hit it (each learner counted once)."""
+    seen: dict[str, dict[str, set[str]]] = {}
+    for r in results:
+        if r.get("diagnosis_kind") == "watch_out":
+            by_id = seen.setdefault(str(r["exercise"]), {})
+            by_id.setdefault(str(r["diagnosis"]), set()).add(str(r.get("learner", "")))
+    return {
+        exercise: {
+            i: len(learners) for i, learners in sorted(ids.items(), key=lambda x: -len(x[1]))
+        }
+        for exercise, ids in sorted(seen.items())
+    }
+
+
+def class_lines(results: Sequence[dict[str, Any]]) -> list[str]:
+    """The class summary: per exercise, learners who passed, mean points, common mistakes."""
+    learners = sorted({str(r.get("learner", "")) for r in results})
+    mistakes = mistake_table(results)
+    lines = [f"{len(learners)} learners"]
+    for exercise in sorted({str(r["exercise"]) for r in results}):
+        mine = [r for r in results if r["exercise"] == exercise]
+        passed = sum(
+            1
+            for who in learners
+            if (theirs := [r for r in mine if r.get("learner", "") == who])
+            and all(r["passed"] for r in theirs)
+        )
+        mean = sum(r["points"] for r in mine) / len(learners)
+        most = sum(r["max_points"] for r in mine) / len(learners)
+        lines.append(
+            f"{exercise}: {passed} of {len(learners)} passed, mean {mean:.3g} of {most:g} points"
+        )
+        for watch_id, count in mistakes.get(exercise, {}).items():
+            lines.append(
+                f"    {count:>3} learner{'s' if count != 1 else ''}  watch out: {watch_id}"
+            )
+    return lines
+
+
+def step_summary(results: Sequence[dict[str, Any]]) -> str:
+    """Markdown for GitHub's job summary: exercises, points and headlines."""
+    lines = [
+        "## pytest-lessons",
+        "",
+        summary_text(results),
+        "",
+        "| exercise | points | result |",
+        "| --- | --- | --- |",
+    ]
+    by_exercise: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in ordered(results):
+        by_exercise.setdefault((str(r.get("learner", "")), str(r["exercise"])), []).append(r)
+    for (learner, exercise), rs in by_exercise.items():
+        points = sum(r["points"] for r in rs)
+        most = sum(r["max_points"] for r in rs)
+        failing = [r for r in rs if not r["passed"]]
+        if not failing:
+            result = "passed"
+        else:
+            result = "; ".join(
+                f"{r['label']}: {r['headline']}".replace("|", "\\|")[:120] for r in failing[:3]
+            )
+        name = f"{learner}: {exercise}" if learner else exercise
+        lines.append(f"| {name} | {points:g} / {most:g} | {result} |")
+    return "\n".join(lines) + "\n"
