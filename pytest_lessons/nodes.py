@@ -106,6 +106,7 @@ class BrokenExercise(pytest.Item):
             "diagnosis_kind": None,
             "seconds": 0.0,
             "call": "",
+            "output": "",
         }
         raise LessonFailure(
             f"Fix {_lessons(self.config).show(self.error.path)}: this exercise cannot be "
@@ -219,12 +220,16 @@ class CaseItem(pytest.Item):
             first = lessons.first_seen.setdefault(key, case.label)
             repeat_of = "" if first == case.label else first
         text = render(outcome, self.comparison, context, self.diagnosis, repeat_of)
-        if case.generated and outcome.kind != INTERNAL:
+        # Reports get the whole text, which does not depend on which cases ran before in this
+        # process (so they are the same under pytest-xdist).
+        full = render(outcome, self.comparison, context, self.diagnosis) if repeat_of else text
+        if case.generated and outcome.kind != INTERNAL and not self.learner:
+            # Not when grading a class: shrinking costs seconds a learner, and it is for learners.
             text += lessons.smaller_failure(self, outcome)
-        self._fail(text, kind)
+        self._fail(text, kind, full)
 
-    def _fail(self, text: str, kind: str) -> NoReturn:
-        self._record(kind, text)
+    def _fail(self, text: str, kind: str, full: str | None = None) -> NoReturn:
+        self._record(kind, text if full is None else full)
         raise LessonFailure(text)
 
     def _record(self, status: str, text: str = "") -> None:

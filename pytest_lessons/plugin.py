@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import math
 import os
 import time
 from dataclasses import dataclass, field
@@ -136,10 +137,7 @@ class LessonSession:
         lines = ["", f"  A smaller input that fails the same way ({described}):"]
         width = max(len(name) for name in inputs)
         lines += [f"    {name.ljust(width)} = {abbreviate(inputs[name])}" for name in inputs]
-        lines += [
-            f"    {'expected'.ljust(width)}   {expected}",
-            f"    {'yours'.ljust(width)}   {yours}",
-        ]
+        lines += [f"    expected  {expected}", f"    yours     {yours}"]
         return "\n".join(lines) + "\n"
 
     def _fails_alike(
@@ -149,7 +147,7 @@ class LessonSession:
         if expected is None:
             return None
         outcome = self.runner.run(item.job(item.solution, item.exercise.entry, inputs))
-        shown = abbreviate(nested(read_numbers(expected)))
+        shown = abbreviate(_rounded(nested(read_numbers(expected))))
         if original.kind == RAISED:
             if outcome.kind == RAISED and outcome.error_type == original.error_type:
                 return shown, f"raises {outcome.error_type}"
@@ -159,7 +157,14 @@ class LessonSession:
         verdict = compare(expected, outcome.answer, item.case.rtol, item.case.atol)
         if verdict.passed or verdict.got is None:
             return None
-        return shown, abbreviate(nested(verdict.got))
+        return shown, abbreviate(_rounded(nested(verdict.got)))
+
+
+def _rounded(value: Any) -> Any:
+    """Values rounded to 4 decimals, for showing a small input's answers at a glance."""
+    if isinstance(value, list):
+        return [_rounded(v) for v in value]
+    return round(value, 4) if isinstance(value, float) and math.isfinite(value) else value
 
 
 #: How many smaller inputs the shrinker may try for one failing generated case (each try runs

@@ -15,22 +15,25 @@ from conftest import NO_TRANSPOSE, REFERENCE, said
 Make = Callable[..., Path]
 
 
-def test_the_reference_passes_all_four_seed_cases(
+def test_the_reference_passes_all_four_seed_cases_and_the_generated_ones(
     pytester: pytest.Pytester, combine_heads: Make
 ) -> None:
     combine_heads(REFERENCE)
-    result = pytester.runpytest("combine_heads")
+    result = pytester.runpytest("combine_heads", "-k", "case-")
     result.assert_outcomes(passed=4)
+    assert result.ret == 0
+    result = pytester.runpytest("combine_heads")
+    result.assert_outcomes(passed=10)
     assert result.ret == 0
 
 
 def test_the_stub_fails_every_case_kindly(pytester: pytest.Pytester, combine_heads: Make) -> None:
     combine_heads()
     result = pytester.runpytest("combine_heads")
-    result.assert_outcomes(failed=4)
+    result.assert_outcomes(failed=10)
     assert result.ret == 1
-    text = said(result)
-    assert text.count("combine_heads is not implemented yet") == 4
+    text = said(result).split("short test summary")[0]
+    assert text.count("combine_heads is not implemented yet") == 10
     assert "Open combine_heads/solution.py and replace `raise NotImplementedError`" in text
     assert "Traceback" not in text and "pytest_lessons" not in text
 
@@ -40,7 +43,7 @@ def test_a_missing_transpose_shows_shapes_counts_worst_index_and_table(
 ) -> None:
     combine_heads(NO_TRANSPOSE)
     result = pytester.runpytest("combine_heads")
-    result.assert_outcomes(passed=2, failed=2)
+    result.assert_outcomes(passed=2, failed=8)
     assert result.ret == 1
     result.stdout.fnmatch_lines(
         [
@@ -64,7 +67,10 @@ def test_ids_and_headers_name_the_lesson_and_case(
 ) -> None:
     combine_heads(REFERENCE)
     result = pytester.runpytest("combine_heads", "--collect-only", "-q")
-    result.stdout.fnmatch_lines([f"combine_heads/exercise.toml::case-{n}" for n in range(1, 5)])
+    result.stdout.fnmatch_lines(
+        [f"combine_heads/exercise.toml::case-{n}" for n in range(1, 5)]
+        + [f"combine_heads/exercise.toml::generated-{n}" for n in range(5, 11)]
+    )
 
 
 def run_double(
@@ -262,7 +268,7 @@ def test_collection_imports_neither_torch_nor_learner_code(
         timeout=120,
     )
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "4 tests collected" in run.stdout
+    assert "10 tests collected" in run.stdout
     assert "NO_TORCH" in run.stdout
     assert not marker.exists()
 

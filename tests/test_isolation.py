@@ -252,7 +252,7 @@ def test_a_right_solution_passes_on_one_thread_and_on_several(
     combine_heads(REFERENCE)
     for threads in ("1", "2"):
         result = pytester.runpytest("combine_heads", f"--lesson-threads={threads}")
-        result.assert_outcomes(passed=4)
+        result.assert_outcomes(passed=10)
 
 
 @pytest.mark.usefixtures("no_preload")

@@ -1,0 +1,444 @@
+"""CI autograding: points, hidden and generated cases, report dialects, batch grading."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any, Callable
+
+import jsonschema
+import pytest
+from conftest import COMBINE_HEADS, DOUBLE_RIGHT, DOUBLE_TOML, NO_TRANSPOSE, REFERENCE, dedent, said
+
+Make = Callable[..., Path]
+SCHEMAS = Path(__file__).parent / "schemas"
+
+
+def validate(report: Path, fmt: str) -> dict[str, Any]:
+    data = json.loads(report.read_text())
+    schema = json.loads((SCHEMAS / f"{fmt}.schema.json").read_text())
+    jsonschema.validate(data, schema)
+    return data
+
+
+POINTS_TOML = DOUBLE_TOML.replace('inputs = ["x"]', 'inputs = ["x"]\npoints = 10').replace(
+    'name = "a row"', 'name = "a row"\npoints = 3'
+)
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_points_give_partial_credit_scaled_to_the_exercise(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    # Case 1 (3 points of 4) fails, case 2 (1 of 4) passes: the exercise is worth 10.
+    make_exercise(
+        solution=DOUBLE_RIGHT.replace("return [2 * v for v in x]", "return x"), toml=POINTS_TOML
+    )
+    pytester.runpytest("double", "--lesson-report=out/report.json")
+    data = validate(pytester.path / "out/report.json", "json")
+    assert data["totals"]["points"] == 2.5 and data["totals"]["max_points"] == 10
+    assert [r["max_points"] for r in data["results"]] == [7.5, 2.5]
+    assert data["summary"] == "2.5 of 10 points; public cases 1 of 2 passed."
+
+
+ALL_FORMATS = ("gradescope", "classroom", "exercism", "json")
+
+
+@pytest.mark.usefixtures("no_preload")
+@pytest.mark.parametrize("fmt", ALL_FORMATS)
+def test_each_report_dialect_matches_its_schema(
+    pytester: pytest.Pytester, make_exercise: Make, fmt: str
+) -> None:
+    make_exercise(
+        solution=DOUBLE_RIGHT.replace("return [2 * v for v in x]", "return print('hi') or x")
+    )
+    make_exercise("broken", toml="[exercise]\ntitle='t'\n")
+    result = pytester.runpytest(
+        f"--lesson-report=report-{fmt}.json", f"--lesson-report-format={fmt}"
+    )
+    assert result.ret == 1
+    data = validate(pytester.path / f"report-{fmt}.json", fmt)
+    if fmt == "gradescope":
+        assert data["score"] == 1 and [t["status"] for t in data["tests"]] == [
+            "failed",
+            "failed",
+            "passed",
+        ]
+        assert data["tests"][0]["name"] == "broken: exercise.toml"
+    if fmt == "classroom":
+        assert data["status"] == "fail" and data["max_score"] == 2
+        assert [t["status"] for t in data["tests"]] == ["error", "fail", "pass"]
+        assert (
+            data["tests"][1]["line_no"] == 5
+            and data["tests"][1]["filename"] == "double/exercise.toml"
+        )
+    if fmt == "exercism":
+        assert data["status"] == "fail"
+        assert (
+            data["tests"][1]["output"] == "hi\n"
+            and "Check your scaling" in data["tests"][1]["message"]
+        )
+        assert [t["task_id"] for t in data["tests"]] == [1, 2, 2]
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_exercism_output_is_cut_at_500_characters_with_a_notice(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    make_exercise(solution="def solve(x):\n    print('z' * 2000)\n    return x\n")
+    pytester.runpytest("double", "--lesson-report=r.json", "--lesson-report-format=exercism")
+    data = validate(pytester.path / "r.json", "exercism")
+    output = data["tests"][0]["output"]
+    assert len(output) == 500 and output.endswith("[output cut to 500 characters]")
+
+
+@pytest.mark.usefixtures("no_preload")
+@pytest.mark.parametrize("fmt", ALL_FORMATS)
+def test_the_report_is_written_when_every_case_crashes_or_the_file_is_broken(
+    pytester: pytest.Pytester, make_exercise: Make, fmt: str
+) -> None:
+    make_exercise("broken", toml="[exercise\n")
+    result = pytester.runpytest("broken", "--lesson-report=r.json", f"--lesson-report-format={fmt}")
+    assert result.ret == 1
+    data = validate(pytester.path / "r.json", fmt)
+    if fmt in ("classroom", "exercism"):
+        assert data["status"] == "error"
+    make_exercise("crash", solution="import os\ndef solve(x):\n    os._exit(3)\n")
+    result = pytester.runpytest("crash", "--lesson-report=r.json", f"--lesson-report-format={fmt}")
+    assert result.ret == 1
+    validate(pytester.path / "r.json", fmt)
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_a_grading_run_that_grades_nothing_does_not_exit_0(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_plain="def test_ok():\n    pass\n")
+    result = pytester.runpytest("--lesson-report=r.json")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    assert json.loads((pytester.path / "r.json").read_text())["totals"]["max_points"] == 0
+    assert pytester.runpytest().ret == 0  # without grading, a plain run is as usual
+
+
+SECRET = ("7777.125", "-3131.5")
+HIDDEN_TOML = (
+    DOUBLE_TOML
+    + f"""
+[[case]]
+hidden = true
+name = "the secret one"
+x = [{SECRET[0]}, {SECRET[1]}]
+expected = [{float(SECRET[0]) * 2}, {float(SECRET[1]) * 2}]
+
+[[watch_out]]
+id = "halved"
+mistake = "halve"
+message = "multiply by two, do not divide."
+"""
+)
+
+LEAKY = f"""
+import sys
+
+def solve(x):
+    print("inputs are", x)
+    print("to stderr", x, file=sys.stderr)
+    flat = x if not isinstance(x[0], list) else [v for row in x for v in row]
+    if {SECRET[0]} in flat:
+        raise ValueError(f"leaking {{x}}")
+    if isinstance(x[0], list):
+        return [[v / 2 for v in row] for row in x]
+    return [v / 2 for v in x]
+"""
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_hidden_cases_never_show_their_values_anywhere(
+    pytester: pytest.Pytester, make_exercise: Make, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = make_exercise(
+        solution=LEAKY,
+        toml=HIDDEN_TOML,
+        mistakes__py="def halve(x):\n    return [v / 2 for v in x]\n",
+    )
+    step_summary = pytester.path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step_summary))
+    outputs = [step_summary]
+    texts = []
+    for fmt in ALL_FORMATS:
+        report = pytester.path / f"{fmt}.json"
+        result = pytester.runpytest(
+            "double",
+            "-rA",
+            "-vv",
+            f"--lesson-report={report}",
+            f"--lesson-report-format={fmt}",
+            f"--junitxml={pytester.path / fmt}.xml",
+        )
+        result.assert_outcomes(failed=3)
+        texts += [result.stdout.str(), result.stderr.str()]
+        outputs += [report, pytester.path / f"{fmt}.xml"]
+    texts += [path.read_text() for path in outputs]
+    texts.append(str(sorted(p.name for p in pytester.path.rglob("*"))))
+    everything = "\n".join(texts)
+    for secret in (*SECRET, "7777", "3131", "15554", "6263"):
+        assert secret not in everything
+    assert (
+        "Hidden case 3 failed: your code raised ValueError at double/solution.py, line 8."
+        in everything
+    )
+    assert "hidden cases 0 of 1 passed" in everything
+    assert "Watch out: multiply by two" in everything  # public cases still get their words
+    gradescope = json.loads((pytester.path / "gradescope.json").read_text())
+    assert gradescope["tests"][2]["visibility"] == "after_published"
+    assert folder.exists()
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_a_hidden_case_shows_a_watch_out_that_carries_no_values(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    make_exercise(
+        solution="def solve(x):\n    return [v / 2 for v in x] if not isinstance(x[0], list) else x\n",
+        toml=HIDDEN_TOML,
+        mistakes__py="def halve(x):\n    return [v / 2 for v in x]\n",
+    )
+    result = pytester.runpytest("double")
+    text = said(result)
+    assert (
+        "Hidden case 3 failed: your answer is wrong. Watch out: multiply by two, do not divide."
+        in text
+    )
+    assert SECRET[0] not in text
+
+
+GENERATED_TOML = """
+[exercise]
+title = "Transpose"
+inputs = ["m"]
+
+[[case]]
+m = [[1, 2, 3], [4, 5, 6]]
+expected = [[1, 4], [2, 5], [3, 6]]
+
+[generate]
+count = 5
+seed = 11
+values = [-9, 9]
+decimals = 0
+
+[generate.axes]
+rows = [2, 5]
+cols = [2, 5]
+
+[generate.inputs]
+m = ["rows", "cols"]
+"""
+
+TRANSPOSE_REFERENCE = "def solve(m):\n    return [list(col) for col in zip(*m)]\n"
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_generated_cases_are_the_same_for_the_same_seed(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    make_exercise(
+        "t", solution=TRANSPOSE_REFERENCE, toml=GENERATED_TOML, reference__py=TRANSPOSE_REFERENCE
+    )
+    calls = []
+    for _ in range(2):
+        pytester.runpytest("t", "--lesson-report=r.json").assert_outcomes(passed=6)
+        calls.append(
+            [r["call"] for r in json.loads((pytester.path / "r.json").read_text())["results"]]
+        )
+    assert calls[0] == calls[1] and len(set(calls[0])) == 6
+    from pytest_lessons import model
+
+    for case in model.load(pytester.path / "t" / "exercise.toml").cases[1:]:
+        assert case.sizes is not None and case.sizes["rows"] != case.sizes["cols"]
+    other = GENERATED_TOML.replace("seed = 11", "seed = 12")
+    make_exercise("t", solution=TRANSPOSE_REFERENCE, toml=other, reference__py=TRANSPOSE_REFERENCE)
+    pytester.runpytest("t", "--lesson-report=r.json")
+    assert [
+        r["call"] for r in json.loads((pytester.path / "r.json").read_text())["results"]
+    ] != calls[0]
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_a_solution_that_hard_codes_the_visible_answers_fails_the_generated_cases(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    cheat = """
+    import pathlib, tomllib
+
+    def solve(m):
+        cases = tomllib.loads((pathlib.Path(__file__).parent / "exercise.toml").read_text())["case"]
+        for case in cases:
+            if case["m"] == m:
+                return case["expected"]
+        return [[0]]
+    """
+    make_exercise("t", solution=cheat, toml=GENERATED_TOML, reference__py=TRANSPOSE_REFERENCE)
+    result = pytester.runpytest("t")
+    result.assert_outcomes(passed=1, failed=5)
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_a_failing_generated_case_is_shrunk_to_a_small_input(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    # Wrong only on inputs with a value above 5: the smallest failing input keeps one.
+    buggy = "def solve(m):\n    return [[min(v, 5) for v in col] for col in zip(*m)]\n"
+    make_exercise("t", solution=buggy, toml=GENERATED_TOML, reference__py=TRANSPOSE_REFERENCE)
+    result = pytester.runpytest("t")
+    text = result.stdout.str()
+    assert "A smaller input that fails the same way (rows 2, cols " in text or (
+        "A smaller input that fails the same way" in text
+    )
+    shown = [line for line in text.splitlines() if line.startswith("    m = ")]
+    assert shown and all(len(line) < 60 for line in shown)
+    assert "A smaller input that fails is shown under case" in said(result)
+
+
+def test_combine_heads_generated_cases_catch_a_memorised_solution(
+    pytester: pytest.Pytester, combine_heads: Make
+) -> None:
+    from pytest_lessons import model
+
+    seed = model.load(COMBINE_HEADS / "exercise.toml")
+    table = {
+        json.dumps([c.inputs[n] for n in "QKV"]): c.expected for c in seed.cases if not c.generated
+    }
+    combine_heads(
+        f"import json\nTABLE = {table!r}\n\ndef solve(Q, K, V):\n    return TABLE.get(json.dumps([Q, K, V]), [[0]])\n"
+    )
+    result = pytester.runpytest("combine_heads")
+    result.assert_outcomes(passed=4, failed=6)
+    for case in seed.cases:
+        if case.generated:
+            assert case.sizes is not None and len(set(case.sizes.values())) == 3
+
+
+# --- a class --------------------------------------------------------------------------------
+
+CLASS = {
+    "ada": REFERENCE,
+    "bo": REFERENCE,
+    "cy": REFERENCE,
+    "di": NO_TRANSPOSE,
+    "ed": NO_TRANSPOSE,
+    "flo": NO_TRANSPOSE,
+    "gus": "from mistakes_copy import with_causal_mask as solve\n",
+    "hal": "from mistakes_copy import with_causal_mask as solve\n",
+    "ivy": "def solve(Q, K, V):\n    raise NotImplementedError\n",
+    "jo": "import sys\ndef solve(Q, K, V):\n    sys.exit(1)\n",
+    "kim": None,  # handed in nothing for this exercise
+}
+
+
+def make_class(root: Path) -> Path:
+    submissions = root / "class"
+    for learner, code in CLASS.items():
+        folder = submissions / learner
+        folder.mkdir(parents=True)
+        # Files that must never be loaded from a submission.
+        (folder / "conftest.py").write_text(
+            f"open({str(root / f'LOADED-{learner}')!r}, 'w').close()\n"
+        )
+        (folder / "pytest.ini").write_text("[pytest]\naddopts = --this-option-does-not-exist\n")
+        if code is None:
+            continue
+        (folder / "combine_heads").mkdir()
+        (folder / "combine_heads" / "solution.py").write_text(dedent(code))
+        shutil.copy(COMBINE_HEADS / "mistakes.py", folder / "combine_heads" / "mistakes_copy.py")
+        (folder / "combine_heads" / "conftest.py").write_text("raise SystemExit('never loaded')\n")
+    return submissions
+
+
+def gradebook(path: Path) -> dict[str, tuple[str, str]]:
+    with path.open() as handle:
+        return {
+            row["learner"]: (row["points"], row["max_points"]) for row in csv.DictReader(handle)
+        }
+
+
+def test_batch_grading_a_class(pytester: pytest.Pytester, combine_heads: Make) -> None:
+    combine_heads()
+    submissions = make_class(pytester.path)
+    result = pytester.runpytest(
+        "combine_heads",
+        f"--lesson-submissions={submissions}",
+        "--lesson-gradebook=out/grades.csv",
+        "--lesson-report=out/report.json",
+    )
+    assert result.ret == 1
+    assert not list(pytester.path.glob("LOADED-*"))
+    book = gradebook(pytester.path / "out/grades.csv")
+    assert set(book) == set(CLASS)
+    for learner in ("ada", "bo", "cy"):
+        assert book[learner] == ("10", "10")
+    for learner in ("di", "ed", "flo"):
+        assert book[learner] == ("2", "10")
+    for learner in ("ivy", "jo", "kim"):
+        assert book[learner] == ("0", "10")
+    report = json.loads((pytester.path / "out/report.json").read_text())
+    assert report["mistakes"]["combine_heads"]["missing-transpose"] == 3
+    assert report["mistakes"]["combine_heads"]["causal-mask"] == 2
+    result.stdout.fnmatch_lines(
+        [
+            "*lessons: the class*",
+            "11 learners",
+            "combine_heads: 3 of 11 passed, mean * of 10 points",
+            "      3 learners  watch out: missing-transpose",
+            "      2 learners  watch out: causal-mask",
+        ]
+    )
+    text = said(result)
+    assert "kim: combine_heads: case 1 (worked example)" in text and "Create " in text
+
+
+def test_batch_grading_under_xdist_equals_serial(
+    pytester: pytest.Pytester, combine_heads: Make
+) -> None:
+    combine_heads()
+    submissions = make_class(pytester.path)
+    runs = {}
+    for name, extra in (("serial", []), ("parallel", ["-n", "2"])):
+        pytester.runpytest(
+            "combine_heads",
+            f"--lesson-submissions={submissions}",
+            f"--lesson-gradebook={name}.csv",
+            f"--lesson-report={name}.json",
+            *extra,
+        )
+        report = json.loads((pytester.path / f"{name}.json").read_text())
+        for r in report["results"]:
+            r.pop("seconds")
+        runs[name] = (
+            (pytester.path / f"{name}.csv").read_text(),
+            report["results"],
+            report["mistakes"],
+        )
+    assert runs["serial"] == runs["parallel"]
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_junitxml_properties_and_the_github_step_summary(
+    pytester: pytest.Pytester, make_exercise: Make, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make_exercise(
+        solution="def solve(x):\n    return [v / 2 for v in x] if not isinstance(x[0], list) else x\n",
+        toml=HIDDEN_TOML,
+        mistakes__py="def halve(x):\n    return [v / 2 for v in x]\n",
+    )
+    summary = pytester.path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    pytester.runpytest("double", "--junitxml=junit.xml")
+    cases = ET.parse(pytester.path / "junit.xml").getroot().iter("testcase")
+    props = [{p.get("name"): p.get("value") for p in case.iter("property")} for case in cases]
+    assert props[0]["exercise"] == "double" and props[0]["watch_out"] == "halved"
+    assert props[0]["points"] == "0.0" and props[0]["max_points"] == "1.0"
+    assert "watch_out" not in props[1]
+    text = summary.read_text()
+    assert "| double | 0 / 3 |" in text and "Watch out: multiply by two" in text
