@@ -11,6 +11,7 @@ from typing import Any, Callable
 
 import jsonschema
 import pytest
+
 from conftest import COMBINE_HEADS, DOUBLE_RIGHT, DOUBLE_TOML, NO_TRANSPOSE, REFERENCE, dedent, said
 
 Make = Callable[..., Path]

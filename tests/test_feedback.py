@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
+
 from conftest import COMBINE_HEADS, DOUBLE_RIGHT, NO_TRANSPOSE, REFERENCE, said
 
 Make = Callable[..., Path]

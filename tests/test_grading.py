@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
+
 from conftest import NO_TRANSPOSE, REFERENCE, said
 
 Make = Callable[..., Path]

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
+
 from conftest import DOUBLE_RIGHT, REFERENCE, said
 
 Make = Callable[..., Path]
