@@ -13,7 +13,7 @@ import base64
 import math
 from array import array
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import count
 from typing import Any
 
@@ -78,6 +78,9 @@ class Comparison:
     """Flat positions of every mismatched value (for maps and detectors)."""
     notes: tuple[str, ...] = ()
     """More sentences for the learner, after the headline."""
+    part: str = ""
+    """For an exercise with several outputs: the output this comparison is about."""
+    part_index: int = -1
 
 
 class _Problem(Exception):
@@ -483,3 +486,54 @@ def _nonfinite_headline(got: Numbers, want: Numbers, positions: list[int]) -> st
         "NaN often comes from 0/0 or from a softmax over a row that is all -inf; inf from "
         "dividing by zero or exp() of a large number."
     )
+
+
+def split_outputs(answer: Any, count: int) -> list[Any] | None:
+    """The *count* parts of a several-output answer (a tuple or list), or None if it is not
+    one. A packed answer (parts of equal shape) is unpacked."""
+    if isinstance(answer, dict) and answer.get(TAG) == "dense":
+        answer = nested(_decode_dense(answer))
+    if isinstance(answer, list) and len(answer) == count:
+        return answer
+    return None
+
+
+def compare_outputs(
+    expected: dict[str, Any], answer: Any, names: Sequence[str], rtol: float, atol: float
+) -> Comparison:
+    """Judge an answer made of several named outputs, returned in *names*' order: the first
+    output that is wrong speaks for the whole answer."""
+    parts = split_outputs(answer, len(names))
+    first = read_numbers(expected[names[0]])
+    if parts is None:
+        listed = ", ".join(names)
+        what = "None" if answer is None else _kind_of(answer)
+        return Comparison(
+            False,
+            "outputs",
+            f"Return {len(names)} values, in this order: {listed} (for example "
+            f"`return {listed}`). solve returned {what}.",
+            expected_shape=first.shape,
+            expected=first,
+            total=len(first.flat),
+        )
+    for index, (name, part) in enumerate(zip(names, parts)):
+        verdict = compare(expected[name], part, rtol, atol)
+        if not verdict.passed:
+            return replace(
+                verdict,
+                headline=f"In {name} (value {index + 1} of {len(names)}): {verdict.headline}",
+                part=name,
+                part_index=index,
+            )
+    return Comparison(
+        True, "", "", expected_shape=first.shape, expected=first, total=len(first.flat)
+    )
+
+
+def _kind_of(answer: Any) -> str:
+    if isinstance(answer, list):
+        return f"{len(answer)} value{'s' if len(answer) != 1 else ''}"
+    if isinstance(answer, dict):
+        return f"a {answer.get('type', answer.get(TAG, 'value'))}"
+    return f"a {type(answer).__name__}"

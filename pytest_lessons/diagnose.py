@@ -56,6 +56,8 @@ class Evidence:
     inputs: dict[str, Any] = field(default_factory=dict)
     problem: str = ""
     """The comparison's problem code (``values``, ``shape`` ...)."""
+    part_index: int = -1
+    """For an exercise with several outputs: which one ``got`` and ``expected`` are."""
 
 
 def best(diagnoses: Sequence[Diagnosis | None]) -> Diagnosis | None:

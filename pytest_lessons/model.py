@@ -140,6 +140,8 @@ class Exercise:
     reference: Path | None = None
     """The author's ``reference.py`` (absolute)."""
     generate: GenerateSpec | None = None
+    outputs: tuple[str, ...] = ()
+    """Names of the several values the entry function returns, in order; empty for one."""
 
     @property
     def points(self) -> float:
@@ -279,6 +281,13 @@ EXERCISE_FIELDS: tuple[Field, ...] = (
     Field("title", _text, "The exercise's title, shown to learners.", required=True),
     Field("inputs", _names, "The entry function's parameters, in order.", required=True),
     Field("task", _text, "What the learner is asked to do, in a sentence or two.", default=""),
+    Field(
+        "outputs",
+        _names,
+        "Names of the values the entry function returns, in order, when "
+        "it returns several (expected is then a table of them).",
+        default=None,
+    ),
     Field("entry", _identifier, "The function the learner writes.", default="solve"),
     Field("solution", _relative_file, "The learner's file.", default="solution.py"),
     Field("rtol", _non_negative, "Relative tolerance of every case.", default=DEFAULT_RTOL),
@@ -491,6 +500,7 @@ def _build(data: dict[str, Any], path: Path, case_lines: list[int]) -> Exercise:
         mistakes=path.parent / ex["mistakes"],
         reference=path.parent / ex["reference"],
         generate=spec,
+        outputs=tuple(ex["outputs"] or ()),
     )
 
 
@@ -564,9 +574,27 @@ def _build_case(
         complaint = _plain_value(raw[name])
         if complaint:
             raise ExerciseError(path, f"{where}.{name} {complaint}", line)
-    complaint = numeric_array_problem(values["expected"])
-    if complaint:
-        raise ExerciseError(path, f"{where}.expected {complaint}", line)
+    outputs = ex["outputs"]
+    if outputs:
+        expected = values["expected"]
+        if not isinstance(expected, dict):
+            listed = ", ".join(f"{n} = ..." for n in outputs)
+            raise ExerciseError(
+                path, f"{where}.expected must be a table of the outputs: {{ {listed} }}", line
+            )
+        for name in outputs:
+            if name not in expected:
+                raise ExerciseError(path, f'{where}.expected lacks output "{name}"', line)
+            complaint = numeric_array_problem(expected[name])
+            if complaint:
+                raise ExerciseError(path, f"{where}.expected.{name} {complaint}", line)
+        for name in expected:
+            if name not in outputs:
+                raise ExerciseError(path, f'{where}.expected has unknown output "{name}"', line)
+    else:
+        complaint = numeric_array_problem(values["expected"])
+        if complaint:
+            raise ExerciseError(path, f"{where}.expected {complaint}", line)
     return Case(
         number=number,
         inputs={name: raw[name] for name in inputs},

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import pytest
 
 from pytest_lessons import model
-from pytest_lessons.compare import Comparison, compare, read_numbers
+from pytest_lessons.compare import Comparison, compare, compare_outputs, split_outputs
 from pytest_lessons.diagnose import Diagnosis, Evidence, best
 from pytest_lessons.outcome import INTERNAL, RETURNED, Outcome
 from pytest_lessons.report import Context, abbreviate, render, render_hidden
@@ -182,18 +182,19 @@ class CaseItem(pytest.Item):
         outcome = lessons.runner.run(job)
         self.outcome = outcome
         if outcome.kind == RETURNED:
-            self.comparison = compare(expected, outcome.answer, case.rtol, case.atol)
+            self.comparison = judge(exercise, expected, outcome.answer, case.rtol, case.atol)
             if self.comparison.passed:
                 self._record("passed")
                 return
-            if self.comparison.got is not None:
+            if self.comparison.got is not None and self.comparison.expected is not None:
                 evidence = Evidence(
                     got=self.comparison.got,
-                    expected=read_numbers(expected),
+                    expected=self.comparison.expected,
                     rtol=case.rtol,
                     atol=case.atol,
                     inputs=case.inputs,
                     problem=self.comparison.problem,
+                    part_index=self.comparison.part_index,
                 )
                 found = self.ihook.pytest_lessons_diagnose(item=self, evidence=evidence)
                 self.diagnosis = best(found)
@@ -271,6 +272,19 @@ class CaseItem(pytest.Item):
         line = self.case.line - 1 if self.case.line else 0
         who = f"{self.learner}: " if self.learner else ""
         return self.path, line, f"{who}{self.exercise.slug}: {self.case.label}"
+
+
+def judge(
+    exercise: model.Exercise, expected: Any, answer: Any, rtol: float, atol: float
+) -> Comparison:
+    """Compare *answer* with *expected*: one value, or the exercise's several named outputs
+    (*expected* is then their table, or for a generated case the reference's tuple)."""
+    if not exercise.outputs:
+        return compare(expected, answer, rtol, atol)
+    if not isinstance(expected, dict) or "$" in expected:
+        parts = split_outputs(expected, len(exercise.outputs)) or []
+        expected = dict(zip(exercise.outputs, parts))
+    return compare_outputs(expected, answer, exercise.outputs, rtol, atol)
 
 
 def _call(exercise: model.Exercise, case: model.Case) -> str:

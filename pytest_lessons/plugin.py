@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 
 from pytest_lessons import diagnose, model, reports, settings, summary
-from pytest_lessons.compare import Numbers, compare, nested, read_numbers
+from pytest_lessons.compare import Numbers, nested, read_numbers, split_outputs
 from pytest_lessons.generate import smaller
-from pytest_lessons.nodes import BrokenExercise, CaseItem, ExerciseFile
+from pytest_lessons.nodes import BrokenExercise, CaseItem, ExerciseFile, judge
 from pytest_lessons.outcome import RAISED, RETURNED, Outcome
 from pytest_lessons.report import abbreviate
 from pytest_lessons.runner import Runner, make_runner
@@ -38,7 +38,7 @@ class LessonSession:
     config: pytest.Config | None = None
     first_seen: dict[tuple[str, str], str] = field(default_factory=dict)
     """(exercise file, diagnosis headline) -> the label of the first case that had it."""
-    mistakes: dict[tuple[str, int, str], Numbers | None] = field(default_factory=dict)
+    mistakes: dict[tuple[str, int, str, int], Numbers | None] = field(default_factory=dict)
     references: dict[tuple[str, str], Any] = field(default_factory=dict)
     shrunk: dict[tuple[str, str], str] = field(default_factory=dict)
     """(exercise file, learner) -> the case under which a smaller failing input is shown."""
@@ -64,21 +64,27 @@ class LessonSession:
         except ValueError:  # another drive on Windows
             return str(path)
 
-    def mistake_answer(self, item: CaseItem, watch: model.WatchOut) -> Numbers | None:
+    def mistake_answer(
+        self, item: CaseItem, watch: model.WatchOut, part: int = -1
+    ) -> Numbers | None:
         """What the author's mistake function returns on *item*'s case (None if it fails).
 
         Author code, but it runs like learner code (in the worker), on fresh inputs: the judge
         only ever reads plain data, whoever wrote the code.
         """
         exercise = item.exercise
-        key = (str(exercise.path), item.case.number, watch.id)
+        key = (str(exercise.path), item.case.number, watch.id, part)
         if key not in self.mistakes:
             answer: Numbers | None = None
             if exercise.mistakes is not None and watch.mistake:
                 outcome = self.runner.run(item.job(exercise.mistakes, watch.mistake))
                 if outcome.kind == RETURNED:
+                    value = outcome.answer
+                    if part >= 0:
+                        parts = split_outputs(value, len(exercise.outputs))
+                        value = parts[part] if parts is not None else None
                     try:
-                        answer = read_numbers(outcome.answer)
+                        answer = read_numbers(value)
                     except Exception:  # not numbers: this mistake cannot be matched
                         answer = None
             self.mistakes[key] = answer
@@ -94,9 +100,13 @@ class LessonSession:
             if exercise.reference is not None:
                 outcome = self.runner.run(item.job(exercise.reference, exercise.entry, inputs))
                 if outcome.kind == RETURNED:
+                    parts = [outcome.answer]
+                    if exercise.outputs:
+                        parts = split_outputs(outcome.answer, len(exercise.outputs)) or []
                     try:
-                        read_numbers(outcome.answer)
-                        answer = outcome.answer
+                        for part in parts:
+                            read_numbers(part)
+                        answer = outcome.answer if parts else None
                     except Exception:  # the reference returned no numbers
                         answer = None
             self.references[key] = answer
@@ -147,17 +157,27 @@ class LessonSession:
         if expected is None:
             return None
         outcome = self.runner.run(item.job(item.solution, item.exercise.entry, inputs))
-        shown = abbreviate(_rounded(nested(read_numbers(expected))))
+        shown = abbreviate(_rounded(_view(expected)))
         if original.kind == RAISED:
             if outcome.kind == RAISED and outcome.error_type == original.error_type:
                 return shown, f"raises {outcome.error_type}"
             return None
         if outcome.kind != RETURNED:
             return None
-        verdict = compare(expected, outcome.answer, item.case.rtol, item.case.atol)
+        verdict = judge(item.exercise, expected, outcome.answer, item.case.rtol, item.case.atol)
         if verdict.passed or verdict.got is None:
             return None
-        return shown, abbreviate(_rounded(nested(verdict.got)))
+        return shown, abbreviate(_rounded(_view(outcome.answer)))
+
+
+def _view(answer: Any) -> Any:
+    """An encoded answer as nested lists, for display (packed parts unpacked)."""
+    if isinstance(answer, list):
+        return [_view(part) for part in answer]
+    try:
+        return nested(read_numbers(answer))
+    except Exception:
+        return answer
 
 
 def _rounded(value: Any) -> Any:
@@ -191,7 +211,11 @@ class WatchOutMatcher:
         if not watch_outs:
             return None
         lessons = session_of(item.config)
-        answers = {w.id: lessons.mistake_answer(item, w) for w in watch_outs if w.mistake}
+        answers = {
+            w.id: lessons.mistake_answer(item, w, evidence.part_index)
+            for w in watch_outs
+            if w.mistake
+        }
         generic = diagnose.detect(evidence) if any(w.detector for w in watch_outs) else None
         return diagnose.match_watch_outs(evidence, watch_outs, answers, generic)
 
