@@ -67,8 +67,14 @@ def best(diagnoses: Sequence[Diagnosis | None]) -> Diagnosis | None:
 
 
 def close(got: Numbers, want: Numbers, rtol: float, atol: float) -> bool:
-    """Whether *got* equals *want* in shape and, within tolerance, in every value."""
-    return got.shape == want.shape and not outside(got.flat, want.flat, rtol, atol)
+    """Whether *got* equals *want* in shape and, within tolerance, in every value; NaN
+    matches NaN here (a mistake that makes NaN is matched by the same NaN)."""
+    if got.shape != want.shape:
+        return False
+    return all(
+        math.isnan(got.flat[i]) and math.isnan(want.flat[i])
+        for i in outside(got.flat, want.flat, rtol, atol)
+    )
 
 
 # --- lesson watch-outs ------------------------------------------------------------------------

@@ -23,8 +23,9 @@ class GenerateSpec:
     seed: int
     axes: dict[str, tuple[int, int]]
     """Axis name -> inclusive size range."""
-    inputs: dict[str, tuple[str, ...]]
-    """Input name -> its axes, outermost first."""
+    inputs: dict[str, tuple[str, ...] | str]
+    """Input name -> its axes, outermost first (an axis may be a product, ``heads*width``),
+    or one axis name: the input is then that axis's size, a whole number."""
     values: tuple[float, float]
     decimals: int
     points: float
@@ -63,15 +64,34 @@ def _fill(shape: list[int], spec: GenerateSpec, rng: random.Random) -> Any:
     return [_fill(shape[1:], spec, rng) for _ in range(shape[0])]
 
 
+def size_of(axis: str, sizes: dict[str, int]) -> int:
+    """The size of *axis*, which may be a product of axes (``heads*width``)."""
+    size = 1
+    for name in axis.split("*"):
+        size *= sizes[name.strip()]
+    return size
+
+
+def axis_names(axis: str) -> list[str]:
+    """The axes an axis entry is made of: ``heads*width`` -> heads, width."""
+    return [name.strip() for name in axis.split("*")]
+
+
+def _input(
+    axes: tuple[str, ...] | str, sizes: dict[str, int], spec: GenerateSpec, rng: random.Random
+) -> Any:
+    if isinstance(axes, str):
+        return sizes[axes]
+    return _fill([size_of(a, sizes) for a in axes], spec, rng)
+
+
 def draw(spec: GenerateSpec) -> list[tuple[dict[str, int], dict[str, Any]]]:
     """The generated cases: (axis sizes, inputs by name) each, the same for the same spec."""
     cases = []
     for index in range(spec.count):
         rng = random.Random(f"pytest-lessons:{spec.seed}:{index}")
         sizes = _sizes(spec, rng)
-        inputs = {
-            name: _fill([sizes[a] for a in axes], spec, rng) for name, axes in spec.inputs.items()
-        }
+        inputs = {name: _input(axes, sizes, spec, rng) for name, axes in spec.inputs.items()}
         cases.append((sizes, inputs))
     return cases
 
@@ -94,17 +114,31 @@ def smaller(
 ) -> Iterator[tuple[dict[str, int], dict[str, Any]]]:
     """Simpler variants of a failing input, simplest first: each axis one shorter (down to its
     range's lower bound), then every value rounded to an integer."""
+    in_products = {
+        name
+        for axes in spec.inputs.values()
+        if not isinstance(axes, str)
+        for axis in axes
+        if "*" in axis
+        for name in axis_names(axis)
+    }
     for axis, (low, _) in spec.axes.items():
-        if sizes[axis] <= max(low, 1):
-            continue
+        if sizes[axis] <= max(low, 1) or axis in in_products:
+            continue  # an axis inside a product cannot be cut by slicing
         shorter = dict(sizes, **{axis: sizes[axis] - 1})
-        cut = {
-            name: _cut(value, spec.inputs[name].index(axis), shorter[axis])
-            if axis in spec.inputs[name]
-            else value
-            for name, value in inputs.items()
-        }
+        cut = {}
+        for name, value in inputs.items():
+            axes = spec.inputs[name]
+            if isinstance(axes, str):
+                cut[name] = shorter[axes]
+            elif axis in axes:
+                cut[name] = _cut(value, axes.index(axis), shorter[axis])
+            else:
+                cut[name] = value
         yield shorter, cut
-    rounded = {name: _round(value) for name, value in inputs.items()}
+    rounded = {
+        name: value if isinstance(spec.inputs[name], str) else _round(value)
+        for name, value in inputs.items()
+    }
     if rounded != inputs:
         yield sizes, rounded

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from pytest_lessons.generate import GenerateSpec, distinct_possible, draw
+from pytest_lessons.generate import GenerateSpec, axis_names, distinct_possible, draw
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -520,16 +520,24 @@ def _generate_spec(raw: Any, inputs: tuple[str, ...], path: Path) -> GenerateSpe
     for name, names in shapes.items():
         if name not in inputs:
             raise ExerciseError(path, f'generate.inputs has unknown input "{name}"')
-        if not isinstance(names, list) or not all(isinstance(a, str) for a in names):
-            raise ExerciseError(path, f"generate.inputs.{name} must be a list of axis names")
+        if isinstance(names, str):
+            names = [names]  # the input is this axis's size
+        elif not isinstance(names, list) or not all(isinstance(a, str) for a in names):
+            raise ExerciseError(
+                path, f"generate.inputs.{name} must be a list of axis names, or one axis name"
+            )
         for axis in names:
-            if axis not in axes:
-                raise ExerciseError(path, f'generate.inputs.{name} names unknown axis "{axis}"')
+            for part in axis_names(axis):
+                if part not in axes:
+                    raise ExerciseError(path, f'generate.inputs.{name} names unknown axis "{part}"')
     return GenerateSpec(
         count=table["count"],
         seed=table["seed"],
         axes=axes,
-        inputs={name: tuple(shapes[name]) for name in inputs},
+        inputs={
+            name: shapes[name] if isinstance(shapes[name], str) else tuple(shapes[name])
+            for name in inputs
+        },
         values=(float(table["values"][0]), float(table["values"][1])),
         decimals=table["decimals"],
         points=float(table["points"]),

@@ -8,6 +8,7 @@ Collection parses TOML only; it imports neither torch nor learner code.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -16,7 +17,7 @@ import pytest
 from pytest_lessons import model
 from pytest_lessons.compare import Comparison, compare, compare_outputs, split_outputs
 from pytest_lessons.diagnose import Diagnosis, Evidence, best
-from pytest_lessons.outcome import INTERNAL, RETURNED, Outcome
+from pytest_lessons.outcome import INTERNAL, RAISED, RETURNED, Outcome
 from pytest_lessons.report import Context, abbreviate, render, render_hidden
 from pytest_lessons.runner import Job
 
@@ -40,6 +41,11 @@ class ExerciseFile(pytest.File):
         lessons = _lessons(self.config)
         if not self.config.option.collectonly:
             lessons.runner.warm_up()
+        if self.config.getoption("lesson_check"):
+            from pytest_lessons.check import LessonCheck
+
+            yield LessonCheck.from_parent(self, name="lesson-check", exercise=exercise)
+            return
         if lessons.submissions is None:
             for case in exercise.cases:
                 yield CaseItem.from_parent(self, name=case.id, exercise=exercise, case=case)
@@ -121,6 +127,18 @@ class BrokenExercise(pytest.Item):
         return self.path, line, f"{self.path.parent.name}: exercise.toml is broken"
 
 
+@dataclass(frozen=True)
+class Verdict:
+    """How one case went: ``status`` as in the reports, and the words for it."""
+
+    status: str
+    text: str = ""
+    full: str = ""
+    """The text without shortening for repeated mistakes (what reports keep)."""
+    shrinkable: bool = False
+    """Whether a smaller failing input could help (a wrong answer or an exception)."""
+
+
 class CaseItem(pytest.Item):
     """One case of an exercise: run the learner's function, compare, diagnose, report."""
 
@@ -131,6 +149,7 @@ class CaseItem(pytest.Item):
         case: model.Case,
         solution: Path | None = None,
         learner: str = "",
+        entry: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -138,6 +157,8 @@ class CaseItem(pytest.Item):
         self.case = case
         self.solution = solution or exercise.solution
         """The learner's file: the exercise's own, or a submission's in batch grading."""
+        self.entry = entry or exercise.entry
+        """The function to call (a mistake function's name when --lesson-check grades it)."""
         self.learner = learner
         self.outcome: Outcome | None = None
         self.comparison: Comparison | None = None
@@ -167,25 +188,38 @@ class CaseItem(pytest.Item):
 
     def runtest(self) -> None:
         self.started = time.perf_counter()
+        verdict = self.grade()
+        if verdict.status == "passed":
+            self._record("passed")
+            return
+        text = verdict.text
+        lessons = _lessons(self.config)
+        if self.case.generated and verdict.shrinkable and not self.learner:
+            # Not when grading a class: shrinking costs seconds a learner, and it is for learners.
+            assert self.outcome is not None
+            text += lessons.smaller_failure(self, self.outcome)
+        self._fail(text, verdict.status, verdict.full)
+
+    def grade(self) -> Verdict:
+        """Run the code, compare, diagnose and word the result, without raising."""
         lessons = _lessons(self.config)
         exercise, case = self.exercise, self.case
         expected = case.expected
         if case.generated:
             expected = lessons.reference_answer(self, case.inputs)
             if expected is None:
-                self._fail(
+                text = (
                     "The lesson's reference.py failed on this generated case, so it cannot be "
-                    "graded. Tell your instructor; this is not your code's fault.\n",
-                    kind="internal",
+                    "graded. Tell your instructor; this is not your code's fault.\n"
                 )
-        job = self.job(self.solution, exercise.entry)
+                return Verdict("internal", text, text)
+        job = self.job(self.solution, self.entry)
         outcome = lessons.runner.run(job)
         self.outcome = outcome
         if outcome.kind == RETURNED:
             self.comparison = judge(exercise, expected, outcome.answer, case.rtol, case.atol)
             if self.comparison.passed:
-                self._record("passed")
-                return
+                return Verdict("passed")
             if self.comparison.got is not None and self.comparison.expected is not None:
                 evidence = Evidence(
                     got=self.comparison.got,
@@ -200,7 +234,7 @@ class CaseItem(pytest.Item):
                 self.diagnosis = best(found)
         context = Context(
             slug=exercise.slug,
-            entry=exercise.entry,
+            entry=self.entry,
             solution=self.solution,
             inputs=case.inputs,
             timeout=job.timeout,
@@ -208,13 +242,12 @@ class CaseItem(pytest.Item):
             show=lessons.show,
             color=lessons.color,
         )
-        kind = "failed" if outcome.kind == RETURNED else "error"
+        status = "failed" if outcome.kind == RETURNED else "error"
         if outcome.kind == INTERNAL:
-            kind = "internal"
+            status = "internal"
         if case.hidden:
-            self._fail(
-                render_hidden(outcome, self.comparison, context, case.label, self.diagnosis), kind
-            )
+            text = render_hidden(outcome, self.comparison, context, case.label, self.diagnosis)
+            return Verdict(status, text, text)
         repeat_of = ""
         if self.diagnosis is not None:
             key = (str(exercise.path), self.learner, self.diagnosis.headline)
@@ -224,10 +257,10 @@ class CaseItem(pytest.Item):
         # Reports get the whole text, which does not depend on which cases ran before in this
         # process (so they are the same under pytest-xdist).
         full = render(outcome, self.comparison, context, self.diagnosis) if repeat_of else text
-        if case.generated and outcome.kind != INTERNAL and not self.learner:
-            # Not when grading a class: shrinking costs seconds a learner, and it is for learners.
-            text += lessons.smaller_failure(self, outcome)
-        self._fail(text, kind, full)
+        shrinkable = outcome.kind in (RETURNED, RAISED) and outcome.error_type != (
+            "NotImplementedError"
+        )
+        return Verdict(status, text, full, shrinkable)
 
     def _fail(self, text: str, kind: str, full: str | None = None) -> NoReturn:
         self._record(kind, text if full is None else full)

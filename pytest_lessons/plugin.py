@@ -122,8 +122,6 @@ class LessonSession:
         spec = exercise.generate
         if spec is None or case.sizes is None:
             return ""
-        if outcome.kind not in (RETURNED, RAISED) or outcome.error_type == "NotImplementedError":
-            return ""  # nothing to learn from a smaller input, or too slow to try (timeouts)
         self.shrunk[key] = case.label
         current: tuple[dict[str, int], dict[str, Any]] = (case.sizes, case.inputs)
         found: tuple[Any, str] | None = None
@@ -156,7 +154,7 @@ class LessonSession:
         expected = self.reference_answer(item, inputs)
         if expected is None:
             return None
-        outcome = self.runner.run(item.job(item.solution, item.exercise.entry, inputs))
+        outcome = self.runner.run(item.job(item.solution, item.entry, inputs))
         shown = abbreviate(_rounded(_view(expected)))
         if original.kind == RAISED:
             if outcome.kind == RAISED and outcome.error_type == original.error_type:
@@ -285,6 +283,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="PATH",
         default="gradebook.csv",
         help="With --lesson-submissions: where to write the gradebook CSV (default gradebook.csv).",
+    )
+    group.addoption(
+        "--lesson-check",
+        dest="lesson_check",
+        action="store_true",
+        default=False,
+        help="Check each collected lesson instead of grading it: the reference passes every "
+        "case, the starter fails, and each mistake gets its own watch-out and no other.",
     )
     group.addoption(
         "--lesson-hints",

@@ -1,0 +1,32 @@
+"""Known wrong answers to "One step with a KV cache", one per watch-out."""
+
+import torch
+import torch.nn.functional as F
+
+
+def _t(x):
+    return torch.tensor(x, dtype=torch.float64)
+
+
+def attend_before_appending(q, k, v, K_cache, V_cache):
+    q_new, k_new, v_new = (_t(x).unsqueeze(1) for x in (q, k, v))
+    out = F.scaled_dot_product_attention(q_new, _t(K_cache), _t(V_cache)).squeeze(1)
+    keys = torch.cat([_t(K_cache), k_new], dim=1)
+    values = torch.cat([_t(V_cache), v_new], dim=1)
+    return out.tolist(), keys.tolist(), values.tolist()
+
+
+def new_token_first(q, k, v, K_cache, V_cache):
+    q_new, k_new, v_new = (_t(x).unsqueeze(1) for x in (q, k, v))
+    keys = torch.cat([k_new, _t(K_cache)], dim=1)
+    values = torch.cat([v_new, _t(V_cache)], dim=1)
+    out = F.scaled_dot_product_attention(q_new, keys, values).squeeze(1)
+    return out.tolist(), keys.tolist(), values.tolist()
+
+
+def old_caches_returned(q, k, v, K_cache, V_cache):
+    q_new, k_new, v_new = (_t(x).unsqueeze(1) for x in (q, k, v))
+    keys = torch.cat([_t(K_cache), k_new], dim=1)
+    values = torch.cat([_t(V_cache), v_new], dim=1)
+    out = F.scaled_dot_product_attention(q_new, keys, values).squeeze(1)
+    return out.tolist(), K_cache, V_cache

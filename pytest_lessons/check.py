@@ -1,0 +1,188 @@
+"""``pytest --lesson-check``: prove a lesson sound before learners see it.
+
+For every exercise: its file is valid (collection already says when not); the reference passes
+every case, generated ones included; the starter fails; each watch-out's mistake function fails
+at least one case and, wherever it fails, gets exactly its own watch-out; and no two mistakes give
+the same answer on every case (the cases could not tell them apart). Each problem names the
+exercise, the watch-out and the case. The mistakes are graded exactly as a learner's answer is.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_lessons import model
+from pytest_lessons.generate import draw
+from pytest_lessons.nodes import CaseItem, LessonFailure, Verdict, judge
+from pytest_lessons.outcome import RETURNED
+from pytest_lessons.report import abbreviate
+
+if TYPE_CHECKING:
+    from pytest_lessons.plugin import LessonSession
+
+#: Extra inputs drawn to find one that tells two look-alike mistakes apart.
+SEARCH = 40
+
+
+class LessonCheck(pytest.Item):
+    """The authoring check of one exercise."""
+
+    def __init__(self, *, exercise: model.Exercise, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.exercise = exercise
+
+    def _grade(self, solution: Path, entry: str) -> list[tuple[model.Case, Verdict, Any]]:
+        """Grade *entry* of *solution* on every case, as a learner's answer is graded."""
+        graded = []
+        for case in self.exercise.cases:
+            item = CaseItem.from_parent(
+                self.parent,
+                name=f"{entry}-{case.id}",
+                exercise=self.exercise,
+                case=case,
+                solution=solution,
+                entry=entry,
+                learner="(lesson check)",
+            )
+            verdict = item.grade()
+            answer = item.outcome.answer if item.outcome and item.outcome.kind == RETURNED else None
+            diagnosis = item.diagnosis.id if item.diagnosis is not None else None
+            graded.append((case, verdict, (answer, diagnosis, item.diagnosis)))
+        return graded
+
+    def runtest(self) -> None:
+        exercise = self.exercise
+        problems: list[str] = []
+        name = exercise.slug
+
+        reference = exercise.reference
+        if reference is None or not reference.is_file():
+            problems.append(f"{name}: reference.py is missing")
+        else:
+            for case, verdict, _ in self._grade(reference, exercise.entry):
+                if verdict.status != "passed":
+                    problems.append(
+                        f"{name}: the reference fails {case.label}: {_headline(verdict.text)}"
+                    )
+
+        starter = self._grade(exercise.solution, exercise.entry)
+        if all(verdict.status == "passed" for _, verdict, _ in starter):
+            problems.append(
+                f"{name}: the starter {exercise.solution.name} passes every case; learners "
+                "would start with a finished exercise"
+            )
+
+        answers: dict[str, list[Any]] = {}
+        for watch in exercise.watch_outs:
+            if not watch.mistake:
+                continue
+            graded = self._grade(
+                exercise.mistakes or exercise.folder / "mistakes.py", watch.mistake
+            )
+            answers[watch.id] = [answer for _, _, (answer, _, _) in graded]
+            failing = [
+                (case, verdict, d)
+                for case, verdict, (_, d, _) in graded
+                if verdict.status != "passed"
+            ]
+            where = f"{name}: watch-out {watch.id} (mistake {watch.mistake})"
+            if not failing:
+                problems.append(f"{where} passes every case, so no case can catch it")
+            wrong: dict[str, list[int]] = {}
+            for case, verdict, found in failing:
+                if verdict.status != "failed":
+                    problems.append(
+                        f"{where}: on {case.label} the mistake does not return an answer: "
+                        f"{_headline(verdict.text)}"
+                    )
+                elif found != watch.id:
+                    what = f"watch-out {found} fires instead" if found else "no watch-out fires"
+                    wrong.setdefault(what, []).append(case.number)
+            for what, numbers in wrong.items():
+                label = "case" if len(numbers) == 1 else "cases"
+                problems.append(f"{where}: on {label} {', '.join(map(str, numbers))} {what}")
+        problems += self._look_alikes(answers)
+        if problems:
+            raise LessonFailure(
+                f"Fix the lesson {name}: {len(problems)} problem"
+                f"{'s' if len(problems) != 1 else ''}.\n\n"
+                + "\n".join(f"  - {problem}" for problem in problems)
+                + "\n"
+            )
+
+    def _same(self, a: Any, b: Any) -> bool:
+        if a is None or b is None:
+            return a is b
+        case = self.exercise.cases[0]
+        try:
+            return judge(self.exercise, a, b, case.rtol, case.atol).passed
+        except Exception:
+            return False
+
+    def _look_alikes(self, answers: dict[str, list[Any]]) -> list[str]:
+        problems = []
+        ids = list(answers)
+        for i, first in enumerate(ids):
+            for second in ids[i + 1 :]:
+                pairs = zip(answers[first], answers[second])
+                if all(self._same(a, b) for a, b in pairs):
+                    problems.append(
+                        f"{self.exercise.slug}: watch-outs {first} and {second}: their mistakes "
+                        "give the same answer on every case, so the cases cannot tell them "
+                        f"apart. {self._telling_input(first, second)}"
+                    )
+        return problems
+
+    def _telling_input(self, first: str, second: str) -> str:
+        """Inputs on which the two mistakes differ, drawn like generated cases."""
+        exercise = self.exercise
+        spec = exercise.generate
+        if spec is None:
+            return "Add a case on which their answers differ."
+        lessons: LessonSession = _lessons(self.config)
+        mistakes = {w.id: w.mistake for w in exercise.watch_outs}
+        base = exercise.cases[0]
+        from dataclasses import replace
+
+        for _, inputs in draw(replace(spec, seed=spec.seed + 1, count=SEARCH)):
+            probe = replace(base, inputs=inputs)
+            item = CaseItem.from_parent(
+                self.parent, name="probe", exercise=exercise, case=probe, learner="(lesson check)"
+            )
+            results = []
+            for watch_id in (first, second):
+                job = item.job(
+                    exercise.mistakes or exercise.folder / "mistakes.py",
+                    str(mistakes[watch_id]),
+                    inputs,
+                )
+                outcome = lessons.runner.run(job)
+                results.append(outcome.answer if outcome.kind == RETURNED else None)
+            if not self._same(*results):
+                shown = ", ".join(f"{k} = {abbreviate(v, 80)}" for k, v in inputs.items())
+                return f"A case with these inputs would: {shown}"
+        return "No drawn input told them apart either: they may be the same mistake."
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, LessonFailure):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, 0, f"{self.exercise.slug}: lesson check"
+
+
+def _headline(text: str) -> str:
+    """The first sentence of a failure text's first paragraph, on one line."""
+    paragraph = " ".join(text.split("\n\n", 1)[0].split())
+    end = paragraph.find(". ")
+    return paragraph if end < 0 else paragraph[: end + 1]
+
+
+def _lessons(config: pytest.Config) -> LessonSession:
+    from pytest_lessons.plugin import session_of
+
+    return session_of(config)
