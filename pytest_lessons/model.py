@@ -218,6 +218,14 @@ def _detector(value: Any) -> str | None:
     return None
 
 
+def _any(value: Any) -> str | None:
+    return None  # checked where its meaning is known (expected values, outputs)
+
+
+def _any_table(value: Any) -> str | None:
+    return None  # checked against the exercise's inputs and axes
+
+
 def _boolean(value: Any) -> str | None:
     return None if isinstance(value, bool) else "must be true or false"
 
@@ -331,7 +339,12 @@ SOLUTION_FIELDS: tuple[Field, ...] = (
 )
 
 CASE_FIELDS: tuple[Field, ...] = (
-    Field("expected", lambda v: None, "The right answer.", required=True),
+    Field(
+        "expected",
+        _any,
+        "The right answer (a table of outputs when the exercise has several).",
+        required=True,
+    ),
     Field("name", _text, "A short name shown in reports.", default=None),
     Field("rtol", _non_negative, "This case's relative tolerance.", default=None),
     Field("atol", _non_negative, "This case's absolute tolerance.", default=None),
@@ -342,7 +355,12 @@ CASE_FIELDS: tuple[Field, ...] = (
 GENERATE_FIELDS: tuple[Field, ...] = (
     Field("count", _count, "How many cases to draw.", required=True),
     Field("axes", _axes, "Axis name -> [smallest, largest] size.", required=True),
-    Field("inputs", lambda v: None, "Input name -> its axes, outermost first.", required=True),
+    Field(
+        "inputs",
+        _any_table,
+        "Input name -> its axes, outermost first, or one axis name (the input is then that size).",
+        required=True,
+    ),
     Field("seed", _integer, "The same seed draws the same cases.", default=0),
     Field("values", _range, "[lowest, highest] value drawn.", default=[-1.0, 1.0]),
     Field("decimals", _decimals, "Digits each drawn value is rounded to.", default=2),

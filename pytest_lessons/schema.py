@@ -1,0 +1,120 @@
+"""A JSON Schema for ``exercise.toml``, for editors (Taplo / Even Better TOML).
+
+Built from the model's own field lists, so the schema and the plugin's validation cannot drift
+apart: each check function has its schema here, and a test proves the shipped
+``exercise.schema.json`` is what this module builds. What a schema cannot say (a case's keys
+must be the exercise's inputs; generated axes must allow distinct sizes) only the plugin checks.
+
+Regenerate the shipped file with ``python -m pytest_lessons.schema``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from pytest_lessons import model
+
+SHIPPED = Path(__file__).with_name("exercise.schema.json")
+
+_NUMBER: dict[str, Any] = {"type": "number"}
+_NAME = {"type": "string", "pattern": r"^[A-Za-z_][A-Za-z0-9_]*$"}
+_NESTED = {
+    "$comment": "a number or a rectangular nested list of numbers",
+    "anyOf": [{"type": "number"}, {"type": "array", "items": {"$ref": "#/$defs/nested"}}],
+}
+_VALUE = {
+    "anyOf": [
+        {"type": ["number", "string", "boolean"]},
+        {"type": "array", "items": {"$ref": "#/$defs/value"}},
+    ]
+}
+
+#: The schema of each check function of model.py.
+CHECKS: dict[Any, dict[str, Any]] = {
+    model._text: {"type": "string"},
+    model._number: _NUMBER,
+    model._non_negative: {"type": "number", "minimum": 0},
+    model._positive: {"type": "number", "exclusiveMinimum": 0},
+    model._identifier: _NAME,
+    model._relative_file: {"type": "string", "pattern": r"^(?!/)(?!.*\.\.).*\.py$"},
+    model._names: {"type": "array", "items": _NAME, "minItems": 1, "uniqueItems": True},
+    model._slug: {"type": "string", "pattern": r"^[a-z0-9][a-z0-9-]*$"},
+    model._detector: {"enum": list(model.DETECTORS)},
+    model._strings: {"type": "array", "items": {"type": "string"}},
+    model._boolean: {"type": "boolean"},
+    model._integer: {"type": "integer"},
+    model._count: {"type": "integer", "minimum": 1, "maximum": 1000},
+    model._decimals: {"type": "integer", "minimum": 0, "maximum": 10},
+    model._range: {"type": "array", "items": _NUMBER, "minItems": 2, "maxItems": 2},
+    model._axes: {
+        "type": "object",
+        "minProperties": 1,
+        "propertyNames": _NAME,
+        "additionalProperties": {
+            "type": "array",
+            "items": {"type": "integer", "minimum": 1, "maximum": 64},
+            "minItems": 2,
+            "maxItems": 2,
+        },
+    },
+    model._any: {"anyOf": [{"$ref": "#/$defs/nested"}, {"type": "object"}]},
+    model._any_table: {
+        "type": "object",
+        "additionalProperties": {
+            "anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]
+        },
+    },
+}
+
+
+def _table(fields: tuple[model.Field, ...], extra: Any = False) -> dict[str, Any]:
+    properties = {}
+    for field in fields:
+        schema = dict(CHECKS[field.check])
+        schema["description"] = field.doc
+        if field.default not in (None, "", []):
+            schema["default"] = field.default
+        properties[field.name] = schema
+    table: dict[str, Any] = {
+        "type": "object",
+        "properties": properties,
+        "required": [f.name for f in fields if f.required],
+        "additionalProperties": extra,
+    }
+    return table
+
+
+def build() -> dict[str, Any]:
+    """The schema of exercise.toml, format version 1."""
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "pytest-lessons exercise.toml, format version 1",
+        "type": "object",
+        "properties": {
+            "exercise": _table(model.EXERCISE_FIELDS),
+            "case": {
+                "type": "array",
+                "description": "The graded cases. Besides the keys below, one key per input.",
+                "items": _table(model.CASE_FIELDS, extra={"$ref": "#/$defs/value"}),
+            },
+            "watch_out": {"type": "array", "items": _table(model.WATCH_OUT_FIELDS)},
+            "hint": {"type": "array", "items": _table(model.HINT_FIELDS)},
+            "solution": _table(model.SOLUTION_FIELDS),
+            "generate": _table(model.GENERATE_FIELDS),
+        },
+        "required": ["exercise"],
+        "additionalProperties": False,
+        "$defs": {"nested": _NESTED, "value": _VALUE},
+    }
+
+
+def text() -> str:
+    """The schema as the shipped file holds it."""
+    return json.dumps(build(), indent=2, ensure_ascii=False) + "\n"
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.stdout.write(text())

@@ -1,0 +1,206 @@
+"""The course: every lesson is sound (lesson check), its stub fails kindly and its reference
+passes; the authoring check catches broken lessons; the editor schema agrees with the plugin."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from pytest_lessons import model, schema
+
+from conftest import said
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+EXERCISES = Path(__file__).resolve().parent.parent / "exercises"
+LESSONS = sorted(p.parent.name for p in EXERCISES.glob("*/exercise.toml"))
+
+
+def copy(pytester: pytest.Pytester, *names: str) -> None:
+    for name in names:
+        shutil.copytree(
+            EXERCISES / name, pytester.path / name, ignore=shutil.ignore_patterns("__pycache__")
+        )
+
+
+def test_the_course_has_the_seed_lesson_and_four_more() -> None:
+    assert {
+        "combine_heads",
+        "split_heads",
+        "causal_attention",
+        "kv_cache_step",
+        "grouped_query_attention",
+    } <= set(LESSONS)
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_a_lesson_is_well_made(lesson: str) -> None:
+    exercise = model.load(EXERCISES / lesson / "exercise.toml")
+    assert exercise.task.strip()
+    assert 2 <= len(exercise.hints) <= 4
+    assert len([w for w in exercise.watch_outs if w.mistake]) >= 2
+    assert exercise.solution_steps
+    assert exercise.reference is not None and exercise.reference.is_file()
+    assert "raise NotImplementedError" in exercise.solution.read_text()
+    for case in exercise.cases:
+        if case.generated:
+            assert case.sizes is not None and len(set(case.sizes.values())) == len(case.sizes)
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_the_stub_fails_kindly_and_the_reference_passes(
+    pytester: pytest.Pytester, lesson: str
+) -> None:
+    copy(pytester, lesson)
+    cases = len(model.load(pytester.path / lesson / "exercise.toml").cases)
+    stub = pytester.runpytest(lesson)
+    stub.assert_outcomes(failed=cases)
+    failures = said(stub).split("short test summary")[0]
+    assert failures.count(f"Write your solution: {lesson} is not implemented yet.") == cases
+    shutil.copy(pytester.path / lesson / "reference.py", pytester.path / lesson / "solution.py")
+    pytester.runpytest(lesson).assert_outcomes(passed=cases)
+
+
+def test_every_lesson_passes_the_authoring_check(pytester: pytest.Pytester) -> None:
+    copy(pytester, *LESSONS)
+    result = pytester.runpytest("--lesson-check", *LESSONS)
+    result.assert_outcomes(passed=len(LESSONS))
+
+
+def test_a_broken_lesson_fails_the_check_naming_exercise_watch_out_and_case(
+    pytester: pytest.Pytester,
+) -> None:
+    copy(pytester, "combine_heads")
+    folder = pytester.path / "combine_heads"
+    with (folder / "mistakes.py").open("a") as handle:
+        handle.write("\n\ndef copy_of_causal(Q, K, V):\n    return with_causal_mask(Q, K, V)\n")
+    text = (folder / "exercise.toml").read_text()
+    # A mistake that triggers the wrong watch-out, two identical mistakes, a wrong reference.
+    text = text.replace('mistake = "scores_not_scaled"', 'mistake = "reshape_without_transpose"')
+    text = text.replace("expected = [[5]]", "expected = [[6]]")
+    text = text.replace(
+        "[[hint]]",
+        '[[watch_out]]\nid = "causal-again"\nmistake = "copy_of_causal"\nmessage = "x."\n\n[[hint]]',
+        1,
+    )
+    (folder / "exercise.toml").write_text(text)
+    result = pytester.runpytest("--lesson-check", "combine_heads")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*combine_heads: lesson check*",
+            "*- combine_heads: the reference fails case 2 (one head, one token): *",
+            "*- combine_heads: watch-out missing-scale (mistake reshape_without_transpose): on cases 1, 2, 3, 5, 6, 7, 8, 9, 10 watch-out missing-transpose fires instead",
+            "*- combine_heads: watch-outs missing-transpose and missing-scale: their mistakes give the same answer on every case, so the cases cannot tell them apart.*",
+            "*- combine_heads: watch-outs causal-mask and causal-again: *",
+        ]
+    )
+
+
+def test_a_mistake_that_passes_every_case_is_reported(pytester: pytest.Pytester) -> None:
+    copy(pytester, "split_heads")
+    folder = pytester.path / "split_heads"
+    with (folder / "mistakes.py").open("a") as handle:
+        handle.write(
+            "\n\ndef right_after_all(X, heads):\n    from reference import solve\n    return solve(X, heads)\n"
+        )
+    text = (
+        (folder / "exercise.toml")
+        .read_text()
+        .replace(
+            "[[hint]]",
+            '[[watch_out]]\nid = "not-a-mistake"\nmistake = "right_after_all"\nmessage = "x."\n\n[[hint]]',
+            1,
+        )
+    )
+    (folder / "exercise.toml").write_text(text)
+    result = pytester.runpytest("--lesson-check", "split_heads")
+    result.stdout.fnmatch_lines(
+        [
+            "*split_heads: watch-out not-a-mistake (mistake right_after_all) passes every case, so no case can catch it"
+        ]
+    )
+
+
+def test_the_whole_course_ends_with_the_progress_line(pytester: pytest.Pytester) -> None:
+    copy(pytester, *LESSONS)
+    shutil.copy(
+        pytester.path / "split_heads" / "reference.py",
+        pytester.path / "split_heads" / "solution.py",
+    )
+    result = pytester.runpytest(*LESSONS)
+    assert result.ret == 1
+    result.stdout.fnmatch_lines([f"lessons: 1/{len(LESSONS)} passed [[]##--------[]]"])
+
+
+def test_the_course_readme_lists_every_lesson_in_order() -> None:
+    readme = (EXERCISES / "README.md").read_text()
+    positions = [readme.find(f"`{lesson}`") for lesson in LESSONS]
+    assert all(p >= 0 for p in positions)
+    order = [
+        "split_heads",
+        "causal_attention",
+        "combine_heads",
+        "kv_cache_step",
+        "grouped_query_attention",
+    ]
+    assert sorted(order, key=lambda name: readme.find(f"`{name}`")) == order
+
+
+# --- the editor schema ----------------------------------------------------------------------
+
+
+def test_the_shipped_schema_is_built_from_the_model() -> None:
+    assert schema.SHIPPED.read_text() == schema.text()
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_every_lesson_file_validates_against_the_schema(lesson: str) -> None:
+    data = tomllib.loads((EXERCISES / lesson / "exercise.toml").read_text())
+    jsonschema.validate(data, json.loads(schema.SHIPPED.read_text()))
+
+
+GOOD = (EXERCISES / "combine_heads" / "exercise.toml").read_text()
+BAD = {
+    "unknown top-level": GOOD + "\n[hnt]\ntitle = 'x'\n",
+    "unknown exercise key": GOOD.replace('title = "Combine', 'titel = "x"\ntitle = "Combine'),
+    "missing title": GOOD.replace('title = "Combine attention heads"', ""),
+    "inputs not a list": GOOD.replace('inputs = ["Q", "K", "V"]', 'inputs = "QKV"'),
+    "negative atol": GOOD.replace(
+        'inputs = ["Q", "K", "V"]', 'inputs = ["Q", "K", "V"]\natol = -1'
+    ),
+    "rtol text": GOOD.replace(
+        'inputs = ["Q", "K", "V"]', 'inputs = ["Q", "K", "V"]\nrtol = "tight"'
+    ),
+    "hidden not boolean": GOOD.replace(
+        'name = "worked example"', 'name = "worked example"\nhidden = "yes"'
+    ),
+    "watch-out id": GOOD.replace('id = "missing-transpose"', 'id = "Missing Transpose"'),
+    "unknown detector": GOOD.replace('mistake = "with_causal_mask"', 'detector = "sideways"'),
+    "hint without text": GOOD.replace(
+        'title = "The idea"\ntext = """', 'title = "The idea"\nnote = """'
+    ),
+    "generate count": GOOD.replace("count = 6", "count = 0"),
+    "generate axis": GOOD.replace("heads = [2, 4]", "heads = [2, 100]"),
+}
+
+
+@pytest.mark.parametrize("kind", list(BAD))
+def test_the_schema_and_the_plugin_reject_the_same_broken_files(kind: str, tmp_path: Path) -> None:
+    text = BAD[kind]
+    assert text != GOOD
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(tomllib.loads(text), json.loads(schema.SHIPPED.read_text()))
+    folder = tmp_path / "combine_heads"
+    shutil.copytree(EXERCISES / "combine_heads", folder)
+    (folder / "exercise.toml").write_text(text)
+    with pytest.raises(model.ExerciseError):
+        model.load(folder / "exercise.toml")
