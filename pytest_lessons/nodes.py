@@ -194,8 +194,9 @@ class CaseItem(pytest.Item):
             return
         text = verdict.text
         lessons = _lessons(self.config)
-        if self.case.generated and verdict.shrinkable and not self.learner:
-            # Not when grading a class: shrinking costs seconds a learner, and it is for learners.
+        if self.case.generated and verdict.shrinkable and not self.learner and not self.case.hidden:
+            # Not when grading a class (it costs seconds a learner, and it is for learners at
+            # their desk), and never for hidden cases: a smaller input is still their input.
             assert self.outcome is not None
             text += lessons.smaller_failure(self, self.outcome)
         self._fail(text, verdict.status, verdict.full)

@@ -302,6 +302,23 @@ def test_a_failing_generated_case_is_shrunk_to_a_small_input(
     assert "A smaller input that fails is shown under case" in said(result)
 
 
+@pytest.mark.usefixtures("no_preload")
+def test_hidden_generated_cases_show_no_smaller_input(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    buggy = "def solve(m):\n    return [[min(v, 5) for v in col] for col in zip(*m)]\n"
+    toml = GENERATED_TOML.replace("decimals = 0", "decimals = 0\nhidden = true")
+    make_exercise("t", solution=buggy, toml=toml, reference__py=TRANSPOSE_REFERENCE)
+    result = pytester.runpytest("t", "--lesson-report=r.json")
+    text = result.stdout.str() + (pytester.path / "r.json").read_text()
+    assert "Hidden case 2 failed" in text or "Hidden case 3 failed" in text
+    assert "A smaller input" not in text
+    from pytest_lessons import model
+
+    for case in model.load(pytester.path / "t" / "exercise.toml").cases[1:]:
+        assert str(case.inputs["m"][0]) not in text
+
+
 def test_combine_heads_generated_cases_catch_a_memorised_solution(
     pytester: pytest.Pytester, combine_heads: Make
 ) -> None:
