@@ -434,6 +434,17 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             handle.write(reports.step_summary(results))
 
 
+def _paths(config: pytest.Config) -> list[str]:
+    """The paths this run was given, without its options (repeating `-p no:cacheprovider`
+    would lose the hints it suggests opening)."""
+    here = config.invocation_params.dir
+    return [
+        str(arg)
+        for arg in config.invocation_params.args
+        if not str(arg).startswith("-") and Path(here, str(arg).split("::")[0]).exists()
+    ]
+
+
 def pytest_terminal_summary(
     terminalreporter: pytest.TerminalReporter, config: pytest.Config
 ) -> None:
@@ -456,8 +467,7 @@ def pytest_terminal_summary(
         cache=getattr(config, "cache", None),
         hints=config.getoption("lesson_hints"),
         solution=config.getoption("lesson_solution"),
-        # The paths of this run, without its options (-p no:cacheprovider would lose hints).
-        rerun=[arg for arg in config.invocation_params.args if not str(arg).startswith("-")],
+        rerun=_paths(config),
     )
     terminalreporter.write_sep("=", "lessons")
     for line in lines:

@@ -202,7 +202,7 @@ def test_hints_open_one_per_run_and_are_remembered(
     pytester: pytest.Pytester, make_exercise: Make
 ) -> None:
     make_exercise(solution="def solve(x):\n    return x\n", toml=HINTED_TOML)
-    first = pytester.runpytest("double")
+    first = pytester.runpytest("double", "-p", "no:randomly", "-k", "case")
     first.stdout.fnmatch_lines(["Stuck? `pytest double --lesson-hints` opens a hint."])
     assert "Hint 1" not in first.stdout.str()
 
