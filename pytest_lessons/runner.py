@@ -77,7 +77,11 @@ def _worker_env() -> dict[str, str]:
     env = dict(os.environ)
     # The course runs on the CPU; a forked child must never touch a CUDA context either.
     env["CUDA_VISIBLE_DEVICES"] = ""
-    env.setdefault("OMP_NUM_THREADS", "1")
+    # One thread in the worker, whatever the user's environment says: a thread pool started
+    # before fork leaves its locks held in every child, where torch's next operator hangs.
+    # Each child then sets its own thread count (--lesson-threads).
+    env["OMP_NUM_THREADS"] = "1"
+    env["MKL_NUM_THREADS"] = "1"
     env.setdefault("PYTHONWARNINGS", "ignore")
     # The worker must import this very package, even when it is not installed (a checkout).
     package_root = str(Path(__file__).resolve().parent.parent)

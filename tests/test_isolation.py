@@ -247,6 +247,16 @@ def test_the_learner_file_is_imported_anew_for_every_case(
     pytester.runpytest("double").assert_outcomes(passed=2)
 
 
+def test_a_thread_count_in_the_environment_does_not_hang_forked_children(
+    pytester: pytest.Pytester, combine_heads: Make, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OMP_NUM_THREADS", "4")
+    monkeypatch.setenv("MKL_NUM_THREADS", "4")
+    combine_heads(REFERENCE)
+    result = pytester.runpytest("combine_heads", "--lesson-threads=2", "--lesson-timeout=20")
+    result.assert_outcomes(passed=10)
+
+
 def test_a_right_solution_passes_on_one_thread_and_on_several(
     pytester: pytest.Pytester, combine_heads: Make
 ) -> None:
