@@ -99,6 +99,9 @@ def _child(job_fd: int, done_fd: int, output_fd: int, keep_closed: list[int]) ->
         # Unbuffered, so stdout and stderr interleave as the learner wrote them.
         sys.stdout = _text_stream(1)
         sys.stderr = _text_stream(2)
+        # While waiting for its job, take the copy-on-write page faults a case would take
+        # (torch's operators, JSON, importlib): paid here, off the case's clock.
+        prepare()
         job = json.loads(_read_all(job_fd))
         os.close(job_fd)
         _limit_memory(job.get("memory_mb"))
