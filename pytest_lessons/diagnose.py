@@ -268,27 +268,24 @@ def scaled(evidence: Evidence) -> Diagnosis | None:
     )
 
 
-def _grid(evidence: Evidence, bad: list[int]) -> tuple[int, int, set[tuple[int, int]]] | None:
+def _grid(evidence: Evidence) -> tuple[int, int, set[tuple[int, int]]] | None:
     """The last two dimensions' size and which of their cells are wrong in any leading slice."""
     shape = evidence.expected.shape
     if len(shape) < 2 or evidence.got.shape != shape:
         return None
     rows_n, cols_n = shape[-2], shape[-1]
     cells = set()
-    for position in bad:
+    for position in outside(
+        evidence.got.flat, evidence.expected.flat, evidence.rtol, evidence.atol
+    ):
         index = evidence.expected.index(position)
         cells.add((index[-2], index[-1]))
     return rows_n, cols_n, cells
 
 
-def _bad(evidence: Evidence) -> list[int]:
-    return outside(evidence.got.flat, evidence.expected.flat, evidence.rtol, evidence.atol)
-
-
 def triangle(evidence: Evidence) -> Diagnosis | None:
     """Right on and below the diagonal only (or on and above): a mask in the wrong place."""
-    bad = _bad(evidence)
-    grid = _grid(evidence, bad)
+    grid = _grid(evidence)
     if grid is None:
         return None
     rows_n, cols_n, cells = grid
@@ -310,8 +307,7 @@ def triangle(evidence: Evidence) -> Diagnosis | None:
 
 def rows(evidence: Evidence) -> Diagnosis | None:
     """Only some rows (of the last two dimensions) are wrong."""
-    bad = _bad(evidence)
-    grid = _grid(evidence, bad)
+    grid = _grid(evidence)
     if grid is None:
         return None
     rows_n, _, cells = grid

@@ -320,7 +320,7 @@ def describe_mismatch(
                 + (f" (allowed ±{comparison.allowed:.2g})" if not math.isnan(gap) else ""),
             )
         )
-    lines += _indent(_table(facts, header=False))
+    lines += _indent(_table(facts))
     if comparison.rows:
         rows = [
             (fmt_index(m.index), fmt_number(m.got, m.expected), fmt_number(m.expected, m.got))
@@ -374,7 +374,7 @@ def mismatch_map(comparison: Comparison, color: bool = False) -> list[str]:
     return lines
 
 
-def _table(rows: list[tuple[str, ...]], header: bool = True) -> list[str]:
+def _table(rows: list[tuple[str, ...]]) -> list[str]:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return [
         "   ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows
