@@ -109,11 +109,7 @@ while True:
     make_exercise(solution=misbehaving(body, imports="import time"))
     result = pytester.runpytest("double", "--lesson-timeout=1")
     result.assert_outcomes(passed=1, failed=1)
-    grandchild = int(pidfile.read_text())
-    deadline = time.monotonic() + 5
-    while _alive(grandchild) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _alive(grandchild)
+    assert _gone(int(pidfile.read_text()))
 
 
 @pytest.mark.usefixtures("no_preload")
@@ -137,11 +133,15 @@ def solve(x):
     make_exercise(solution=solution)
     result = pytester.runpytest("double", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=2)
-    orphan = int(pidfile.read_text())
-    deadline = time.monotonic() + 5
-    while _alive(orphan) and time.monotonic() < deadline:
+    assert _gone(int(pidfile.read_text()))
+
+
+def _gone(pid: int, seconds: float = 5.0) -> bool:
+    """Whether process *pid* ends within *seconds* (killing is not instantaneous)."""
+    deadline = time.monotonic() + seconds
+    while _alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not _alive(orphan)
+    return not _alive(pid)
 
 
 def _alive(pid: int) -> bool:
@@ -364,8 +364,4 @@ while True:
     result = pytester.runpytest("double", "--lesson-timeout=2")
     result.assert_outcomes(passed=1, failed=1)
     assert "the worker that runs learner code stopped while running this case" in said(result)
-    orphan = int(pidfile.read_text())
-    deadline = time.monotonic() + 5
-    while _alive(orphan) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _alive(orphan)
+    assert _gone(int(pidfile.read_text()))
