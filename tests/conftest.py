@@ -28,6 +28,20 @@ x = [[1.5, 2], [3, 4]]
 expected = [[3, 4], [6, 8]]
 """
 
+#: A pure-Python exercise whose one public case is not square, so a transposed answer
+#: cannot pass; tests add cases or a [generate] table to it.
+TRANSPOSE_TOML = """
+[exercise]
+title = "Transpose"
+inputs = ["m"]
+
+[[case]]
+m = [[1, 2, 3], [4, 5, 6]]
+expected = [[1, 4], [2, 5], [3, 6]]
+"""
+
+TRANSPOSE_REFERENCE = "def solve(m):\n    return [list(col) for col in zip(*m)]\n"
+
 DOUBLE_RIGHT = """
 def solve(x):
     if isinstance(x[0], list):

@@ -12,7 +12,17 @@ from typing import Any, Callable
 import jsonschema
 import pytest
 
-from conftest import COMBINE_HEADS, DOUBLE_RIGHT, DOUBLE_TOML, NO_TRANSPOSE, REFERENCE, dedent, said
+from conftest import (
+    COMBINE_HEADS,
+    DOUBLE_RIGHT,
+    DOUBLE_TOML,
+    NO_TRANSPOSE,
+    REFERENCE,
+    TRANSPOSE_REFERENCE,
+    TRANSPOSE_TOML,
+    dedent,
+    said,
+)
 
 Make = Callable[..., Path]
 SCHEMAS = Path(__file__).parent / "schemas"
@@ -214,15 +224,9 @@ def test_a_hidden_case_shows_a_watch_out_that_carries_no_values(
     assert SECRET[0] not in text
 
 
-GENERATED_TOML = """
-[exercise]
-title = "Transpose"
-inputs = ["m"]
-
-[[case]]
-m = [[1, 2, 3], [4, 5, 6]]
-expected = [[1, 4], [2, 5], [3, 6]]
-
+GENERATED_TOML = (
+    TRANSPOSE_TOML
+    + """
 [generate]
 count = 5
 seed = 11
@@ -236,8 +240,7 @@ cols = [2, 5]
 [generate.inputs]
 m = ["rows", "cols"]
 """
-
-TRANSPOSE_REFERENCE = "def solve(m):\n    return [list(col) for col in zip(*m)]\n"
+)
 
 
 @pytest.mark.usefixtures("no_preload")

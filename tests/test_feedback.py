@@ -10,6 +10,7 @@ from typing import Callable
 
 import pytest
 
+import conftest
 from conftest import COMBINE_HEADS, DOUBLE_RIGHT, NO_TRANSPOSE, REFERENCE, said
 
 Make = Callable[..., Path]
@@ -90,19 +91,9 @@ def test_a_right_solution_gets_no_watch_out_and_no_hint(
     result.stdout.fnmatch_lines(["combine_heads   passed", "lessons: 1/1 passed [##########]"])
 
 
-TRANSPOSE_TOML = """
-[exercise]
-title = "Transpose"
-inputs = ["m"]
-
-[[case]]
-m = [[1, 2, 3], [4, 5, 6]]
-expected = [[1, 4], [2, 5], [3, 6]]
-
-[[case]]
-m = [[1, 2], [3, 4]]
-expected = [[1, 3], [2, 4]]
-"""
+TRANSPOSE_TOML = (
+    conftest.TRANSPOSE_TOML + "\n[[case]]\nm = [[1, 2], [3, 4]]\nexpected = [[1, 3], [2, 4]]\n"
+)
 
 
 @pytest.mark.usefixtures("no_preload")
