@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import textwrap
 from pathlib import Path
@@ -57,6 +58,31 @@ def said(result: pytest.RunResult) -> str:
 
 def dedent(code: str) -> str:
     return textwrap.dedent(code).lstrip("\n")
+
+
+#: Variables of the machine running this suite that change what a run under test prints or
+#: writes: CI mode widens pytest's short summary, and GitHub's would collect our job summaries.
+OUTSIDE_ENVIRONMENT = (
+    "CI",
+    "BUILD_NUMBER",
+    "GITHUB_ACTIONS",
+    "GITHUB_STEP_SUMMARY",
+    "GITHUB_OUTPUT",
+    "PYTEST_ADDOPTS",
+    "NO_COLOR",
+    "FORCE_COLOR",
+)
+
+
+@pytest.fixture(autouse=True)
+def same_everywhere(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs under test behave the same on a laptop and in CI: what this suite's own
+    environment says about CI, colour or lesson settings does not reach them."""
+    for name in OUTSIDE_ENVIRONMENT:
+        monkeypatch.delenv(name, raising=False)
+    for name in list(os.environ):
+        if name.startswith("PYTEST_LESSONS_"):
+            monkeypatch.delenv(name)
 
 
 @pytest.fixture
