@@ -16,7 +16,7 @@ import pytest
 
 from pytest_lessons import model
 from pytest_lessons.generate import draw
-from pytest_lessons.nodes import CaseItem, LessonFailure, Verdict, judge
+from pytest_lessons.nodes import CaseItem, LessonFailure, Verdict, judge, repr_failure
 from pytest_lessons.outcome import RETURNED
 from pytest_lessons.report import abbreviate
 
@@ -65,7 +65,7 @@ class LessonCheck(pytest.Item):
             for case, verdict, _ in self._grade(reference, exercise.entry):
                 if verdict.status != "passed":
                     problems.append(
-                        f"{name}: the reference fails {case.label}: {_headline(verdict.text)}"
+                        f"{name}: the reference fails {case.label}: {_headline(verdict)}"
                     )
 
         starter = self._grade(exercise.solution, exercise.entry)
@@ -96,7 +96,7 @@ class LessonCheck(pytest.Item):
                 if verdict.status != "failed":
                     problems.append(
                         f"{where}: on {case.label} the mistake does not return an answer: "
-                        f"{_headline(verdict.text)}"
+                        f"{_headline(verdict)}"
                     )
                 elif found != watch.id:
                     what = f"watch-out {found} fires instead" if found else "no watch-out fires"
@@ -168,18 +168,17 @@ class LessonCheck(pytest.Item):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, LessonFailure):
-            return str(excinfo.value)
+            return repr_failure(self, excinfo, style)
         return super().repr_failure(excinfo, style)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, 0, f"{self.exercise.slug}: lesson check"
 
 
-def _headline(text: str) -> str:
-    """The first sentence of a failure text's first paragraph, on one line."""
-    paragraph = " ".join(text.split("\n\n", 1)[0].split())
-    end = paragraph.find(". ")
-    return paragraph if end < 0 else paragraph[: end + 1]
+def _headline(verdict: Verdict) -> str:
+    """The first sentence of a verdict's headline."""
+    end = verdict.headline.find(". ")
+    return verdict.headline if end < 0 else verdict.headline[: end + 1]
 
 
 def _lessons(config: pytest.Config) -> LessonSession:

@@ -18,7 +18,7 @@ from pytest_lessons import model
 from pytest_lessons.compare import Comparison, compare, compare_outputs, split_outputs
 from pytest_lessons.diagnose import Diagnosis, Evidence, best
 from pytest_lessons.outcome import INTERNAL, RAISED, RETURNED, Outcome
-from pytest_lessons.report import Context, abbreviate, render, render_hidden
+from pytest_lessons.report import Context, abbreviate, describe, describe_hidden
 from pytest_lessons.runner import Job
 
 if TYPE_CHECKING:
@@ -26,7 +26,41 @@ if TYPE_CHECKING:
 
 
 class LessonFailure(Exception):
-    """A case failed; the message is the whole text the learner sees."""
+    """A case failed; the message is the whole text the learner sees, *headline* its one-line
+    summary (the text's first line when not given)."""
+
+    def __init__(self, text: str, headline: str = "") -> None:
+        super().__init__(text)
+        self.text = text
+        self.headline = headline or text.split("\n", 1)[0]
+
+
+class CrashLine:
+    """Where a failure is and its headline, shaped like the ``reprcrash`` pytest reads for the
+    short summary (``-r``), ``--tb=line`` and JUnit XML's ``message``."""
+
+    def __init__(self, path: str, lineno: int, message: str) -> None:
+        self.path, self.lineno, self.message = path, lineno, message
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.lineno}: {self.message}"
+
+
+class FailureText:
+    """A failure as pytest shows it: the whole text in the failures section, only its headline
+    in one-line places. A plain string would put the whole text in the short summary too,
+    which pytest does on CI (``CI`` set), doubling every failure in the log."""
+
+    def __init__(self, text: str, headline: str, path: str, lineno: int) -> None:
+        self.text = text
+        self.reprcrash = CrashLine(path, lineno, headline)
+
+    def toterminal(self, tw: Any) -> None:
+        for number, line in enumerate(self.text.rstrip("\n").split("\n")):
+            tw.line(line, bold=number == 0)
+
+    def __str__(self) -> str:
+        return self.text
 
 
 class ExerciseFile(pytest.File):
@@ -114,13 +148,16 @@ class BrokenExercise(pytest.Item):
             "call": "",
             "output": "",
         }
+        where = _lessons(self.config).show(self.error.path)
         raise LessonFailure(
-            f"Fix {_lessons(self.config).show(self.error.path)}: this exercise cannot be "
-            f"graded until its file is valid.\n\n  {self.error}\n"
+            f"Fix {where}: this exercise cannot be graded until its file is valid.\n\n"
+            f"  {self.error}\n",
+            f"Fix {where}{f', line {self.error.line}' if self.error.line else ''}: "
+            f"{self.error.problem.splitlines()[0]}",
         )
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
-        return _repr_failure(self, excinfo, style)
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        return repr_failure(self, excinfo, style)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         line = self.error.line - 1 if self.error.line else 0
@@ -135,6 +172,8 @@ class Verdict:
     text: str = ""
     full: str = ""
     """The text without shortening for repeated mistakes (what reports keep)."""
+    headline: str = ""
+    """The first paragraph on one line: what to do, then why."""
     shrinkable: bool = False
     """Whether a smaller failing input could help (a wrong answer or an exception)."""
 
@@ -199,7 +238,7 @@ class CaseItem(pytest.Item):
             # their desk), and never for hidden cases: a smaller input is still their input.
             assert self.outcome is not None
             text += lessons.smaller_failure(self, self.outcome)
-        self._fail(text, verdict.status, verdict.full)
+        self._fail(text, verdict.status, verdict.full, verdict.headline)
 
     def grade(self) -> Verdict:
         """Run the code, compare, diagnose and word the result, without raising."""
@@ -213,7 +252,7 @@ class CaseItem(pytest.Item):
                     "The lesson's reference.py failed on this generated case, so it cannot be "
                     "graded. Tell your instructor; this is not your code's fault.\n"
                 )
-                return Verdict("internal", text, text)
+                return Verdict("internal", text, text, headline=text.strip())
         job = self.job(self.solution, self.entry)
         outcome = lessons.runner.run(job)
         self.outcome = outcome
@@ -247,27 +286,32 @@ class CaseItem(pytest.Item):
         if outcome.kind == INTERNAL:
             status = "internal"
         if case.hidden:
-            text = render_hidden(outcome, self.comparison, context, case.label, self.diagnosis)
-            return Verdict(status, text, text)
+            hidden = describe_hidden(outcome, self.comparison, context, case.label, self.diagnosis)
+            text = hidden.render()
+            return Verdict(status, text, text, headline=hidden.headline)
         repeat_of = ""
         if self.diagnosis is not None:
             key = (str(exercise.path), self.learner, self.diagnosis.headline)
             first = lessons.first_seen.setdefault(key, case.label)
             repeat_of = "" if first == case.label else first
-        text = render(outcome, self.comparison, context, self.diagnosis, repeat_of)
+        failure = describe(outcome, self.comparison, context, self.diagnosis)
+        full = failure.render()
         # Reports get the whole text, which does not depend on which cases ran before in this
         # process (so they are the same under pytest-xdist).
-        full = render(outcome, self.comparison, context, self.diagnosis) if repeat_of else text
+        text = full
+        if repeat_of:
+            text = describe(outcome, self.comparison, context, self.diagnosis, repeat_of).render()
         shrinkable = outcome.kind in (RETURNED, RAISED) and outcome.error_type != (
             "NotImplementedError"
         )
-        return Verdict(status, text, full, shrinkable)
+        return Verdict(status, text, full, headline=failure.headline, shrinkable=shrinkable)
 
-    def _fail(self, text: str, kind: str, full: str | None = None) -> NoReturn:
-        self._record(kind, text if full is None else full)
-        raise LessonFailure(text)
+    def _fail(self, text: str, kind: str, full: str | None = None, headline: str = "") -> NoReturn:
+        failure = LessonFailure(text, headline)
+        self._record(kind, text if full is None else full, failure.headline)
+        raise failure
 
-    def _record(self, status: str, text: str = "") -> None:
+    def _record(self, status: str, text: str = "", headline: str = "") -> None:
         diagnosis = self.diagnosis
         passed = status == "passed"
         exercise, case = self.exercise, self.case
@@ -287,7 +331,7 @@ class CaseItem(pytest.Item):
             "max_points": case.points,
             "hidden": case.hidden,
             "generated": case.generated,
-            "headline": text.split("\n", 1)[0],
+            "headline": headline or text.split("\n", 1)[0],
             "message": text,
             "diagnosis": diagnosis.id if diagnosis else None,
             "diagnosis_kind": diagnosis.kind if diagnosis else None,
@@ -299,8 +343,8 @@ class CaseItem(pytest.Item):
         if diagnosis is not None and diagnosis.kind == "watch_out":
             self.user_properties.append(("watch_out", diagnosis.id))
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
-        return _repr_failure(self, excinfo, style)
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        return repr_failure(self, excinfo, style)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         line = self.case.line - 1 if self.case.line else 0
@@ -329,11 +373,14 @@ def _call(exercise: model.Exercise, case: model.Case) -> str:
     return f"{exercise.entry}({arguments})"
 
 
-def _repr_failure(
+def repr_failure(
     item: pytest.Item, excinfo: pytest.ExceptionInfo[BaseException], style: Any
 ) -> Any:
+    """What pytest shows for a failed lesson item: the learner's text for a
+    :class:`LessonFailure`, a short apology for a bug of the grader's own."""
     if isinstance(excinfo.value, LessonFailure):
-        return str(excinfo.value)
+        path, line, _ = item.reportinfo()
+        return FailureText(excinfo.value.text, excinfo.value.headline, str(path), (line or 0) + 1)
     if item.config.option.verbose > 1:
         return pytest.Item.repr_failure(item, excinfo, style)
     # The learner never sees the grader's own traceback; -vv shows it to its developers.

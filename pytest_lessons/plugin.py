@@ -22,7 +22,7 @@ import pytest
 from pytest_lessons import diagnose, model, reports, settings, summary
 from pytest_lessons.compare import Numbers, nested, read_numbers, split_outputs
 from pytest_lessons.generate import smaller
-from pytest_lessons.nodes import BrokenExercise, CaseItem, ExerciseFile, judge
+from pytest_lessons.nodes import BrokenExercise, CaseItem, ExerciseFile, FailureText, judge
 from pytest_lessons.outcome import RAISED, RETURNED, Outcome
 from pytest_lessons.report import abbreviate
 from pytest_lessons.runner import Runner, make_runner
@@ -379,9 +379,24 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Any:
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     outcome = yield
+    report = outcome.get_result()
     if call.when == "call" and isinstance(item, (CaseItem, BrokenExercise)):
         # Plain data on the report, so the summary also works under pytest-xdist.
-        outcome.get_result().lessons = item.lesson_result
+        report.lessons = item.lesson_result
+    if isinstance(report.longrepr, FailureText):
+        crash = report.longrepr.reprcrash
+        report.lessons_crash = [crash.path, crash.lineno, crash.message]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_report_from_serializable(config: pytest.Config, data: dict[str, Any]) -> Any:
+    outcome = yield
+    report = outcome.get_result()
+    crash = getattr(report, "lessons_crash", None)
+    # pytest-xdist sends a failure's text as a string; give it back its one-line headline.
+    if crash and isinstance(getattr(report, "longrepr", None), str):
+        path, lineno, headline = crash
+        report.longrepr = FailureText(report.longrepr, headline, path, lineno)
 
 
 class ResultCollector:

@@ -66,13 +66,17 @@ EXPLANATIONS: tuple[tuple[str, str], ...] = (
 
 @dataclass
 class Failure:
-    """What a failing case tells the learner."""
+    """What a failing case tells the learner: one headline (what to do, then why), then the
+    evidence."""
 
     headline: str
+    """One line, unwrapped: pytest's short summary and the reports show it alone."""
     lines: list[str] = field(default_factory=list)
 
     def render(self) -> str:
-        return "\n".join([self.headline, *self.lines]).rstrip() + "\n"
+        """The whole text: the headline wrapped, its continuation indented, then the lines."""
+        wrapped = _wrap(self.headline) or [""]
+        return "\n".join([wrapped[0], *_indent(wrapped[1:]), *self.lines]).rstrip() + "\n"
 
 
 @dataclass(frozen=True)
@@ -108,12 +112,6 @@ def _wrap(text: str, width: int = 88) -> list[str]:
     return lines
 
 
-def _paragraph(headline: str) -> tuple[str, list[str]]:
-    """Split a long headline into a first line and the rest, both wrapped."""
-    lines = _wrap(headline)
-    return (lines[0] if lines else ""), _indent(lines[1:])
-
-
 def describe_error(outcome: Outcome, ctx: Context) -> Failure:
     """The failure for an outcome that is not a returned answer."""
     call = f"{ctx.entry}({', '.join(ctx.inputs)})"
@@ -122,21 +120,17 @@ def describe_error(outcome: Outcome, ctx: Context) -> Failure:
         return _setup(outcome, ctx, call, where)
     if outcome.kind == TIMEOUT:
         return Failure(
-            *_paragraph(
-                f"Make {ctx.entry} finish sooner: it ran longer than {outcome.seconds:g} s and was "
-                "stopped. Look for a loop whose condition never changes, or work that grows much "
-                "faster than the input."
-            )
+            f"Make {ctx.entry} finish sooner: it ran longer than {outcome.seconds:g} s and was "
+            "stopped. Look for a loop whose condition never changes, or work that grows much "
+            "faster than the input."
         )
     if outcome.kind == DIED:
         return _died(outcome, ctx)
     if outcome.kind == RAISED:
         return _raised(outcome, ctx, where)
     return Failure(
-        *_paragraph(
-            "Run the lesson again: the grader itself failed here, not your code "
-            f"({outcome.message}). If it happens again, tell your instructor."
-        )
+        "Run the lesson again: the grader itself failed here, not your code "
+        f"({outcome.message}). If it happens again, tell your instructor."
     )
 
 
@@ -163,7 +157,7 @@ def _setup(outcome: Outcome, ctx: Context, call: str, where: str) -> Failure:
             f"Give {ctx.entry} {len(ctx.inputs)} parameter{'s' if len(ctx.inputs) != 1 else ''}, "
             f"in this order: def {call}. Yours takes ({theirs})."
         )
-    return Failure(*_paragraph(text))
+    return Failure(text)
 
 
 def _died(outcome: Outcome, ctx: Context) -> Failure:
@@ -186,7 +180,7 @@ def _died(outcome: Outcome, ctx: Context) -> Failure:
             f"Remove the call that ends the process (os._exit or similar): it stopped with exit "
             f"code {code} before {ctx.entry} returned an answer."
         )
-    return Failure(*_paragraph(text))
+    return Failure(text)
 
 
 def _traceback(outcome: Outcome, ctx: Context) -> list[str]:
@@ -209,10 +203,8 @@ def _raised(outcome: Outcome, ctx: Context, where: str) -> Failure:
         line = outcome.frames[-1].line if outcome.frames else None
         at = f" (line {line})" if line else ""
         return Failure(
-            *_paragraph(
-                f"Write your solution: {ctx.slug} is not implemented yet. Open {where} and replace "
-                f"`raise NotImplementedError`{at} in {ctx.entry} with your code."
-            )
+            f"Write your solution: {ctx.slug} is not implemented yet. Open {where} and replace "
+            f"`raise NotImplementedError`{at} in {ctx.entry} with your code."
         )
     if name == "SyntaxError" or name == "IndentationError" or name == "TabError":
         frame = outcome.frames[-1] if outcome.frames else None
@@ -234,33 +226,25 @@ def _raised(outcome: Outcome, ctx: Context, where: str) -> Failure:
             "Failed": "pytest.fail()",
         }.get(name, f"pytest ({name})")
         return Failure(
-            *_paragraph(
-                f"Remove the call to {call} from your code: graded code cannot skip, fail or stop "
-                "the grader, so this case counts as failed."
-            )
+            f"Remove the call to {call} from your code: graded code cannot skip, fail or stop "
+            "the grader, so this case counts as failed."
         )
     if name == "SystemExit":
         code = outcome.details.get("code")
         return Failure(
-            *_paragraph(
-                "Remove the call to sys.exit(), exit() or quit() from your code: it ended the "
-                f"case (exit code {code}) before {ctx.entry} returned an answer."
-            )
+            "Remove the call to sys.exit(), exit() or quit() from your code: it ended the "
+            f"case (exit code {code}) before {ctx.entry} returned an answer."
         )
     if name == "KeyboardInterrupt":
         return Failure(
-            *_paragraph(
-                f"Remove the code that raises KeyboardInterrupt: it stopped {ctx.entry} before it "
-                "returned an answer."
-            )
+            f"Remove the code that raises KeyboardInterrupt: it stopped {ctx.entry} before it "
+            "returned an answer."
         )
     if name == "MemoryError" or re.search(EXPLANATIONS[3][0], outcome.message):
         limit = f"the {ctx.memory_mb:g} MiB a case may use" if ctx.memory_mb else "the memory"
         return Failure(
-            *_paragraph(
-                f"Use less memory: your code asked for more than {limit}. Look for a tensor or "
-                "list that grows far beyond the size of the inputs."
-            )[:1],
+            f"Use less memory: your code asked for more than {limit}. Look for a tensor or "
+            "list that grows far beyond the size of the inputs.",
             ["", *_indent(_traceback(outcome, ctx))],
         )
     if name == "RecursionError":
@@ -292,13 +276,11 @@ def describe_mismatch(
         first = _first_sentence(diagnosis.headline)
         lines = [f"  (the same mistake as {repeat_of}; its explanation is there)"]
     elif diagnosis is not None:
-        first, rest = _paragraph(diagnosis.headline)
-        lines = [*rest]
+        first, lines = diagnosis.headline, []
         for detail in diagnosis.details:
             lines += _indent(_wrap(detail))
     else:
-        first, rest = _paragraph(comparison.headline)
-        lines = [*rest]
+        first, lines = comparison.headline, []
     if diagnosis is not None and comparison.problem not in ("values", "shape"):
         lines += _indent(_wrap(comparison.headline))  # e.g. "add .tolist()" still applies
     for note in comparison.notes:
@@ -416,14 +398,14 @@ def context_lines(outcome: Outcome, ctx: Context, show_inputs: bool = True) -> l
     return lines
 
 
-def render(
+def describe(
     outcome: Outcome,
     comparison: Comparison | None,
     ctx: Context,
     diagnosis: Diagnosis | None = None,
     repeat_of: str = "",
-) -> str:
-    """The whole failure text of one case. *repeat_of* names an earlier case that had the same
+) -> Failure:
+    """The whole failure of one case. *repeat_of* names an earlier case that had the same
     diagnosis, so its explanation is not repeated."""
     if comparison is None:
         failure = describe_error(outcome, ctx)
@@ -431,17 +413,17 @@ def render(
         failure = describe_mismatch(comparison, ctx, diagnosis, repeat_of)
     if outcome.kind != INTERNAL:
         failure.lines += context_lines(outcome, ctx)
-    return failure.render()
+    return failure
 
 
-def render_hidden(
+def describe_hidden(
     outcome: Outcome,
     comparison: Comparison | None,
     ctx: Context,
     label: str,
     diagnosis: Diagnosis | None = None,
-) -> str:
-    """The failure text of a hidden case: what kind of failure, never the case's inputs, its
+) -> Failure:
+    """The failure of a hidden case: what kind of failure, never the case's inputs, its
     expected answer, the learner's answer, an error's message (learner code could put the
     inputs in it) or what the code printed. A lesson watch-out is shown when it carries no
     values."""
@@ -460,12 +442,12 @@ def render_hidden(
     elif outcome.kind == DIED:
         what = f"the process running {ctx.entry} ended before it returned"
     elif outcome.kind == SETUP:
-        return describe_error(outcome, ctx).render()
+        return describe_error(outcome, ctx)
     else:
         what = "the grader itself failed on it, not your code"
-    lines = [f"{label.capitalize()} failed: {what}."]
+    lines = []
     if diagnosis is not None and diagnosis.kind == "watch_out" and not diagnosis.shows_values:
-        first, rest = _paragraph(diagnosis.headline)
-        lines += ["", first, *rest]
+        wrapped = _wrap(diagnosis.headline)
+        lines += ["", wrapped[0], *_indent(wrapped[1:])]
     lines += ["", "  Its inputs and expected answer are not shown: it is a hidden case."]
-    return "\n".join(lines) + "\n"
+    return Failure(f"{label.capitalize()} failed: {what}.", lines)

@@ -74,6 +74,35 @@ def test_ids_and_headers_name_the_lesson_and_case(
     )
 
 
+@pytest.mark.usefixtures("no_preload")
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_on_ci_the_summary_and_junit_carry_the_headline_not_the_whole_text(
+    pytester: pytest.Pytester, make_exercise: Make, monkeypatch: pytest.MonkeyPatch, workers: list
+) -> None:
+    # On CI pytest prints each failure's whole message in the short summary; ours is a page.
+    monkeypatch.setenv("CI", "true")
+    make_exercise(solution="def solve(x):\n    return x\n")
+    make_exercise("broken", toml="[exercise]\ntitle = 'Broken'\ninputs = ['x']\n")
+    result = pytester.runpytest(*workers, "-rf", "--junitxml=junit.xml")
+    result.assert_outcomes(failed=3)
+    scaled = (
+        "Check your scaling: every value is the expected one divided by 2, the size of x's last "
+        "dimension. A factor is missing, extra or applied twice."
+    )
+    summary = [line for line in result.stdout.lines if line.startswith("FAILED ")]
+    assert sorted(summary) == [
+        "FAILED broken/exercise.toml::exercise - Fix broken/exercise.toml: no [[case]] in "
+        "exercise.toml: add at least one case",
+        f"FAILED double/exercise.toml::case-1 - {scaled}",
+        f"FAILED double/exercise.toml::case-2 - {scaled}",
+    ]
+    # The evidence (the inputs line) is in the failures section once per case, not repeated.
+    assert result.stdout.str().count("inputs     x = ") == 2
+    junit = (pytester.path / "junit.xml").read_text()
+    assert junit.count('message="') == 3 and "inputs     x = " in junit
+    assert junit.count('message="Fix broken/exercise.toml: no [[case]]') == 1
+
+
 def run_double(
     pytester: pytest.Pytester, make_exercise: Make, solution: str | None, **files: str
 ) -> pytest.RunResult:
