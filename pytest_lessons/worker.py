@@ -17,6 +17,7 @@ expected answers are never part of a job. POSIX only; see the runner for Windows
 from __future__ import annotations
 
 import contextlib
+import gc
 import io
 import json
 import os
@@ -58,6 +59,42 @@ def _limit_memory(memory_mb: float | None) -> None:
     if hard != resource.RLIM_INFINITY:
         limit = min(limit, hard)
     resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+
+
+#: Linux's 2 MiB page size, and madvise(2)'s advice numbers for it (Linux >= 6.1 collapses).
+_HUGE, _MADV_HUGEPAGE, _MADV_COLLAPSE = 2 << 20, 14, 25
+
+
+def _huge_pages() -> None:
+    """Back the worker's anonymous memory (the heap torch filled) with 2 MiB pages, where
+    Linux allows it.
+
+    Each case's fork copies the worker's page tables and each child's exit frees them; with
+    huge pages there are ~500 times fewer entries (fork and exit of a torch-sized process:
+    6.1 ms -> 3.8 ms here). A copy-on-write fault in a child still copies 4 KiB, not 2 MiB.
+    Best effort: on other systems, or when the kernel says no, nothing changes.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        madvise = ctypes.CDLL(None, use_errno=True).madvise
+        madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+        with open("/proc/self/maps") as handle:
+            regions = handle.read().splitlines()
+    except (OSError, AttributeError):
+        return
+    for region in regions:
+        fields = region.split()
+        if len(fields) < 5 or not fields[1].startswith("rw"):
+            continue
+        if len(fields) > 5 and fields[5] != "[heap]":
+            continue  # file-backed or a stack
+        low, high = (int(bound, 16) for bound in fields[0].split("-"))
+        low, high = -(-low // _HUGE) * _HUGE, high // _HUGE * _HUGE
+        if high > low and madvise(low, high - low, _MADV_HUGEPAGE) == 0:
+            madvise(low, high - low, _MADV_COLLAPSE)
 
 
 def _text_stream(fd: int) -> io.TextIOWrapper:
@@ -327,6 +364,10 @@ def main() -> None:  # pragma: no cover - runs as the worker process; tested thr
         except Exception:
             versions[name] = None
     prepare()
+    # Objects from before the fork stay out of every child's garbage collections, which would
+    # otherwise write to (and so copy) the pages of every object torch made.
+    gc.freeze()
+    _huge_pages()
     worker = Worker(protocol_fd)
     worker.spare()
     worker.send({"ready": True, "versions": versions, "seconds": time.monotonic() - started})
