@@ -42,6 +42,9 @@ SPAWN_GRACE = 30.0
 #: How long the pytest process waits for the worker beyond a case's own limit (the first case
 #: also waits for the worker's import of torch).
 WORKER_GRACE = 120.0
+#: The same once the worker has handed the case to its child: enough for the worker to kill
+#: the child and report, short enough that a worker stopped by learner code costs little.
+RUNNING_GRACE = 5.0
 
 
 @dataclass(frozen=True)
@@ -174,6 +177,7 @@ class ForkRunner(Runner):
         self._buffer = b""
         self._jobs = 0
         self._group: int | None = None
+        self._group_seen = False
         self._temp = _TempDir()
 
     def warm_up(self) -> None:
@@ -207,21 +211,41 @@ class ForkRunner(Runner):
         return json.loads(line)
 
     def run(self, job: Job) -> Outcome:
+        outcome = self._attempt(job)
+        if outcome is not None:
+            return outcome
+        # The worker died or stopped answering. Learner code can do that (it may kill or stop
+        # its parent), and so can the system (an out-of-memory killer). A fresh worker tries
+        # the case once more: a second loss while the case runs is the code's doing.
+        ran = self._group_seen
+        outcome = self._attempt(job)
+        if outcome is not None:
+            return outcome
+        if ran and self._group_seen:
+            return Outcome(
+                kind=DIED,
+                message="the supervising process stopped on both tries of this case",
+            )
+        return Outcome(kind=INTERNAL, message="the worker that runs learner code stopped")
+
+    def _attempt(self, job: Job) -> Outcome | None:
+        """Run *job* once; None if the worker was lost (it is then closed)."""
         self.warm_up()
         assert self.process is not None and self.process.stdin is not None
         self._jobs += 1
+        self._group_seen = False
         result_path = self._temp.next_file()
         request = job.request(id=self._jobs, result=str(result_path))
         try:
             self.process.stdin.write((json.dumps(request) + "\n").encode("utf-8"))
             self.process.stdin.flush()
         except OSError:
-            return self._lost("could not be reached")
+            return self._lost()
         deadline = _now() + job.timeout + WORKER_GRACE
         while True:
             message = self._read_line(deadline)
             if message is None:
-                return self._lost("stopped while running this case")
+                return self._lost()
             if message.get("ready"):
                 self._ready = True
                 self.versions = message.get("versions", {})
@@ -230,6 +254,8 @@ class ForkRunner(Runner):
                 continue
             if "pgid" in message:
                 self._group = int(message["pgid"])
+                self._group_seen = True
+                deadline = _now() + job.timeout + RUNNING_GRACE
                 continue
             self._group = None
             break
@@ -245,13 +271,16 @@ class ForkRunner(Runner):
             signal_name=str(message.get("signal", "") or ""),
         )
 
-    def _lost(self, what: str) -> Outcome:
+    def _lost(self) -> None:
         if self._group is not None:  # the worker cannot clean up after its child any more
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self._group, signal.SIGKILL)
             self._group = None
+        if self.process is not None:
+            with contextlib.suppress(OSError):
+                self.process.kill()  # it may be stopped, not dead: no time for a clean close
         self.close(keep_temp=True)
-        return Outcome(kind=INTERNAL, message=f"the worker that runs learner code {what}")
+        return None
 
     def close(self, keep_temp: bool = False) -> None:
         process, self.process = self.process, None
