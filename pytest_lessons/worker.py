@@ -97,6 +97,39 @@ def _huge_pages() -> None:
             madvise(low, high - low, _MADV_COLLAPSE)
 
 
+#: prctl(2): make this process the reaper of its descendants' orphans (Linux >= 3.4).
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def _adopt_orphans() -> bool:
+    """Become the subreaper of every process the children start (Linux).
+
+    A learner's process that calls ``setsid()`` leaves the case's process group, so killing
+    the group misses it; but once its parent is gone it becomes the worker's child instead of
+    init's, where :meth:`Worker.reap` finds and kills it.
+    """
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _children() -> set[int]:
+    """This process's children, from /proc (Linux); empty where that is not available."""
+    found: set[int] = set()
+    try:
+        for task in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{task}/children") as handle:
+                found.update(int(pid) for pid in handle.read().split())
+    except (OSError, ValueError):
+        pass
+    return found
+
+
 def _text_stream(fd: int) -> io.TextIOWrapper:
     raw = io.FileIO(fd, "w", closefd=False)
     return io.TextIOWrapper(raw, encoding="utf-8", errors="backslashreplace", write_through=True)
@@ -203,6 +236,7 @@ class Worker:
         signal.set_wakeup_fd(self.wake_w)
         self._spare: _Spare | None = None
         self._reap: list[int] = []
+        self._adopting = _adopt_orphans()
 
     def send(self, message: dict[str, Any]) -> None:
         data = (json.dumps(message) + "\n").encode("utf-8")
@@ -236,7 +270,8 @@ class Worker:
         return self._spare
 
     def reap(self, wait: bool = False) -> None:
-        """Collect children that have ended (their teardown runs on another core meanwhile)."""
+        """Collect children that have ended (their teardown runs on another core meanwhile),
+        then kill what they left behind outside their process group."""
         for pid in list(self._reap):
             try:
                 done, _ = os.waitpid(pid, 0 if wait else os.WNOHANG)
@@ -244,6 +279,24 @@ class Worker:
                 done = pid
             if done == pid:
                 self._reap.remove(pid)
+        if self._adopting and not self._reap:
+            self._kill_orphans()
+
+    def _kill_orphans(self) -> None:
+        """Kill the adopted orphans of finished cases: any child that is neither the waiting
+        child nor a case still being collected. Their own children are adopted in turn."""
+        for _ in range(100):
+            spare = self._spare.pid if self._spare is not None else None
+            orphans = _children() - {spare} - set(self._reap)
+            if not orphans:
+                return
+            for pid in orphans:
+                _kill_group(pid)
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+            for pid in orphans:
+                with contextlib.suppress(ChildProcessError):
+                    os.waitpid(pid, 0)
 
     def stop(self) -> None:
         """Kill the waiting child, if any, and collect every child."""

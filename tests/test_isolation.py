@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Callable
@@ -134,6 +135,38 @@ def solve(x):
     result = pytester.runpytest("double", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=2)
     assert _gone(int(pidfile.read_text()))
+
+
+@pytest.mark.usefixtures("no_preload")
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a Linux subreaper")
+def test_a_process_the_learner_detaches_with_setsid_is_killed_too(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    # setsid() leaves the case's process group, so killing the group does not reach it.
+    pidfile = pytester.path / "detached.pid"
+    solution = f"""
+import os, time
+
+def solve(x):
+    if os.fork() == 0:
+        os.setsid()
+        pid = os.fork()
+        if pid == 0:
+            while True:
+                time.sleep(0.05)
+        with open({str(pidfile)!r}, "a") as handle:
+            handle.write(f"{{pid}}\\n")
+        os._exit(0)
+    os.wait()
+    if isinstance(x[0], list):
+        return [[2 * v for v in row] for row in x]
+    return [2 * v for v in x]
+"""
+    make_exercise(solution=solution)
+    result = pytester.runpytest("double", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2)
+    pids = [int(pid) for pid in pidfile.read_text().split()]
+    assert len(pids) == 2 and all(_gone(pid) for pid in pids)
 
 
 def _gone(pid: int, seconds: float = 5.0) -> bool:
