@@ -279,7 +279,7 @@ class Worker:
                 done = pid
             if done == pid:
                 self._reap.remove(pid)
-        if self._adopting and not self._reap:
+        if self._adopting:
             self._kill_orphans()
 
     def _kill_orphans(self) -> None:
