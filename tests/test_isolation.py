@@ -113,55 +113,51 @@ while True:
     assert _gone(int(pidfile.read_text()))
 
 
-@pytest.mark.usefixtures("no_preload")
-def test_a_child_left_behind_after_returning_is_killed_too(
-    pytester: pytest.Pytester, make_exercise: Make
-) -> None:
-    pidfile = pytester.path / "orphan.pid"
-    solution = f"""
-import os, time
-
-def solve(x):
+#: Ways to leave a process running after solve returns; each appends that process's pid to
+#: {pidfile}. A detached one (setsid) is outside the case's process group.
+LEFT_BEHIND = {
+    "forked": """
     pid = os.fork()
     if pid == 0:
         while True:
             time.sleep(0.05)
-    open({str(pidfile)!r}, "w").write(str(pid))
-    if isinstance(x[0], list):
-        return [[2 * v for v in row] for row in x]
-    return [2 * v for v in x]
-"""
-    make_exercise(solution=solution)
-    result = pytester.runpytest("double", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=2)
-    assert _gone(int(pidfile.read_text()))
-
-
-@pytest.mark.usefixtures("no_preload")
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a Linux subreaper")
-def test_a_process_the_learner_detaches_with_setsid_is_killed_too(
-    pytester: pytest.Pytester, make_exercise: Make
-) -> None:
-    # setsid() leaves the case's process group, so killing the group does not reach it.
-    pidfile = pytester.path / "detached.pid"
-    solution = f"""
-import os, time
-
-def solve(x):
+""",
+    "detached": """
     if os.fork() == 0:
         os.setsid()
         pid = os.fork()
         if pid == 0:
             while True:
                 time.sleep(0.05)
-        with open({str(pidfile)!r}, "a") as handle:
-            handle.write(f"{{pid}}\\n")
+        with open({pidfile!r}, "a") as handle:
+            handle.write(f"{{pid}} ")
         os._exit(0)
     os.wait()
+    pid = None
+""",
+}
+
+
+@pytest.mark.usefixtures("no_preload")
+@pytest.mark.parametrize("how", list(LEFT_BEHIND))
+def test_a_process_left_behind_after_returning_is_killed_too(
+    pytester: pytest.Pytester, make_exercise: Make, how: str
+) -> None:
+    if how == "detached" and not sys.platform.startswith("linux"):
+        pytest.skip("only a Linux subreaper adopts detached processes")
+    pidfile = pytester.path / "left-behind.pid"
+    solution = (
+        "import os, time\n\ndef solve(x):"
+        + LEFT_BEHIND[how].format(pidfile=str(pidfile))
+        + f"""
+    if pid:
+        with open({str(pidfile)!r}, "a") as handle:
+            handle.write(f"{{pid}} ")
     if isinstance(x[0], list):
         return [[2 * v for v in row] for row in x]
     return [2 * v for v in x]
 """
+    )
     make_exercise(solution=solution)
     result = pytester.runpytest("double", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=2)
