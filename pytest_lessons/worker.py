@@ -119,15 +119,29 @@ def _adopt_orphans() -> bool:
 
 
 def _children() -> set[int]:
-    """This process's children, from /proc (Linux); empty where that is not available."""
+    """This process's children, from /proc (Linux): the kernel's lists of each thread's
+    children where it keeps them, else every process's parent."""
     found: set[int] = set()
     try:
         for task in os.listdir("/proc/self/task"):
             with open(f"/proc/self/task/{task}/children") as handle:
                 found.update(int(pid) for pid in handle.read().split())
-    except (OSError, ValueError):
+        return found
+    except FileNotFoundError:  # a kernel without CONFIG_PROC_CHILDREN
         pass
-    return found
+    except (OSError, ValueError):
+        return found
+    me = os.getpid()
+    return {int(name) for name in os.listdir("/proc") if name.isdigit() and _parent(name) == me}
+
+
+def _parent(pid: str) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            # The command name may hold spaces and parentheses: parse after the last ")".
+            return int(handle.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def _text_stream(fd: int) -> io.TextIOWrapper:
