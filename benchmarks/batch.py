@@ -5,7 +5,9 @@
 
 Each run is a fresh ``python -m pytest`` process; the two ways alternate. The learners are a
 mix: right, missing transpose, causal mask, stub. Target: ``-n 2`` at least 1.7x faster on
-2 cores.
+2 cores. Also printed: how many cores each way kept busy (CPU time of the whole process tree
+over wall time). A serial run that already keeps c cores busy caps the speed-up of ``-n 2`` on
+2 cores at 2/c.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import resource
 import shutil
 import statistics
 import subprocess
@@ -45,7 +48,8 @@ def make_class(work: Path, learners: int) -> Path:
     return submissions
 
 
-def run(work: Path, extra: list[str]) -> float:
+def run(work: Path, extra: list[str]) -> tuple[float, float]:
+    """Wall time of one grading run, and the CPU time of its whole process tree."""
     command = [
         sys.executable,
         "-m",
@@ -58,12 +62,15 @@ def run(work: Path, extra: list[str]) -> float:
         "--lesson-gradebook=grades.csv",
         *extra,
     ]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(command, cwd=work, capture_output=True, text=True)
     elapsed = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode not in (0, 1):
         raise SystemExit(f"pytest failed:\n{done.stdout}\n{done.stderr}")
-    return elapsed
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return elapsed, cpu
 
 
 def main() -> None:
@@ -78,12 +85,19 @@ def main() -> None:
         for _ in range(args.rounds):
             serial.append(run(work, []))
             parallel.append(run(work, ["-n", "2"]))
-        a, b = statistics.median(serial), statistics.median(parallel)
+        a, b = (statistics.median(wall for wall, _ in runs) for runs in (serial, parallel))
+        busy_a, busy_b = (
+            statistics.median(cpu / wall for wall, cpu in runs) for runs in (serial, parallel)
+        )
         cases = args.learners * 10
         print(f"machine: {platform.platform()}, {os.cpu_count()} cores")
         print(
             f"{args.learners} submissions ({cases} cases): serial {a:.1f} s, -n 2 {b:.1f} s, "
             f"speed-up {a / b:.2f}x (target >= 1.7x)"
+        )
+        print(
+            f"cores kept busy: serial {busy_a:.2f}, -n 2 {busy_b:.2f} "
+            f"(so on 2 cores -n 2 can be at most {2 / busy_a:.2f}x faster)"
         )
     finally:
         shutil.rmtree(work, ignore_errors=True)
