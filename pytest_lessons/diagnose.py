@@ -240,6 +240,25 @@ def _shape(value: Any) -> tuple[int, ...]:
     return tuple(shape)
 
 
+#: Whole factors up to this are named as numbers first: a size this small matches by chance.
+SMALL_FACTOR = 4
+
+
+def _factor_words(factor: float, inputs: dict[str, Any]) -> tuple[str, str]:
+    """How the answer relates to the expected one, and a clue sentence (or "")."""
+    for value, name in _constant_names(inputs):
+        for size, how in ((value, "times"), (1 / value, "divided by")):
+            if not math.isclose(factor, size, rel_tol=1e-3):
+                continue
+            if round(value) == value and value <= SMALL_FACTOR:
+                # 2 or 3 is as likely a plain missing factor as this size: offer it as a clue.
+                return f"the expected one {how} {value:g}", (
+                    f" Here {value:g} is also {name.split(', ', 1)[1]}."
+                )
+            return f"the expected one {how} {name}", ""
+    return f"{factor:.4g} times the expected one", ""
+
+
 def scaled(evidence: Evidence) -> Diagnosis | None:
     """Every value off by the same factor."""
     got, want = evidence.got, evidence.expected
@@ -254,17 +273,11 @@ def scaled(evidence: Evidence) -> Diagnosis | None:
     scaled_want = Numbers(want.shape, [factor * e for e in want.flat])
     if not close(got, scaled_want, evidence.rtol, evidence.atol):
         return None
-    text = f"{factor:.4g} times the expected one"
-    for value, name in _constant_names(evidence.inputs):
-        if math.isclose(factor, value, rel_tol=1e-3):
-            text = f"the expected one times {name}"
-            break
-        if math.isclose(factor, 1 / value, rel_tol=1e-3):
-            text = f"the expected one divided by {name}"
-            break
+    text, clue = _factor_words(factor, evidence.inputs)
     return Diagnosis(
         "scaled",
-        f"Check your scaling: every value is {text}. A factor is missing, extra or applied twice.",
+        f"Check your scaling: every value is {text}. A factor is missing, extra or applied "
+        f"twice.{clue}",
     )
 
 

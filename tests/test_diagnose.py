@@ -74,14 +74,30 @@ def test_head_major_reshape_is_found_as_a_missing_permute() -> None:
 
 
 def test_scaling_by_the_square_root_of_a_size_is_named() -> None:
-    inputs = {"Q": [[[0.0] * 4] * 3] * 2}
-    got = [[v * 2.0 for v in row] for row in EXPECTED]
+    inputs = {"Q": [[[0.0] * 8] * 6] * 2}
+    got = [[v * math.sqrt(8) for v in row] for row in EXPECTED]
     found = scaled(evidence(got, EXPECTED, inputs))
     assert found is not None
-    assert "times √4, the square root of the size of Q's last dimension" in found.headline
-    halved = [[v / 3 for v in row] for row in EXPECTED]
-    found = scaled(evidence(halved, EXPECTED, inputs))
-    assert found is not None and "divided by 3, the size of Q's axis 1" in found.headline
+    assert "times √8, the square root of the size of Q's last dimension." in found.headline
+    divided = [[v / 6 for v in row] for row in EXPECTED]
+    found = scaled(evidence(divided, EXPECTED, inputs))
+    assert found is not None and "divided by 6, the size of Q's axis 1." in found.headline
+
+
+def test_a_small_factor_is_a_number_and_a_matching_size_only_a_clue() -> None:
+    # Doubling is as likely a missing "* 2" as a scaling by a size that happens to be 2.
+    inputs = {"Q": [[[0.0] * 4] * 3] * 2}
+    found = scaled(evidence([[v * 2.0 for v in row] for row in EXPECTED], EXPECTED, inputs))
+    assert found is not None
+    assert found.headline == (
+        "Check your scaling: every value is the expected one times 2. A factor is missing, "
+        "extra or applied twice. Here 2 is also the square root of the size of Q's last "
+        "dimension."
+    )
+    found = scaled(evidence([[v / 3 for v in row] for row in EXPECTED], EXPECTED, inputs))
+    assert found is not None
+    assert "the expected one divided by 3. " in found.headline
+    assert found.headline.endswith("Here 3 is also the size of Q's axis 1.")
 
 
 def test_an_unnamed_factor_is_given_as_a_number() -> None:

@@ -86,8 +86,8 @@ def test_on_ci_the_summary_and_junit_carry_the_headline_not_the_whole_text(
     result = pytester.runpytest(*workers, "-rf", "--junitxml=junit.xml")
     result.assert_outcomes(failed=3)
     scaled = (
-        "Check your scaling: every value is the expected one divided by 2, the size of x's last "
-        "dimension. A factor is missing, extra or applied twice."
+        "Check your scaling: every value is the expected one divided by 2. A factor is missing, "
+        "extra or applied twice. Here 2 is also the size of x's last dimension."
     )
     summary = [line for line in result.stdout.lines if line.startswith("FAILED ")]
     assert sorted(summary) == [
