@@ -73,6 +73,10 @@ class Failure:
     """One line, unwrapped: pytest's short summary and the reports show it alone."""
     lines: list[str] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        # An author's multi-line TOML message is one paragraph: folded here as when wrapped.
+        self.headline = " ".join(self.headline.split())
+
     def render(self) -> str:
         """The whole text: the headline wrapped, its continuation indented, then the lines."""
         wrapped = _wrap(self.headline) or [""]

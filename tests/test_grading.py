@@ -11,7 +11,7 @@ from typing import Callable
 
 import pytest
 
-from conftest import NO_TRANSPOSE, REFERENCE, said
+from conftest import DOUBLE_TOML, NO_TRANSPOSE, REFERENCE, said
 
 Make = Callable[..., Path]
 
@@ -81,20 +81,29 @@ def test_on_ci_the_summary_and_junit_carry_the_headline_not_the_whole_text(
 ) -> None:
     # On CI pytest prints each failure's whole message in the short summary; ours is a page.
     monkeypatch.setenv("CI", "true")
-    make_exercise(solution="def solve(x):\n    return x\n")
+    # An author's message over several TOML lines is still one summary line.
+    watch_out = '''
+[[watch_out]]
+id = "returned-input"
+mistake = "unchanged"
+message = """Multiply every value by 2:
+your answer is the input as it came."""
+'''
+    make_exercise(
+        solution="def solve(x):\n    return x\n",
+        toml=DOUBLE_TOML + watch_out,
+        mistakes__py="def unchanged(x):\n    return x\n",
+    )
     make_exercise("broken", toml="[exercise]\ntitle = 'Broken'\ninputs = ['x']\n")
     result = pytester.runpytest(*workers, "-rf", "--junitxml=junit.xml")
     result.assert_outcomes(failed=3)
-    scaled = (
-        "Check your scaling: every value is the expected one divided by 2. A factor is missing, "
-        "extra or applied twice. Here 2 is also the size of x's last dimension."
-    )
+    headline = "Watch out: Multiply every value by 2: your answer is the input as it came."
     summary = [line for line in result.stdout.lines if line.startswith("FAILED ")]
     assert sorted(summary) == [
         "FAILED broken/exercise.toml::exercise - Fix broken/exercise.toml: no [[case]] in "
         "exercise.toml: add at least one case",
-        f"FAILED double/exercise.toml::case-1 - {scaled}",
-        f"FAILED double/exercise.toml::case-2 - {scaled}",
+        f"FAILED double/exercise.toml::case-1 - {headline}",
+        f"FAILED double/exercise.toml::case-2 - {headline}",
     ]
     # The evidence (the inputs line) is in the failures section once per case, not repeated.
     assert result.stdout.str().count("inputs     x = ") == 2
