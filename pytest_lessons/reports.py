@@ -242,6 +242,16 @@ def class_lines(results: Sequence[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def _first_sentence(headline: str, limit: int = 120) -> str:
+    """What to do, for a table cell: the headline's first sentence, cut at a word if long."""
+    end = headline.find(". ")
+    text = headline if end < 0 else headline[: end + 1]
+    if len(text) > limit:
+        cut = text.rfind(" ", 0, limit - 1)
+        text = text[: cut if cut > 0 else limit - 2].rstrip(",;:") + " …"
+    return text
+
+
 def step_summary(results: Sequence[dict[str, Any]]) -> str:
     """Markdown for GitHub's job summary: exercises, points and headlines."""
     lines = [
@@ -263,7 +273,8 @@ def step_summary(results: Sequence[dict[str, Any]]) -> str:
             result = "passed"
         else:
             result = "; ".join(
-                f"{r['label']}: {r['headline']}".replace("|", "\\|")[:120] for r in failing[:3]
+                f"{r['label']}: {_first_sentence(r['headline'])}".replace("|", "\\|")
+                for r in failing[:3]
             )
         name = f"{learner}: {exercise}" if learner else exercise
         lines.append(f"| {name} | {points:g} / {most:g} | {result} |")
