@@ -86,6 +86,11 @@ def _worker_env() -> dict[str, str]:
     env["OMP_NUM_THREADS"] = "1"
     env["MKL_NUM_THREADS"] = "1"
     env.setdefault("PYTHONWARNINGS", "ignore")
+    if sys.platform == "darwin":
+        # macOS aborts a forked child that meets an Objective-C class whose set-up another
+        # thread had begun before the fork; that abort would read as a crash of the learner's
+        # code. libobjc reads this once at start, so it is set for the worker's launch.
+        env.setdefault("OBJC_DISABLE_INITIALIZE_FORK_SAFETY", "YES")
     # The worker must import this very package, even when it is not installed (a checkout).
     package_root = str(Path(__file__).resolve().parent.parent)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
