@@ -23,6 +23,11 @@ from array import array
 from pathlib import Path
 from typing import Any
 
+try:  # imported once here, not per case: it costs a forked child ~2 ms
+    import resource
+except ImportError:  # Windows
+    resource = None  # type: ignore[assignment]
+
 from pytest_lessons.outcome import DIED, RAISED, RETURNED, SETUP, TAG, rectangular
 
 #: The learner's module is loaded under this name, so ``__name__ == "__main__"`` blocks don't run.
@@ -31,6 +36,8 @@ MODULE_NAME = "solution"
 MAX_DEPTH = 64
 #: Larger answers are not sent.
 MAX_ELEMENTS = 10_000_000
+#: What a spawned child writes once it is ready for its case (before any learner code runs).
+READY = b"\x00pytest-lessons ready\n"
 _LARGEST_FLOAT = 2**1023
 
 
@@ -289,22 +296,58 @@ def _raised(exc: BaseException, phase: str, folder: Path, seconds: float = 0.0) 
     }
 
 
+def _address_space() -> int | None:
+    try:
+        with open("/proc/self/statm") as handle:
+            pages = int(handle.read().split()[0])
+        return pages * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None  # not Linux: macOS does not enforce RLIMIT_AS anyway
+
+
+def limit_memory(memory_mb: float | None) -> None:
+    """Allow learner code *memory_mb* MiB of address space on top of what torch already holds.
+
+    A cap on the whole address space would break torch, which reserves far more than it uses;
+    a cap on growth stops a runaway allocation with a MemoryError instead.
+    """
+    if not memory_mb or resource is None:
+        return
+
+    current = _address_space()
+    if current is None:
+        return
+    limit = current + int(memory_mb * 1024 * 1024)
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+
+
 def write_result(result: dict[str, Any], path: str) -> None:
-    """Write *result* as JSON to *path* (read back by the runner)."""
+    """Write *result* as JSON to *path* (read back by the runner): whole or not at all, so a
+    result that exists is complete."""
     data = json.dumps(result, allow_nan=True).encode("utf-8")
-    with open(path, "wb") as handle:
+    with open(path + ".part", "wb") as handle:
         handle.write(data)
+    os.replace(path + ".part", path)
 
 
 def main() -> None:  # pragma: no cover - runs as a spawned child; tested through the runner
-    """Spawned child (used where fork is not available): request JSON on stdin, result to
-    the file named in the request."""
-    request = json.loads(sys.stdin.buffer.read())
-    sys.stdin = open(os.devnull)  # noqa: SIM115 - learner input() must see end of file
-    for name in request.get("preload", ()):
+    """Spawned child (used where fork is not available): ``python -m pytest_lessons.child
+    [module to preload ...]`` imports those modules first, then reads its request as JSON on
+    stdin (so it can be started before its case exists) and writes the result to the file
+    named in the request."""
+    for name in sys.argv[1:]:
         with contextlib.suppress(Exception):
             __import__(name)
     prepare()
+    sys.stdout.flush()
+    sys.stdout.buffer.write(READY)
+    sys.stdout.flush()
+    request = json.loads(sys.stdin.buffer.read())
+    sys.stdin = open(os.devnull)  # noqa: SIM115 - learner input() must see end of file
+    limit_memory(request.get("memory_mb"))
     try:
         result = run_case(request)
     except BaseException as exc:  # the learner broke this process's own machinery

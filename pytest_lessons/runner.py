@@ -6,8 +6,9 @@ Three runners, one contract:
 * :class:`ForkRunner` (POSIX default): a worker process imports torch once while pytest
   collects and forks a fresh child per case (see :mod:`pytest_lessons.worker`).
 * :class:`SpawnRunner` (Windows, or ``--lesson-isolation=spawn``): a new Python per case. Each
-  case pays for ``import torch`` again (about a second), so it gets :data:`SPAWN_GRACE` extra
-  seconds; processes the learner starts are not killed with it on Windows.
+  case pays for ``import torch`` again (about a second), so a few Pythons are started ahead and
+  import it while earlier cases run, and a case gets :data:`SPAWN_GRACE` extra seconds;
+  processes the learner starts are not killed with it on Windows.
 * :class:`InProcessRunner` (``--lesson-isolation=off``): learner code runs in the pytest process
   so ``breakpoint()`` and ``--pdb`` work. Never for grading: the learner's code can then see the
   expected answers and end the session.
@@ -32,12 +33,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_lessons.child import run_case
+from pytest_lessons.child import READY, run_case
 from pytest_lessons.outcome import DIED, INTERNAL, TIMEOUT, Outcome, clean_text
 
 #: Modules the worker imports before the first case, so no case pays for them.
 PRELOAD = ("torch",)
-#: Extra seconds a spawned child gets to start Python and import torch.
+#: Seconds a spawned child gets to start Python and import torch before its case's clock runs.
 SPAWN_GRACE = 30.0
 #: How long the pytest process waits for the worker beyond a case's own limit (the first case
 #: also waits for the worker's import of torch).
@@ -304,42 +305,76 @@ class ForkRunner(Runner):
 
 
 class SpawnRunner(Runner):
-    """A new Python process per case; for systems without fork."""
+    """A new Python process per case; for systems without fork.
+
+    Pythons are started ahead (*spares*, by default one per core up to three), each importing
+    torch and then waiting for its case on stdin, so the imports of later cases overlap the
+    current one and each other.
+    """
 
     mode = "spawn"
 
-    def __init__(self, preload: tuple[str, ...] = PRELOAD) -> None:
+    def __init__(self, preload: tuple[str, ...] = PRELOAD, spares: int | None = None) -> None:
         self.preload = preload
+        self.spares = spares if spares is not None else max(1, min(3, os.cpu_count() or 1))
+        self._waiting: list[subprocess.Popen[bytes]] = []
         self._temp = _TempDir()
 
-    def run(self, job: Job) -> Outcome:
-        result_path = self._temp.next_file()
-        request = job.request(result=str(result_path), preload=list(self.preload))
+    def _start(self) -> subprocess.Popen[bytes]:
         kwargs: dict[str, Any] = {}
         if sys.platform == "win32":  # pragma: no cover
             kwargs["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP
         else:
             kwargs["start_new_session"] = True
-        process = subprocess.Popen(
-            [sys.executable, "-m", "pytest_lessons.child"],
+        return subprocess.Popen(
+            [sys.executable, "-m", "pytest_lessons.child", *self.preload],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             env=_worker_env(),
             **kwargs,
         )
+
+    def warm_up(self) -> None:
+        self._waiting = [process for process in self._waiting if process.poll() is None]
+        while len(self._waiting) < self.spares:
+            self._waiting.append(self._start())
+
+    def run(self, job: Job) -> Outcome:
+        result_path = self._temp.next_file()
+        request = job.request(result=str(result_path))
+        self.warm_up()
+        process = self._waiting.pop(0)
+        self.warm_up()  # its replacement starts now, while this case runs
         output = bytearray()
         cut = [0]
+        ready = threading.Event()
 
         def drain() -> None:
             assert process.stdout is not None
+            before = b""  # what Python printed while starting: not the learner's
             for chunk in iter(lambda: process.stdout.read1(1 << 16), b""):  # type: ignore[union-attr]
+                if not ready.is_set():
+                    before += chunk
+                    at = before.find(READY)
+                    if at < 0:
+                        continue
+                    chunk = before[at + len(READY) :]
+                    ready.set()
                 room = max(job.output_cap - len(output), 0)
                 output.extend(chunk[:room])
                 cut[0] += max(len(chunk) - room, 0)
+            ready.set()  # it ended before it was ready: its exit status tells the rest
 
         reader = threading.Thread(target=drain, daemon=True)
         reader.start()
+        if not ready.wait(SPAWN_GRACE):
+            _kill(process)
+            process.wait()
+            return Outcome(
+                kind=INTERNAL,
+                message=f"Python could not start and import torch within {SPAWN_GRACE:g} s",
+            )
         assert process.stdin is not None
         try:
             process.stdin.write(json.dumps(request).encode("utf-8"))
@@ -348,16 +383,16 @@ class SpawnRunner(Runner):
             pass
         status = "exited"
         try:
-            process.wait(timeout=job.timeout + SPAWN_GRACE)
+            # The case's own clock, from the moment it was handed over, as in fork mode.
+            process.wait(timeout=job.timeout)
         except subprocess.TimeoutExpired:
-            status = "timeout"
-        if sys.platform != "win32":
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(process.pid, signal.SIGKILL)
-        else:  # pragma: no cover
-            process.kill()
+            if not result_path.exists():  # else it is done and only still exiting
+                status = "timeout"
+        _kill(process)
         code = process.wait()
         reader.join(timeout=5)
+        if not reader.is_alive() and process.stdout is not None:
+            process.stdout.close()
         signal_name = ""
         if code < 0:
             try:
@@ -375,7 +410,25 @@ class SpawnRunner(Runner):
         )
 
     def close(self) -> None:
+        waiting, self._waiting = self._waiting, []
+        for process in waiting:
+            _kill(process)
+        for process in waiting:
+            process.wait()
+            if process.stdin:
+                process.stdin.close()
+            if process.stdout:
+                process.stdout.close()
         self._temp.remove()
+
+
+def _kill(process: subprocess.Popen[bytes]) -> None:
+    """Kill a spawned child and, where the system allows, everything it started."""
+    if sys.platform != "win32":
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
+    else:  # pragma: no cover
+        process.kill()
 
 
 def _now() -> float:

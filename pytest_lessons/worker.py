@@ -21,7 +21,6 @@ import gc
 import io
 import json
 import os
-import resource  # imported here, not per case: it costs a forked child ~2 ms
 import select
 import signal
 import sys
@@ -29,37 +28,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_lessons.child import prepare, run_case, write_result
+from pytest_lessons.child import limit_memory, prepare, run_case, write_result
 from pytest_lessons.outcome import DIED
-
-
-def _address_space() -> int | None:
-    try:
-        with open("/proc/self/statm") as handle:
-            pages = int(handle.read().split()[0])
-        return pages * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        return None  # not Linux: macOS does not enforce RLIMIT_AS anyway
-
-
-def _limit_memory(memory_mb: float | None) -> None:
-    """Allow learner code *memory_mb* MiB of address space on top of what torch already holds.
-
-    A cap on the whole address space would break torch, which reserves far more than it uses;
-    a cap on growth stops a runaway allocation with a MemoryError instead.
-    """
-    if not memory_mb:
-        return
-
-    current = _address_space()
-    if current is None:
-        return
-    limit = current + int(memory_mb * 1024 * 1024)
-    _, hard = resource.getrlimit(resource.RLIMIT_AS)
-    if hard != resource.RLIM_INFINITY:
-        limit = min(limit, hard)
-    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
-
 
 #: Linux's 2 MiB page size, and madvise(2)'s advice numbers for it (Linux >= 6.1 collapses).
 _HUGE, _MADV_HUGEPAGE, _MADV_COLLAPSE = 2 << 20, 14, 25
@@ -188,7 +158,7 @@ def _child(job_fd: int, done_fd: int, output_fd: int, keep_closed: list[int]) ->
         prepare()
         job = json.loads(_read_all(job_fd))
         os.close(job_fd)
-        _limit_memory(job.get("memory_mb"))
+        limit_memory(job.get("memory_mb"))
         result = run_case(job)
     except BaseException as exc:  # learner code broke this process's own machinery
         result = {"kind": DIED, "message": f"{type(exc).__name__}: {exc}"}
