@@ -6,9 +6,10 @@ Three runners, one contract:
 * :class:`ForkRunner` (POSIX default): a worker process imports torch once while pytest
   collects and forks a fresh child per case (see :mod:`pytest_lessons.worker`).
 * :class:`SpawnRunner` (Windows, or ``--lesson-isolation=spawn``): a new Python per case. Each
-  case pays for ``import torch`` again (about a second), so a few Pythons are started ahead and
-  import it while earlier cases run, and a case gets :data:`SPAWN_GRACE` extra seconds;
-  processes the learner starts are not killed with it on Windows.
+  case pays for ``import torch`` again (a second or two), so a few Pythons are started ahead and
+  import it while earlier cases run; a Python gets :data:`SPAWN_GRACE` seconds to be ready, and
+  the case's clock starts when it is handed over. Processes the learner starts are not killed
+  with it on Windows.
 * :class:`InProcessRunner` (``--lesson-isolation=off``): learner code runs in the pytest process
   so ``breakpoint()`` and ``--pdb`` work. Never for grading: the learner's code can then see the
   expected answers and end the session.
