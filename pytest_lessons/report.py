@@ -61,6 +61,12 @@ EXPLANATIONS: tuple[tuple[str, str], ...] = (
         r"can't allocate memory|not enough memory",
         "Your code asked for more memory than a case may use.",
     ),
+    (
+        r"No module named",
+        "Check the module's name, then install it in the Python that runs pytest or do "
+        "without it. Where your work is graded, only the packages the course lists are "
+        "installed.",
+    ),
 )
 
 

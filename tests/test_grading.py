@@ -130,7 +130,8 @@ def run_double(
         ),
         (
             "import no_such_module_here\n",
-            "solution.py raised ModuleNotFoundError while your file was loading*",
+            "solution.py raised ModuleNotFoundError while your file was loading*"
+            "Check the module's name, then install it in the Python that runs pytest*",
         ),
         (
             "def twice(x):\n    return x\n\nclass Helper:\n    pass\n",
