@@ -53,13 +53,22 @@ EXPLANATIONS: tuple[tuple[str, str], ...] = (
         "example by building every tensor with dtype=torch.float64.",
     ),
     (
-        r"must match the size of tensor|shapes cannot be multiplied|size mismatch",
+        r"must match the size of tensor|shapes cannot be multiplied|size mismatch"
+        r"|Expected size for first two dimensions of batch2",
         "Two tensors' shapes do not fit this operation. Print each tensor's .shape just "
-        "before the failing line to see which dimension is off.",
+        "before the failing line to see which dimension is off. For A @ B, A's last "
+        "dimension must equal B's second to last (for attention scores: "
+        "Q @ K.transpose(-2, -1)).",
     ),
     (
         r"can't allocate memory|not enough memory",
         "Your code asked for more memory than a case may use.",
+    ),
+    (
+        r"shape '\[[-\d, ]*\]' is invalid for input of size",
+        "The sizes you reshape to must multiply to the number of values the tensor holds. "
+        "Print the tensor's .shape before the reshape and compute the sizes from it "
+        "(-1 lets one size be worked out).",
     ),
     (
         r"No module named",

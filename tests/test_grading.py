@@ -219,16 +219,38 @@ def test_an_exception_shows_only_the_learners_frames(
     assert "child.py" not in result.stdout.str()
 
 
-def test_a_known_torch_error_is_explained(pytester: pytest.Pytester, combine_heads: Make) -> None:
-    combine_heads(
-        NO_TRANSPOSE.replace(
-            "out.reshape(q.shape[1], -1)", "out.transpose(0, 1).view(q.shape[1], -1)"
-        )
-    )
-    result = pytester.runpytest("combine_heads")
-    result.stdout.fnmatch_lines(
-        ["solve raised RuntimeError in your code:", "*view*", "*Use .reshape*"]
-    )
+#: Edits of a solution that raise a torch error, and words of the explanation it gets.
+TORCH_ERRORS = {
+    "view-after-transpose": (
+        ("out.reshape(q.shape[1], -1)", "out.transpose(0, 1).view(q.shape[1], -1)"),
+        "case-3",
+        "Use .reshape, which copies when it must.",
+    ),
+    "keys-not-transposed": (
+        ("out = F.scaled_dot_product_attention(q, k, v)", "out = (q @ k).softmax(-1) @ v"),
+        "case-1",
+        "A's last dimension must equal B's second to last (for attention scores: "
+        "Q @ K.transpose(-2, -1)).",
+    ),
+    "reshape-sizes": (
+        ("out.reshape(q.shape[1], -1)", "out.reshape(q.shape[1] + 1, -1)"),
+        "case-1",
+        "The sizes you reshape to must multiply to the number of values the tensor holds.",
+    ),
+}
+
+
+@pytest.mark.parametrize("error", list(TORCH_ERRORS))
+def test_a_known_torch_error_is_explained(
+    pytester: pytest.Pytester, combine_heads: Make, error: str
+) -> None:
+    (old, new), case, words = TORCH_ERRORS[error]
+    assert old in NO_TRANSPOSE
+    combine_heads(NO_TRANSPOSE.replace(old, new))
+    result = pytester.runpytest("combine_heads", "-k", case)
+    result.assert_outcomes(failed=1, deselected=9)
+    assert "solve raised RuntimeError in your code:" in said(result)
+    assert words in said(result)
 
 
 @pytest.mark.usefixtures("no_preload")
