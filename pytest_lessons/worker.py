@@ -297,14 +297,15 @@ class Worker:
         child = self.spare()
         self._spare = None
         pid, out_r = child.pid, child.out_r
+        # The runner kills this group itself should the worker die (learner code can kill or
+        # stop it), so it learns the group before the child has its job and can act.
+        self.send({"id": job.get("id"), "pgid": pid})
         started = time.monotonic()
         try:
             os.write(child.job_w, json.dumps(job).encode("utf-8"))
         except OSError:
             pass  # the child is gone already; its status tells the rest
         os.close(child.job_w)
-        # The runner kills this group itself should the worker die (learner code can kill it).
-        self.send({"id": job.get("id"), "pgid": pid})
         # Fork the next case's child now, while this one runs on another core.
         self.spare(close=(child.done_r, child.out_r))
         output = bytearray()
