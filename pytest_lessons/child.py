@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import importlib.machinery
 import importlib.util
 import inspect
 import json
@@ -28,7 +29,9 @@ try:  # imported once here, not per case: it costs a forked child ~2 ms
 except ImportError:  # Windows
     resource = None  # type: ignore[assignment]
 
-from pytest_lessons.outcome import DIED, RAISED, RETURNED, SETUP, TAG, rectangular
+from pytest_lessons.outcome import DIED, INTERNAL, RAISED, RETURNED, SETUP, TAG, rectangular
+from pytest_lessons.sandbox import SandboxError, confine
+from pytest_lessons.sandbox import warm as sandbox_warm
 
 #: The learner's module is loaded under this name, so ``__name__ == "__main__"`` blocks don't run.
 MODULE_NAME = "solution"
@@ -143,26 +146,39 @@ def run_case(request: dict[str, Any]) -> dict[str, Any]:
     solution = Path(request["solution"])
     folder = Path(request.get("folder") or solution.parent)
     debug = bool(request.get("debug"))
+    confined = request.get("sandbox")
+
+    try:
+        # Read before the sandbox closes: the file may sit where the sandbox's user cannot go.
+        source = solution.read_bytes()
+    except OSError:
+        return {"kind": SETUP, "error_type": "missing_file", "message": str(solution)}
+    if confined:
+        try:
+            confine(confined)
+        except (SandboxError, OSError) as exc:
+            return {"kind": INTERNAL, "message": f"the sandbox could not be set up: {exc}"}
+    elif str(folder) not in sys.path:
+        # Appended, not prepended: the learner's helper modules can be imported, but a
+        # learner's torch.py cannot shadow the real torch. (Not in the sandbox: there, the
+        # course's other files are out of reach.)
+        sys.path.append(str(folder))
+    # After the sandbox closed: more torch threads may start here, and a thread started
+    # before would keep the grader's rights.
     _seed(int(request.get("seed", 0)), request.get("threads"))
 
-    if not solution.is_file():
-        return {"kind": SETUP, "error_type": "missing_file", "message": str(solution)}
-
-    spec = importlib.util.spec_from_file_location(MODULE_NAME, solution)
-    if spec is None or spec.loader is None:
+    loader = _Source(MODULE_NAME, str(solution), source)
+    spec = importlib.util.spec_from_file_location(MODULE_NAME, solution, loader=loader)
+    if spec is None:
         return {"kind": SETUP, "error_type": "missing_file", "message": str(solution)}
     module = importlib.util.module_from_spec(spec)
-    # Appended, not prepended: the learner's helper modules can be imported, but a learner's
-    # torch.py cannot shadow the real torch.
-    if str(folder) not in sys.path:
-        sys.path.append(str(folder))
     previous = sys.modules.get(MODULE_NAME)
     sys.modules[MODULE_NAME] = module
     try:
         spec.loader.exec_module(module)
     except BaseException as exc:
         _pass_through(exc, debug)
-        return _raised(exc, "import", folder)
+        return _raised(exc, "import", folder, confined=bool(confined))
     finally:
         if previous is not None:
             sys.modules[MODULE_NAME] = previous
@@ -199,7 +215,8 @@ def run_case(request: dict[str, Any]) -> dict[str, Any]:
         answer = function(*arguments)
     except BaseException as exc:
         _pass_through(exc, debug)
-        return _raised(exc, "call", folder, seconds=time.perf_counter() - started)
+        seconds = time.perf_counter() - started
+        return _raised(exc, "call", folder, seconds=seconds, confined=bool(confined))
     seconds = time.perf_counter() - started
     try:
         encoded = encode_answer(answer)
@@ -207,7 +224,7 @@ def run_case(request: dict[str, Any]) -> dict[str, Any]:
         encoded = {TAG: "cut", "reason": f"more than {MAX_ELEMENTS:,} values"}
     except BaseException as exc:  # a learner's tensor subclass can raise from anything
         _pass_through(exc, debug)
-        return _raised(exc, "call", folder, seconds=seconds)
+        return _raised(exc, "call", folder, seconds=seconds, confined=bool(confined))
     return {"kind": RETURNED, "answer": encoded, "seconds": seconds}
 
 
@@ -231,6 +248,7 @@ def prepare() -> None:
             y = torch.nn.functional.scaled_dot_product_attention(x, x, x)
             y = (x @ x.transpose(-2, -1)).softmax(-1).masked_fill(torch.ones(2, 2).bool(), 0)
             torch.cat([y, y]).permute(1, 0, 2).reshape(2, -1).contiguous().view(-1).tolist()
+    sandbox_warm()
     _seed(0, None)
 
 
@@ -255,7 +273,47 @@ def _inside(path: str, folder: Path) -> bool:
         return os.path.abspath(path).startswith(str(folder.resolve()) + os.sep)
 
 
-def _raised(exc: BaseException, phase: str, folder: Path, seconds: float = 0.0) -> dict[str, Any]:
+class _Source(importlib.machinery.SourceFileLoader):
+    """Loads the learner's module from the source read before the sandbox closed, and never
+    reads or writes bytecode beside it (a stale or planted .pyc must not stand in for it)."""
+
+    def __init__(self, fullname: str, path: str, source: bytes) -> None:
+        super().__init__(fullname, path)
+        self._source = source
+
+    def get_data(self, path: str) -> bytes:
+        if path == self.path:
+            return self._source
+        raise OSError("bytecode is not read")
+
+    def set_data(self, path: str, data: bytes, *, _mode: int = 0o666) -> None:
+        pass
+
+
+def _denied(exc: BaseException, folder: Path) -> dict[str, Any] | None:
+    """What the sandbox refused, when *exc* says it refused something: a file (named), the
+    course's other modules, or an action (a connection, a signal)."""
+    if isinstance(exc, ModuleNotFoundError) and exc.name:
+        top = exc.name.split(".")[0]
+        for candidate in (folder / f"{top}.py", folder / top):
+            if candidate.exists():
+                return {"path": str(candidate)}
+        return None
+    # Landlock refuses with EACCES, or EXDEV for a link or move out of an allowed folder;
+    # the seccomp filter with EPERM.
+    if isinstance(exc, PermissionError) or (isinstance(exc, OSError) and exc.errno == 18):
+        path = exc.filename if isinstance(exc.filename, str) else ""
+        return {"path": path} if path else {"errno": exc.errno}
+    return None
+
+
+def _raised(
+    exc: BaseException,
+    phase: str,
+    folder: Path,
+    seconds: float = 0.0,
+    confined: bool = False,
+) -> dict[str, Any]:
     frames = [
         {"file": f.filename, "line": f.lineno or 0, "function": f.name, "code": f.line or ""}
         for f in traceback.extract_tb(exc.__traceback__)
@@ -277,6 +335,9 @@ def _raised(exc: BaseException, phase: str, folder: Path, seconds: float = 0.0) 
     except BaseException:  # a learner's exception whose __str__ raises
         message = ""
     details: dict[str, Any] = {"module": module}
+    denied = _denied(exc, folder) if confined else None
+    if denied is not None:
+        details["denied"] = denied
     # pytest marks skip() and fail() as builtins for display; their base class tells the truth.
     if any(c.__name__ == "OutcomeException" for c in type(exc).__mro__) or module.startswith(
         "_pytest"

@@ -67,12 +67,14 @@ class ExerciseFile(pytest.File):
     """An ``exercise.toml``: one item per case, or one failing item if the file is broken."""
 
     def collect(self) -> Any:
+        lessons = _lessons(self.config)
+        # Out of learner code's reach, however broken the file is.
+        lessons.course.add(self.path.parent)
         try:
             exercise = model.load(self.path)
         except model.ExerciseError as error:
             yield BrokenExercise.from_parent(self, name="exercise", error=error)
             return
-        lessons = _lessons(self.config)
         if not self.config.option.collectonly:
             lessons.runner.warm_up()
         if self.config.getoption("lesson_check"):
@@ -223,6 +225,7 @@ class CaseItem(pytest.Item):
             memory_mb=limits.memory_mb,
             output_cap=limits.output_cap,
             threads=limits.threads,
+            sandbox=lessons.sandbox_policy(),
         )
 
     def runtest(self) -> None:

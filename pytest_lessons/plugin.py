@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from pytest_lessons import diagnose, model, reports, settings, summary
+from pytest_lessons import diagnose, model, reports, sandbox, settings, summary
 from pytest_lessons.compare import Numbers, nested, read_numbers, split_outputs
 from pytest_lessons.generate import smaller
 from pytest_lessons.nodes import BrokenExercise, CaseItem, ExerciseFile, FailureText, judge
@@ -46,6 +46,28 @@ class LessonSession:
     """Every case's result, as it arrived on its report (also from xdist workers)."""
     submissions: Path | None = None
     """Batch grading: the folder of learners' folders."""
+    policy: sandbox.Policy | None = None
+    """The sandbox around learner code, before the course is known; None when isolation is
+    off."""
+    support: sandbox.Support = field(default_factory=lambda: sandbox.Support(0))
+    """What the kernel offers, as probed (for the header)."""
+    checkout: Path | None = None
+    """pytest's root folder: none of it is readable to learner code."""
+    course: set[Path] = field(default_factory=set)
+    """Every exercise folder collected: none of it is readable to learner code."""
+    _course_policy: sandbox.Policy | None = None
+
+    def sandbox_policy(self) -> sandbox.Policy | None:
+        """The sandbox for every job of this session, with the whole course out of reach
+        (computed once, after collection, when the first job is made)."""
+        if self.policy is None:
+            return None
+        if self._course_policy is None:
+            fenced = set(self.course)
+            if self.submissions is not None:
+                fenced.add(self.submissions)
+            self._course_policy = self.policy.for_course(sorted(fenced), self.checkout)
+        return self._course_policy
 
     @property
     def color(self) -> bool:
@@ -329,17 +351,52 @@ def pytest_configure(config: pytest.Config) -> None:
         submissions = Path(config.invocation_params.dir, submissions).resolve()
         if not submissions.is_dir():
             raise pytest.UsageError(f"--lesson-submissions={submissions}: no such folder")
+    support, policy = _sandbox(resolved)
     config.stash[_KEY] = LessonSession(
         settings=resolved,
-        runner=make_runner(resolved.isolation, resolved.value("preload")),
+        runner=make_runner(
+            resolved.isolation,
+            resolved.value("preload"),
+            env=policy.env if policy is not None else None,
+        ),
         invocation_dir=config.invocation_params.dir,
         config=config,
         submissions=submissions,
+        policy=policy,
+        support=support,
+        checkout=config.rootpath,
     )
     config.stash[_STARTED] = time.monotonic()
     config.pluginmanager.register(ResultCollector(config.stash[_KEY]), "lessons.results")
     config.pluginmanager.register(WatchOutMatcher(), "lessons.watch_outs")
     config.pluginmanager.register(GenericDetectors(), "lessons.detectors")
+
+
+def _sandbox(resolved: settings.Settings) -> tuple[sandbox.Support, sandbox.Policy | None]:
+    """What the kernel offers and the session's sandbox policy, as the settings ask."""
+    if resolved.isolation == "off":
+        return sandbox.Support(0, "learner code runs inside pytest"), None
+    mode = resolved.value("sandbox")
+    if mode == "off":
+        support = sandbox.Support(0, "--lesson-sandbox=off was given", seccomp=False)
+    else:
+        support = sandbox.probe()
+        if mode == "require" and not support.abi:
+            raise pytest.UsageError(
+                f"--lesson-sandbox=require: no sandbox can be had here: {support.reason}. "
+                "Grade as a separate user or in a container, or drop 'require'."
+            )
+    user = resolved.value("sandbox_user")
+    try:
+        policy = sandbox.make_policy(
+            support,
+            os.environ,
+            passed=resolved.value("pass_env"),
+            user=None if user == "none" or mode == "off" else user,
+        )
+    except ValueError as error:
+        raise pytest.UsageError(f"--lesson-sandbox-user: {error}") from None
+    return support, policy
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -348,7 +405,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         lessons.runner.close()
 
 
-def pytest_report_header(config: pytest.Config) -> str | None:
+def pytest_report_header(config: pytest.Config) -> str | list[str] | None:
     lessons = config.stash.get(_KEY, None)
     if lessons is None:
         return None
@@ -364,9 +421,42 @@ def pytest_report_header(config: pytest.Config) -> str | None:
             f"lessons: NOT isolated{why}: learner code runs inside pytest ({torch}); "
             "use this for debugging, never for grading"
         )
-    return (
+    lines = [
         f"lessons: learner code runs isolated ({resolved.isolation}, {torch}, "
-        f"timeout {timeout:g} s a case)"
+        f"timeout {timeout:g} s a case)",
+        "lessons: " + sandbox_line(lessons),
+    ]
+    if _grading(config) and not lessons.support.abi:
+        lines.append(UNSANDBOXED_GRADING)
+    return lines
+
+
+#: Said at the start and the end of a grading run without the sandbox.
+UNSANDBOXED_GRADING = (
+    "lessons: WARNING: grading without a sandbox. Learner code can read the expected answers "
+    "and change the course's files; run the grader as a separate user or in a container "
+    "(docs/ci-grading.md, 'What the sandbox protects')."
+)
+
+
+def sandbox_line(lessons: LessonSession) -> str:
+    """What protects the course from learner code in this run, in one line."""
+    support, policy = lessons.support, lessons.policy
+    if policy is None:
+        return "sandbox off"
+    if policy.uid is not None:
+        who = f"runs as user {policy.user}"
+    elif policy.user_note:
+        who = f"runs as root ({policy.user_note})"
+    else:
+        who = "runs as you"
+    if support.abi:
+        kinds = ", ".join(support.protections)
+        tools = f"Landlock ABI {support.abi}" + (" + seccomp" if support.seccomp else "")
+        return f"sandbox {tools} ({kinds}); clean environment; {who}"
+    return (
+        f"sandbox OFF ({support.reason}): learner code can read and change what you can; "
+        f"clean environment; {who}"
     )
 
 
@@ -469,6 +559,8 @@ def pytest_terminal_summary(
     if lessons is None or not lessons.results:
         return
     results = lessons.results
+    if _grading(config) and not lessons.support.abi:
+        terminalreporter.write_line(UNSANDBOXED_GRADING, yellow=True, bold=True)
     if lessons.submissions is not None:
         terminalreporter.write_sep("=", "lessons: the class")
         for line in reports.class_lines(results):

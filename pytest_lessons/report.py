@@ -237,6 +237,9 @@ def _raised(outcome: Outcome, ctx: Context, where: str) -> Failure:
             f"Fix the syntax error in {where}: Python cannot read the file.",
             ["", *_indent(lines)],
         )
+    denied = outcome.details.get("denied")
+    if isinstance(denied, dict):
+        return _denied(outcome, ctx, where, denied)
     if outcome.details.get("pytest"):
         call = {
             "Skipped": "pytest.skip()",
@@ -281,6 +284,37 @@ def _raised(outcome: Outcome, ctx: Context, where: str) -> Failure:
             break
     subject = ctx.solution.name if outcome.phase == "import" else ctx.entry
     return Failure(f"{subject} raised {name} {phase}:", lines)
+
+
+def _denied(outcome: Outcome, ctx: Context, where: str, denied: dict[str, Any]) -> Failure:
+    """The sandbox refused something: say what, and that it is not allowed while grading."""
+    path = str(denied.get("path") or "")
+    allowed = (
+        f"while grading, your code may read only its own file ({where}) and write only in its "
+        "temporary folder (TMPDIR)"
+    )
+    if path and outcome.error_type == "ModuleNotFoundError":
+        module = Path(path).stem
+        text = (
+            f"Remove `import {module}` and put the code you need in {where}: reading "
+            f"{ctx.show(path)} is not allowed while grading; {allowed}."
+        )
+    elif path:
+        text = (
+            f"Remove the code that uses {ctx.show(path)}: that is not allowed while grading; "
+            f"{allowed}."
+        )
+    elif denied.get("errno") == 1:
+        text = (
+            "Remove the code that signals or controls another process: that is not allowed "
+            "while grading. Your code may compute and print, nothing more."
+        )
+    else:
+        text = (
+            "Remove the code that uses the network: connections are not allowed while grading. "
+            "Your code may compute and print, nothing more."
+        )
+    return Failure(text, ["", *_indent(_traceback(outcome, ctx))])
 
 
 def describe_mismatch(

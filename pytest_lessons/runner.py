@@ -26,6 +26,7 @@ import os
 import select
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -36,6 +37,7 @@ from typing import Any
 
 from pytest_lessons.child import READY, run_case
 from pytest_lessons.outcome import DIED, INTERNAL, TIMEOUT, Outcome, clean_text
+from pytest_lessons.sandbox import Policy
 
 #: Modules the worker imports before the first case, so no case pays for them.
 PRELOAD = ("torch",)
@@ -61,6 +63,8 @@ class Job:
     output_cap: int
     threads: int
     seed: int = 0
+    sandbox: Policy | None = None
+    """What the code may touch; None: no sandbox (debugging in-process)."""
 
     def request(self, **extra: Any) -> dict[str, Any]:
         """The JSON request read by :func:`pytest_lessons.child.run_case` and the worker."""
@@ -78,8 +82,10 @@ class Job:
         }
 
 
-def _worker_env() -> dict[str, str]:
-    env = dict(os.environ)
+def _worker_env(base: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of the processes that run learner code: *base* (the sandbox's
+    allow-list; the grader's own environment when None) and what the runtime needs."""
+    env = dict(os.environ if base is None else base)
     # The course runs on the CPU; a forked child must never touch a CUDA context either.
     env["CUDA_VISIBLE_DEVICES"] = ""
     # One thread in the worker, whatever the user's environment says: a thread pool started
@@ -108,16 +114,12 @@ def assemble(
     exit_code: int | None = None,
     signal_name: str = "",
 ) -> Outcome:
-    """Build the outcome of a child that ended with *status* and maybe wrote *result_path*."""
+    """Build the outcome of a child that ended with *status* and maybe wrote *result_path*
+    (in the case's private folder, which is removed)."""
     result: dict[str, Any] | None = None
     if status != "timeout":
-        try:
-            with open(result_path, "rb") as handle:
-                result = json.loads(handle.read())
-        except (OSError, ValueError):
-            result = None
-    with contextlib.suppress(OSError):
-        os.unlink(result_path)
+        result = _read_result(result_path)
+    _remove(result_path.parent)
     if status == "timeout":
         outcome = Outcome(kind=TIMEOUT, seconds=timeout)
     elif isinstance(result, dict):
@@ -125,6 +127,38 @@ def assemble(
     else:
         outcome = Outcome(kind=DIED, exit_code=exit_code, signal=signal_name)
     return outcome.with_output(clean_text(output), output_cut)
+
+
+def _read_result(path: Path) -> dict[str, Any] | None:
+    """The child's result file, if it is a regular file: learner code shares the folder and
+    could leave a link to something of the grader's in its place."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        try:
+            result = json.loads(handle.read())
+        except ValueError:
+            return None
+    return result if isinstance(result, dict) else None
+
+
+def _remove(folder: Path) -> None:
+    """Remove a case's private folder, whatever modes learner code gave what it left there."""
+
+    def unlock(_: Any, path: str, __: Any) -> None:
+        with contextlib.suppress(OSError):
+            os.chmod(os.path.dirname(path), 0o700)
+            if os.path.isdir(path) and not os.path.islink(path):
+                os.chmod(path, 0o700)
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                os.unlink(path)
+
+    shutil.rmtree(folder, onerror=unlock)
 
 
 class Runner:
@@ -155,15 +189,25 @@ class InProcessRunner(Runner):
 
 
 class _TempDir:
+    """The session's temporary folder, with one private folder per case in it."""
+
     def __init__(self) -> None:
         self._path: Path | None = None
         self._count = 0
 
-    def next_file(self) -> Path:
+    def next_case(self, policy: Policy | None) -> Path:
+        """A new private folder for one case (the learner's HOME and TMPDIR), owned by the
+        user the case runs as; its ``result.json`` is where the child writes its outcome."""
         if self._path is None:
             self._path = Path(tempfile.mkdtemp(prefix="pytest-lessons-"))
+            # Another user may pass through to its own folder, never list the others.
+            os.chmod(self._path, 0o711)
         self._count += 1
-        return self._path / f"result-{self._count}.json"
+        folder = self._path / f"case-{self._count}"
+        folder.mkdir(mode=0o700)
+        if policy is not None:
+            policy.prepare_private(folder)
+        return folder
 
     def remove(self) -> None:
         if self._path is not None:
@@ -176,8 +220,11 @@ class ForkRunner(Runner):
 
     mode = "fork"
 
-    def __init__(self, preload: tuple[str, ...] = PRELOAD) -> None:
+    def __init__(
+        self, preload: tuple[str, ...] = PRELOAD, env: dict[str, str] | None = None
+    ) -> None:
         self.preload = preload
+        self.env = env
         self.process: subprocess.Popen[bytes] | None = None
         self.versions: dict[str, Any] = {}
         self._ready = False
@@ -196,7 +243,7 @@ class ForkRunner(Runner):
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
-                env=_worker_env(),
+                env=_worker_env(self.env),
                 close_fds=True,
             )
 
@@ -241,8 +288,8 @@ class ForkRunner(Runner):
         assert self.process is not None and self.process.stdin is not None
         self._jobs += 1
         self._group_seen = False
-        result_path = self._temp.next_file()
-        request = job.request(id=self._jobs, result=str(result_path))
+        result_path = _case_request_path(self._temp, job)
+        request = _request(job, result_path, id=self._jobs)
         try:
             self.process.stdin.write((json.dumps(request) + "\n").encode("utf-8"))
             self.process.stdin.flush()
@@ -315,8 +362,14 @@ class SpawnRunner(Runner):
 
     mode = "spawn"
 
-    def __init__(self, preload: tuple[str, ...] = PRELOAD, spares: int | None = None) -> None:
+    def __init__(
+        self,
+        preload: tuple[str, ...] = PRELOAD,
+        spares: int | None = None,
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.preload = preload
+        self.env = env
         self.spares = spares if spares is not None else max(1, min(3, os.cpu_count() or 1))
         self._waiting: list[subprocess.Popen[bytes]] = []
         self._temp = _TempDir()
@@ -332,7 +385,7 @@ class SpawnRunner(Runner):
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
-            env=_worker_env(),
+            env=_worker_env(self.env),
             **kwargs,
         )
 
@@ -342,8 +395,8 @@ class SpawnRunner(Runner):
             self._waiting.append(self._start())
 
     def run(self, job: Job) -> Outcome:
-        result_path = self._temp.next_file()
-        request = job.request(result=str(result_path))
+        result_path = _case_request_path(self._temp, job)
+        request = _request(job, result_path)
         self.warm_up()
         process = self._waiting.pop(0)
         self.warm_up()  # its replacement starts now, while this case runs
@@ -438,10 +491,24 @@ def _now() -> float:
     return time.monotonic()
 
 
-def make_runner(mode: str, preload: tuple[str, ...] = PRELOAD) -> Runner:
-    """The runner for an isolation *mode* (``fork``, ``spawn`` or ``off``)."""
+def _case_request_path(temp: _TempDir, job: Job) -> Path:
+    return temp.next_case(job.sandbox) / "result.json"
+
+
+def _request(job: Job, result_path: Path, **extra: Any) -> dict[str, Any]:
+    """The request for an isolated child: the job, where to write its result, and the sandbox
+    it must close around itself before it loads the learner's file."""
+    sandbox = job.sandbox.request(result_path.parent, job.solution) if job.sandbox else None
+    return job.request(result=str(result_path), sandbox=sandbox, **extra)
+
+
+def make_runner(
+    mode: str, preload: tuple[str, ...] = PRELOAD, env: dict[str, str] | None = None
+) -> Runner:
+    """The runner for an isolation *mode* (``fork``, ``spawn`` or ``off``); *env* is the
+    environment learner code starts from (the grader's own when None)."""
     if mode == "off":
         return InProcessRunner()
     if mode == "spawn":
-        return SpawnRunner(preload)
-    return ForkRunner(preload)
+        return SpawnRunner(preload, env=env)
+    return ForkRunner(preload, env=env)

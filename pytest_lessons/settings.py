@@ -81,6 +81,29 @@ def _isolation(text: str) -> str:
     return text
 
 
+SANDBOX_CHOICES = ("auto", "require", "off")
+
+
+def _sandbox(text: str) -> str:
+    if text not in SANDBOX_CHOICES:
+        raise ValueError("must be one of " + ", ".join(SANDBOX_CHOICES))
+    return text
+
+
+def _user(text: str) -> str:
+    name = text.strip()
+    if not name or any(c.isspace() or c in ":/" for c in name):
+        raise ValueError("must be a user name, or 'none'")
+    return name
+
+
+def _names(text: str) -> tuple[str, ...]:
+    names = tuple(n.strip() for n in text.replace(",", " ").split() if n.strip())
+    if not all(n.replace("_", "A").isalnum() and not n[0].isdigit() for n in names):
+        raise ValueError("must be environment variable names separated by commas")
+    return names
+
+
 SETTINGS: tuple[Setting, ...] = (
     Setting(
         "timeout",
@@ -131,6 +154,32 @@ SETTINGS: tuple[Setting, ...] = (
         "that has imported torch), spawn (a new Python per case; slower, for systems without "
         "fork), off (inside pytest, for breakpoint() and --pdb; never for grading), or auto "
         "(fork where possible, else spawn; off with --pdb or --trace). Default auto.",
+    ),
+    Setting(
+        "sandbox",
+        _sandbox,
+        "auto",
+        metavar="MODE",
+        help="Confine learner code with Linux's Landlock: it reads only the Python runtime and "
+        "its own file, writes only a private folder, opens no TCP connection and signals "
+        "nothing outside. auto (where the kernel offers it), require (stop the run where it "
+        "does not: for grading), or off. Default auto.",
+    ),
+    Setting(
+        "sandbox_user",
+        _user,
+        "nobody",
+        metavar="NAME",
+        help="When the grader runs as root, learner code runs as this user; 'none' to keep "
+        "root (default nobody).",
+    ),
+    Setting(
+        "pass_env",
+        _names,
+        (),
+        metavar="NAMES",
+        help="Environment variables passed to learner code besides the built-in allow-list "
+        "(PATH, LANG, LC_*, TZ, thread settings); comma-separated.",
     ),
 )
 

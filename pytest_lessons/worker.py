@@ -30,6 +30,7 @@ from typing import Any
 
 from pytest_lessons.child import limit_memory, prepare, run_case, write_result
 from pytest_lessons.outcome import DIED
+from pytest_lessons.sandbox import prepare_rules
 
 #: Linux's 2 MiB page size, and madvise(2)'s advice numbers for it (Linux >= 6.1 collapses).
 _HUGE, _MADV_HUGEPAGE, _MADV_COLLAPSE = 2 << 20, 14, 25
@@ -128,12 +129,19 @@ def _read_all(fd: int) -> bytes:
         chunks.append(chunk)
 
 
-def _child(job_fd: int, done_fd: int, output_fd: int, keep_closed: list[int]) -> None:
+def _child(
+    job_fd: int,
+    done_fd: int,
+    output_fd: int,
+    keep_closed: list[int],
+    sandbox: dict[str, Any] | None = None,
+) -> None:
     """Runs in the forked child: wait for a job, run it, never return.
 
     The child is forked before its job exists (see :meth:`Worker.spare`), so the cost of fork
-    is paid while pytest is busy elsewhere. It writes one byte to *done_fd* once its result file
-    is complete, so the worker need not wait for the process to tear down.
+    is paid while pytest is busy elsewhere; so is building the fixed part of the sandbox, from
+    the previous job's *sandbox*. It writes one byte to *done_fd* once its result file is
+    complete, so the worker need not wait for the process to tear down.
     """
     result: dict[str, Any]
     job: dict[str, Any] = {}
@@ -156,6 +164,7 @@ def _child(job_fd: int, done_fd: int, output_fd: int, keep_closed: list[int]) ->
         # While waiting for its job, take the copy-on-write page faults a case would take
         # (torch's operators, JSON, importlib): paid here, off the case's clock.
         prepare()
+        prepare_rules(sandbox)
         job = json.loads(_read_all(job_fd))
         os.close(job_fd)
         limit_memory(job.get("memory_mb"))
@@ -219,6 +228,8 @@ class Worker:
         signal.signal(signal.SIGCHLD, lambda *_: None)
         signal.set_wakeup_fd(self.wake_w)
         self._spare: _Spare | None = None
+        self._sandbox: dict[str, Any] | None = None
+        """The last job's sandbox: the next child builds its fixed part while it waits."""
         self._reap: list[int] = []
         self._adopting = _adopt_orphans()
 
@@ -242,7 +253,9 @@ class Worker:
         if pid == 0:  # pragma: no cover - the child; measured through its report
             for fd in (job_w, done_r, out_r, *close):
                 os.close(fd)
-            _child(job_r, done_w, out_w, [self.protocol_fd, self.wake_r, self.wake_w])
+            _child(
+                job_r, done_w, out_w, [self.protocol_fd, self.wake_r, self.wake_w], self._sandbox
+            )
         try:
             os.setpgid(pid, pid)
         except OSError:
@@ -296,6 +309,7 @@ class Worker:
         timeout = float(job.get("timeout", 10.0))
         child = self.spare()
         self._spare = None
+        self._sandbox = job.get("sandbox")
         pid, out_r = child.pid, child.out_r
         # The runner kills this group itself should the worker die (learner code can kill or
         # stop it), so it learns the group before the child has its job and can act.

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import json
-import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any, Callable
@@ -273,17 +272,20 @@ def test_generated_cases_are_the_same_for_the_same_seed(
 def test_a_solution_that_hard_codes_the_visible_answers_fails_the_generated_cases(
     pytester: pytest.Pytester, make_exercise: Make
 ) -> None:
-    cheat = """
-    import pathlib, tomllib
+    folder = make_exercise(
+        "t", solution=TRANSPOSE_REFERENCE, toml=GENERATED_TOML, reference__py=TRANSPOSE_REFERENCE
+    )
+    from pytest_lessons import model
 
-    def solve(m):
-        cases = tomllib.loads((pathlib.Path(__file__).parent / "exercise.toml").read_text())["case"]
-        for case in cases:
-            if case["m"] == m:
-                return case["expected"]
-        return [[0]]
-    """
-    make_exercise("t", solution=cheat, toml=GENERATED_TOML, reference__py=TRANSPOSE_REFERENCE)
+    # The visible cases' answers, copied into the code by hand (reading exercise.toml while
+    # graded is refused by the sandbox).
+    table = {
+        json.dumps(c.inputs["m"]): c.expected
+        for c in model.load(folder / "exercise.toml").cases
+        if not c.generated
+    }
+    cheat = f"import json\nTABLE = {table!r}\n\ndef solve(m):\n    return TABLE.get(json.dumps(m), [[0]])\n"
+    (folder / "solution.py").write_text(cheat)
     result = pytester.runpytest("t")
     result.assert_outcomes(passed=1, failed=5)
 
@@ -350,8 +352,8 @@ CLASS = {
     "di": NO_TRANSPOSE,
     "ed": NO_TRANSPOSE,
     "flo": NO_TRANSPOSE,
-    "gus": "from mistakes_copy import with_causal_mask as solve\n",
-    "hal": "from mistakes_copy import with_causal_mask as solve\n",
+    "gus": (COMBINE_HEADS / "mistakes.py").read_text() + "\nsolve = with_causal_mask\n",
+    "hal": (COMBINE_HEADS / "mistakes.py").read_text() + "\nsolve = with_causal_mask\n",
     "ivy": "def solve(Q, K, V):\n    raise NotImplementedError\n",
     "jo": "import sys\ndef solve(Q, K, V):\n    sys.exit(1)\n",
     "kim": None,  # handed in nothing for this exercise
@@ -372,7 +374,6 @@ def make_class(root: Path) -> Path:
             continue
         (folder / "combine_heads").mkdir()
         (folder / "combine_heads" / "solution.py").write_text(dedent(code))
-        shutil.copy(COMBINE_HEADS / "mistakes.py", folder / "combine_heads" / "mistakes_copy.py")
         (folder / "combine_heads" / "conftest.py").write_text("raise SystemExit('never loaded')\n")
     return submissions
 

@@ -33,8 +33,9 @@ WATCH_OUTS = {
 
 
 def as_solution(function: str) -> str:
-    """A learner's solution that makes exactly the mistake *function* makes."""
-    return f"from mistakes import {function} as solve\n"
+    """A learner's solution that makes exactly the mistake *function* makes (its code copied:
+    graded code cannot import the lesson's mistakes.py)."""
+    return (COMBINE_HEADS / "mistakes.py").read_text() + f"\n\nsolve = {function}\n"
 
 
 @pytest.mark.parametrize("watch_id", list(WATCH_OUTS))

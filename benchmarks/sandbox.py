@@ -1,0 +1,122 @@
+"""What the sandbox costs a case (issue 9). Run from the repository root:
+
+    python benchmarks/sandbox.py              # 200 forks, 100 round trips
+    python benchmarks/sandbox.py --rounds 50
+
+1. Closing the sandbox: the time :func:`pytest_lessons.sandbox.confine` takes in a child forked
+   from a process that imported torch, as a case's child is (target <= 1 ms median).
+2. A case's round trip through the fork server with the sandbox and without it, the two
+   alternating, on the combine_heads reference: the difference is what a case pays in all
+   (private folder made and removed, environment, Landlock, seccomp).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+LESSON = ROOT / "exercises" / "combine_heads"
+INPUTS = [[[[0], [0]], [[1], [1]]], [[[0], [0]], [[0], [5]]], [[[2], [4]], [[10], [30]]]]
+
+
+def _policy():  # type: ignore[no-untyped-def]
+    from pytest_lessons import sandbox
+
+    support = sandbox.probe()
+    if not support.abi:
+        sys.exit(f"no sandbox to measure here: {support.reason}")
+    policy = sandbox.make_policy(support, os.environ, user=None)
+    return policy.for_course([LESSON], ROOT)
+
+
+def confine_cost(rounds: int) -> None:
+    import torch  # noqa: F401 - the child is forked from a process that holds torch
+
+    from pytest_lessons.child import prepare
+    from pytest_lessons.sandbox import confine, prepare_rules
+
+    prepare()
+    # As the worker does: objects from before the fork stay out of the child's collections.
+    import gc
+
+    gc.freeze()
+    policy = _policy()
+    session = Path(tempfile.mkdtemp(prefix="lessons-bench-"))
+    # CPU time of the child's thread: what the case pays, without the time another process
+    # held the core (wall time is printed too).
+    times: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
+    for number in range(rounds):
+        for ahead in (True, False):
+            private = session / f"case-{number}-{ahead}"
+            private.mkdir()
+            request = policy.request(private, LESSON / "reference.py")
+            readable, writable = os.pipe()
+            pid = os.fork()
+            if pid == 0:
+                prepare()  # as a waiting child does, off the case's clock
+                if ahead:
+                    prepare_rules(request)
+                wall, cpu = time.perf_counter(), time.thread_time()
+                confine(request)
+                spent = (time.perf_counter() - wall, time.thread_time() - cpu)
+                os.write(writable, json.dumps(spent).encode())
+                os._exit(0)
+            os.close(writable)
+            with os.fdopen(readable, "rb") as handle:
+                times[ahead].append(tuple(json.loads(handle.read())))
+            os.waitpid(pid, 0)
+    for ahead, words in ((True, "fixed rules built ahead, as in fork mode"), (False, "cold")):
+        wall = statistics.median(t[0] for t in times[ahead]) * 1000
+        cpu = statistics.median(t[1] for t in times[ahead]) * 1000
+        print(
+            f"1. closing the sandbox ({words}): median {cpu:.3f} ms CPU, {wall:.3f} ms wall, "
+            f"over {rounds} forked children ({len(policy.read)} readable paths; "
+            "target <= 1 ms)"
+        )
+
+
+def round_trip(rounds: int) -> None:
+    from dataclasses import replace
+
+    from pytest_lessons.runner import ForkRunner, Job
+
+    bare = Job(LESSON / "reference.py", "solve", INPUTS, 10.0, 2048.0, 65536, 1)
+    confined = replace(bare, sandbox=_policy())
+    runner = ForkRunner()
+    timings: dict[str, list[float]] = {"sandbox": [], "none": []}
+    try:
+        runner.run(bare)  # the worker has imported torch
+        for _ in range(rounds):
+            for name, job in (("sandbox", confined), ("none", bare)):
+                started = time.perf_counter()
+                outcome = runner.run(job)
+                timings[name].append(time.perf_counter() - started)
+                assert outcome.kind == "returned", outcome
+    finally:
+        runner.close()
+    with_box, without = (statistics.median(timings[k]) for k in ("sandbox", "none"))
+    print(
+        f"2. a case's round trip, alternating: {with_box * 1000:.1f} ms with the sandbox, "
+        f"{without * 1000:.1f} ms without: {1000 * (with_box - without):+.2f} ms a case "
+        f"(medians of {rounds})"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=100)
+    rounds = parser.parse_args().rounds
+    sys.path.insert(0, str(ROOT))
+    confine_cost(rounds)
+    round_trip(rounds)
+
+
+if __name__ == "__main__":
+    main()
