@@ -421,8 +421,13 @@ def pytest_report_header(config: pytest.Config) -> str | list[str] | None:
             f"lessons: NOT isolated{why}: learner code runs inside pytest ({torch}); "
             "use this for debugging, never for grading"
         )
+    support = lessons.support
+    if support.abi:
+        boxed = f"sandbox Landlock ABI {support.abi}" + (" + seccomp" if support.seccomp else "")
+    else:
+        boxed = "sandbox OFF"
     lines = [
-        f"lessons: learner code runs isolated ({resolved.isolation}, {torch}, "
+        f"lessons: learner code runs isolated ({resolved.isolation}, {boxed}, {torch}, "
         f"timeout {timeout:g} s a case)",
         "lessons: " + sandbox_line(lessons),
     ]
@@ -452,8 +457,7 @@ def sandbox_line(lessons: LessonSession) -> str:
         who = "runs as you"
     if support.abi:
         kinds = ", ".join(support.protections)
-        tools = f"Landlock ABI {support.abi}" + (" + seccomp" if support.seccomp else "")
-        return f"sandbox {tools} ({kinds}); clean environment; {who}"
+        return f"the sandbox denies {kinds} outside the case; clean environment; {who}"
     return (
         f"sandbox OFF ({support.reason}): learner code can read and change what you can; "
         f"clean environment; {who}"

@@ -108,7 +108,12 @@ def test_the_header_names_the_protections_this_kernel_gives(
     result = pytester.runpytest("double")
     kinds = ", ".join(SUPPORT.protections)
     tools = f"Landlock ABI {SUPPORT.abi}" + (" + seccomp" if SUPPORT.seccomp else "")
-    result.stdout.fnmatch_lines([f"lessons: sandbox {tools} ({kinds}); *"])
+    result.stdout.fnmatch_lines(
+        [
+            f"lessons: learner code runs isolated (fork, sandbox {tools}, torch *",
+            f"lessons: the sandbox denies {kinds} outside the case; clean environment; runs as *",
+        ]
+    )
     assert "files" in kinds
 
 
@@ -425,6 +430,7 @@ def test_without_the_sandbox_the_header_and_a_grading_run_say_so(
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(
         [
+            "lessons: learner code runs isolated (fork, sandbox OFF, *",
             "lessons: sandbox OFF (--lesson-sandbox=off was given): learner code can read and "
             "change what you can; clean environment; *",
             "lessons: WARNING: grading without a sandbox.*",
