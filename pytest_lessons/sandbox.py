@@ -52,6 +52,8 @@ ENV_ALLOWED = (
     "NUMEXPR_NUM_THREADS",
     "PYTHONIOENCODING",
     "PYTHONUTF8",
+    # Where the user's Python finds packages installed outside site-packages.
+    "PYTHONPATH",
     # Where the interpreter finds its own shared libraries on some installations.
     "LD_LIBRARY_PATH",
     # Windows cannot start Python without these.
@@ -294,7 +296,7 @@ def runtime_paths() -> tuple[list[str], list[str]]:
     """The interpreter's installation folders (with the site-packages folders), and what it
     imports from: the ``sys.path`` entries inside them, and archives (zips, eggs). Other
     entries (the working folder, folders pytest inserted for conftest files) are left out:
-    they are the user's files, not the runtime."""
+    they are the user's files, not the runtime; the folders on ``PYTHONPATH`` are kept."""
     import site
 
     installs = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
@@ -310,7 +312,10 @@ def runtime_paths() -> tuple[list[str], list[str]]:
             os.path.isfile(entry) or any(_within(Path(entry).absolute(), Path(p)) for p in prefixes)
         )
     ]
-    return prefixes, [*prefixes, *inside]
+    # Folders the user put on PYTHONPATH hold packages too (read_paths still leaves out any
+    # that holds the course).
+    extra = [entry for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep) if entry]
+    return prefixes, [*prefixes, *inside, *extra]
 
 
 def make_policy(
