@@ -303,8 +303,22 @@ def _denied(exc: BaseException, folder: Path) -> dict[str, Any] | None:
     # the seccomp filter with EPERM.
     if isinstance(exc, PermissionError) or (isinstance(exc, OSError) and exc.errno == 18):
         path = exc.filename if isinstance(exc.filename, str) else ""
-        return {"path": path} if path else {"errno": exc.errno}
+        if path:
+            return {"path": path}
+        return {"action": _action(exc)}
     return None
+
+
+def _action(exc: BaseException) -> str:
+    """What a refused call without a file name was for, from the line that made it."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    last = frames[-1] if frames else None
+    text = f"{last.filename} {last.line}" if last is not None else ""
+    if any(word in text for word in ("socket", "connect", "bind", "http", "urlopen")):
+        return "network"
+    if any(word in text for word in ("kill", "signal", "ptrace")):
+        return "signal"
+    return "other"
 
 
 def _raised(

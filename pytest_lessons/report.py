@@ -304,15 +304,20 @@ def _denied(outcome: Outcome, ctx: Context, where: str, denied: dict[str, Any]) 
             f"Remove the code that uses {ctx.show(path)}: that is not allowed while grading; "
             f"{allowed}."
         )
-    elif denied.get("errno") == 1:
+    elif denied.get("action") == "signal":
         text = (
             "Remove the code that signals or controls another process: that is not allowed "
             "while grading. Your code may compute and print, nothing more."
         )
-    else:
+    elif denied.get("action") == "network":
         text = (
             "Remove the code that uses the network: connections are not allowed while grading. "
             "Your code may compute and print, nothing more."
+        )
+    else:
+        text = (
+            "Remove the call that the system refused (below): that is not allowed while "
+            "grading. Your code may compute and print, nothing more."
         )
     return Failure(text, ["", *_indent(_traceback(outcome, ctx))])
 

@@ -131,9 +131,11 @@ def assemble(
 
 def _read_result(path: Path) -> dict[str, Any] | None:
     """The child's result file, if it is a regular file: learner code shares the folder and
-    could leave a link to something of the grader's in its place."""
+    could leave a link to something of the grader's in its place, or a FIFO that would block
+    this read for ever."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        fd = os.open(path, flags)
     except OSError:
         return None
     with os.fdopen(fd, "rb") as handle:

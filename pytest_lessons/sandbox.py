@@ -113,6 +113,8 @@ _PR_SET_DUMPABLE = 4
 _EXECUTE, _WRITE_FILE, _READ_FILE, _READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
 _REFER, _TRUNCATE, _IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15
 _FILE_ONLY = _EXECUTE | _WRITE_FILE | _READ_FILE | _TRUNCATE | _IOCTL_DEV
+_MAKE_CHAR, _MAKE_FIFO, _MAKE_BLOCK = 1 << 6, 1 << 10, 1 << 11
+_SPECIAL_FILES = _MAKE_CHAR | _MAKE_FIFO | _MAKE_BLOCK
 
 
 def _fs_rights(abi: int) -> int:
@@ -620,7 +622,9 @@ def _landlock(abi: int, request: Mapping[str, Any]) -> None:
         ruleset = _fixed_ruleset(abi, read)
     try:
         _allow(libc, ruleset, str(request["file"]), _READ_FILE)
-        _allow(libc, ruleset, str(request["private"]), _fs_rights(abi))
+        # Everything in its own folder but FIFOs and device nodes, which no computation needs
+        # and which could stall whoever reads the folder next.
+        _allow(libc, ruleset, str(request["private"]), _fs_rights(abi) & ~_SPECIAL_FILES)
         _prctl(_PR_SET_NO_NEW_PRIVS, 1)
         if libc.syscall(_RESTRICT_SELF, ruleset, 0) != 0:
             raise SandboxError(f"landlock_restrict_self: {os.strerror(ctypes.get_errno())}")

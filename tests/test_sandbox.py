@@ -190,6 +190,19 @@ def test_a_link_from_the_private_folder_does_not_reach_the_course(
     assert REFERENCE_MARK not in text
 
 
+def test_a_fifo_in_place_of_the_result_cannot_stall_the_run(
+    pytester: pytest.Pytester, make_exercise: Make, isolation: str
+) -> None:
+    attack = """
+os.mkfifo(Path(os.environ["TMPDIR"], "result.json.part"))
+os.mkfifo(Path(os.environ["TMPDIR"], "result.json"))
+"""
+    make_double(make_exercise, attacker(attack))
+    result = pytester.runpytest("double", f"--lesson-isolation={isolation}")
+    result.assert_outcomes(passed=2, failed=1)
+    assert "that is not allowed while grading" in said(result)
+
+
 @pytest.mark.parametrize("target", ["reference.py", "mistakes.py", "exercise.toml", "solution.py"])
 def test_course_files_cannot_be_changed_or_removed(
     pytester: pytest.Pytester, make_exercise: Make, isolation: str, target: str
