@@ -175,7 +175,7 @@ def run_case(request: dict[str, Any]) -> dict[str, Any]:
     previous = sys.modules.get(MODULE_NAME)
     sys.modules[MODULE_NAME] = module
     try:
-        spec.loader.exec_module(module)
+        loader.exec_module(module)
     except BaseException as exc:
         _pass_through(exc, debug)
         return _raised(exc, "import", folder, confined=bool(confined))
@@ -286,7 +286,7 @@ class _Source(importlib.machinery.SourceFileLoader):
             return self._source
         raise OSError("bytecode is not read")
 
-    def set_data(self, path: str, data: bytes, *, _mode: int = 0o666) -> None:
+    def set_data(self, path: str, data: Any, *, _mode: int = 0o666) -> None:
         pass
 
 

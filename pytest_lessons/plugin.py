@@ -357,7 +357,7 @@ def pytest_configure(config: pytest.Config) -> None:
         runner=make_runner(
             resolved.isolation,
             resolved.value("preload"),
-            env=policy.env if policy is not None else None,
+            env=dict(policy.env) if policy is not None else None,
         ),
         invocation_dir=config.invocation_params.dir,
         config=config,

@@ -533,7 +533,7 @@ def _seccomp_program(machine: str) -> _SockFprog | None:
     program = seccomp_filter(machine)
     if program is None:
         return None
-    filters = (_SockFilter * len(program))(*program)
+    filters = (_SockFilter * len(program))(*(_SockFilter(*step) for step in program))
     fprog = _SockFprog(len(program), filters)
     fprog._keep = filters  # type: ignore[attr-defined]  # the array must outlive the struct
     return fprog
