@@ -302,6 +302,9 @@ def runtime_paths() -> tuple[list[str], list[str]]:
     import site
 
     installs = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    # This package, also when it runs from a checkout rather than site-packages: it holds no
+    # course, and learner code may import it like any installed package.
+    installs.add(str(Path(__file__).resolve().parent))
     with contextlib.suppress(AttributeError):  # virtualenv's old site module lacks them
         installs.update(site.getsitepackages())
         installs.add(site.getusersitepackages())
