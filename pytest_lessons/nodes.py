@@ -18,7 +18,7 @@ from pytest_lessons import model
 from pytest_lessons.compare import Comparison, compare, compare_outputs, split_outputs
 from pytest_lessons.diagnose import Diagnosis, Evidence, best
 from pytest_lessons.outcome import INTERNAL, RAISED, RETURNED, Outcome
-from pytest_lessons.report import Context, abbreviate, describe, describe_hidden
+from pytest_lessons.report import Context, abbreviate, colour_map, describe, describe_hidden
 from pytest_lessons.runner import Job
 
 if TYPE_CHECKING:
@@ -56,7 +56,12 @@ class FailureText:
         self.reprcrash = CrashLine(path, lineno, headline)
 
     def toterminal(self, tw: Any) -> None:
-        for number, line in enumerate(self.text.rstrip("\n").split("\n")):
+        # Colour is added here, by the terminal writer, and only when it shows colour: the
+        # text itself stays plain, as every report file and JUnit XML get it.
+        lines = self.text.rstrip("\n").split("\n")
+        if getattr(tw, "hasmarkup", False):
+            lines = colour_map(lines, lambda text, colour: tw.markup(text, **{colour: True}))
+        for number, line in enumerate(lines):
             tw.line(line, bold=number == 0)
 
     def __str__(self) -> str:
@@ -283,7 +288,6 @@ class CaseItem(pytest.Item):
             timeout=job.timeout,
             memory_mb=job.memory_mb,
             show=lessons.show,
-            color=lessons.color,
         )
         status = "failed" if outcome.kind == RETURNED else "error"
         if outcome.kind == INTERNAL:

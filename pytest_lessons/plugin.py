@@ -69,16 +69,6 @@ class LessonSession:
             self._course_policy = self.policy.for_course(sorted(fenced), self.checkout)
         return self._course_policy
 
-    @property
-    def color(self) -> bool:
-        """Whether the mismatch map may use colour: as pytest's own output does."""
-        if self.config is None:
-            return False
-        try:
-            return self.config.get_terminal_writer().hasmarkup
-        except AssertionError:  # no terminal reporter (an xdist worker): follow --color
-            return self.config.getoption("color", "auto") == "yes"
-
     def show(self, path: Path | str) -> str:
         """*path* as the learner should see it: relative to where pytest was started."""
         try:

@@ -110,8 +110,6 @@ class Context:
     memory_mb: float
     show: Callable[[Path | str], str] = str
     """Turns a path into what the learner should see (relative to where pytest runs)."""
-    color: bool = False
-    """Whether the terminal shows colour."""
 
 
 def _indent(lines: list[str], by: str = "  ") -> list[str]:
@@ -370,7 +368,7 @@ def describe_mismatch(
         more = comparison.mismatched - len(comparison.rows)
         if more > 0:
             lines.append(f"    ... and {more} more")
-    lines += mismatch_map(comparison, ctx.color)
+    lines += mismatch_map(comparison)
     return Failure(first, lines)
 
 
@@ -383,9 +381,16 @@ def _first_sentence(text: str) -> str:
 MAP_ROWS, MAP_COLUMNS = 12, 24
 
 
-def mismatch_map(comparison: Comparison, color: bool = False) -> list[str]:
+#: The first line of a mismatch map, which :func:`colour_map` looks for.
+MAP_TITLE = "  where it differs"
+
+
+def mismatch_map(comparison: Comparison) -> list[str]:
     """A grid of the last two dimensions: ``x`` where a value is outside tolerance (in any of
-    the leading dimensions), ``.`` where it matches. Empty when shapes differ or it is too big."""
+    the leading dimensions), ``.`` where it matches. Empty when shapes differ or it is too big.
+
+    Always plain text: the same text goes into report files, which must never hold terminal
+    escapes; :func:`colour_map` colours it on the way to a terminal."""
     shape = comparison.expected_shape
     if comparison.got_shape != shape or not comparison.bad or not shape:
         return []
@@ -398,20 +403,47 @@ def mismatch_map(comparison: Comparison, color: bool = False) -> list[str]:
     for position in comparison.bad:
         index = expected.index(position)
         wrong.add((0, index[0]) if len(shape) == 1 else index[-2:])
-    mark_bad, mark_ok = ("\x1b[31mx\x1b[0m", "\x1b[32m.\x1b[0m") if color else ("x", ".")
     width = len(str(cols_n - 1))
     what = "" if len(shape) <= 2 else " (last two dimensions; x if wrong in any slice)"
-    lines = ["", f"  where it differs{what}: x is outside tolerance"]
+    lines = ["", f"{MAP_TITLE}{what}: x is outside tolerance"]
     header = " ".join(str(c).rjust(width) for c in range(cols_n))
     label = len(str(rows_n - 1))
     lines.append("    " + " " * label + "  " + header)
     for r in range(rows_n):
-        cells = " ".join(
-            (mark_bad if (r, c) in wrong else mark_ok).rjust(width + (9 if color else 0))
-            for c in range(cols_n)
-        )
+        cells = " ".join(("x" if (r, c) in wrong else ".").rjust(width) for c in range(cols_n))
         lines.append(f"    {str(r).rjust(label)}  {cells}")
     return lines
+
+
+def colour_map(lines: list[str], paint: Callable[[str, str], str]) -> list[str]:
+    """*lines* of a failure's text with the cells of its mismatch map painted: ``paint(text,
+    colour)`` returns *text* marked up in ``red`` or ``green`` (a terminal writer's markup).
+    Only the map's rows change; everything else, learner output included, is left as it is."""
+    out, row = [], -1  # row: -1 outside a map, 0 at its column header, 1.. in its rows
+    for line in lines:
+        if line.startswith(MAP_TITLE):
+            out.append(line)
+            row = 0
+            continue
+        if row < 0 or not line.strip():
+            row = -1
+            out.append(line)
+            continue
+        if row == 0:
+            row = 1
+            out.append(line)
+            continue
+        label, _, cells = line.strip().partition("  ")
+        if not label.isdigit() or set(cells) - {"x", ".", " "}:
+            row = -1
+            out.append(line)
+            continue
+        painted = "".join(
+            paint(ch, "red") if ch == "x" else paint(ch, "green") if ch == "." else ch
+            for ch in cells
+        )
+        out.append(line[: len(line) - len(cells)] + painted)
+    return out
 
 
 def _table(rows: list[tuple[str, ...]]) -> list[str]:
