@@ -187,8 +187,24 @@ def render(
 # --- a class --------------------------------------------------------------------------------
 
 
+#: First characters that make a spreadsheet read a cell as a formula (OWASP, "CSV Injection").
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def text_cell(text: str) -> str:
+    """*text* made safe for a CSV cell that a spreadsheet opens: one that would start a formula
+    gets a leading ``'`` (OWASP's rule), so it shows as text and never runs.
+
+    Only text cells go through here: learner and exercise names come from folder names, which a
+    learner chooses. Number cells are written by us from numbers and stay numbers (points are
+    never negative, so none starts with ``-``; a negative number would still be a number, not a
+    formula)."""
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
+
+
 def gradebook(results: Sequence[dict[str, Any]]) -> str:
-    """CSV: learner, exercise, points, max points; one row per learner and exercise."""
+    """CSV: learner, exercise, points, max points; one row per learner and exercise. Text cells
+    are neutralised with :func:`text_cell`."""
     rows: dict[tuple[str, str], list[float]] = {}
     for r in ordered(results):
         row = rows.setdefault((str(r.get("learner", "")), str(r["exercise"])), [0.0, 0.0])
@@ -198,7 +214,7 @@ def gradebook(results: Sequence[dict[str, Any]]) -> str:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["learner", "exercise", "points", "max_points"])
     for (learner, exercise), (points, most) in rows.items():
-        writer.writerow([learner, exercise, f"{points:g}", f"{most:g}"])
+        writer.writerow([text_cell(learner), text_cell(exercise), f"{points:g}", f"{most:g}"])
     return out.getvalue()
 
 
