@@ -213,9 +213,6 @@ class CaseItem(pytest.Item):
         self.lesson_result: dict[str, Any] = {}
         """What the summary and the report files need, as plain data (it travels with
         pytest-xdist); set by :meth:`runtest`."""
-        self.user_properties += [("exercise", exercise.slug), ("max_points", case.points)]
-        if learner:
-            self.user_properties.append(("learner", learner))
 
     def job(self, solution: Path, entry: str, inputs: dict[str, Any] | None = None) -> Job:
         """A job running *entry* of *solution* on this case's inputs (or *inputs*)."""
@@ -346,9 +343,6 @@ class CaseItem(pytest.Item):
             "call": _call(exercise, case),
             "output": "" if case.hidden or self.outcome is None else self.outcome.output,
         }
-        self.user_properties.append(("points", self.lesson_result["points"]))
-        if diagnosis is not None and diagnosis.kind == "watch_out":
-            self.user_properties.append(("watch_out", diagnosis.id))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         return repr_failure(self, excinfo, style)

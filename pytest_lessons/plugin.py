@@ -484,15 +484,62 @@ def pytest_report_from_serializable(config: pytest.Config, data: dict[str, Any])
 
 
 class ResultCollector:
-    """Gathers each case's result from its report, also from pytest-xdist workers."""
+    """Gathers each case's result from its report, also from pytest-xdist workers, and hands
+    each to pytest's JUnit XML writer as a suite-level property (see :func:`junit_property`)."""
 
     def __init__(self, lessons: LessonSession) -> None:
         self.lessons = lessons
+        self.junit: Any = None
+        self.looked = False
+
+    def _junit(self, config: pytest.Config) -> Any:
+        # pytest's JUnit writer (--junitxml) is registered without a public name; its public
+        # method add_global_property is what the record_testsuite_property fixture calls.
+        if not self.looked:
+            self.looked = True
+            self.junit = next(
+                (
+                    plugin
+                    for plugin in config.pluginmanager.get_plugins()
+                    if callable(getattr(plugin, "add_global_property", None))
+                ),
+                None,
+            )
+        return self.junit
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         result = getattr(report, "lessons", None)
         if result and report.when == "call":
             self.lessons.results.append(result)
+            config = self.lessons.config
+            junit = self._junit(config) if config is not None else None
+            if junit is not None:
+                junit.add_global_property(*junit_property(report.nodeid, result))
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        junit = self._junit(session.config)
+        if junit is not None and self.lessons.results:
+            totals = reports.totals(self.lessons.results)
+            junit.add_global_property("lessons:points", f"{totals['points']:g}")
+            junit.add_global_property("lessons:max_points", f"{totals['max_points']:g}")
+
+
+def junit_property(nodeid: str, result: dict[str, Any]) -> tuple[str, str]:
+    """A case's grading data as a JUnit ``<property>`` of the test suite: name ``lessons:`` and
+    the test's node id, value a JSON object. Properties inside a ``<testcase>`` are not valid
+    for Jenkins' xUnit (junit-10.xsd) nor pytest's default ``junit_family`` (xunit2); a
+    suite's ``<properties>`` is valid for both."""
+    data: dict[str, Any] = {
+        "exercise": result["exercise"],
+        "points": result["points"],
+        "max_points": result["max_points"],
+    }
+    if result.get("diagnosis_kind") == "watch_out":
+        data["watch_out"] = result["diagnosis"]
+    if result.get("learner"):
+        data["learner"] = result["learner"]
+    return f"lessons:{nodeid}", json.dumps(data, ensure_ascii=False, sort_keys=True)
 
 
 def _grading(config: pytest.Config) -> bool:

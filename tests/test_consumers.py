@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import csv
 import json
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Callable
 
 import pytest
+import xmlschema
 
 from conftest import DOUBLE_TOML
 
 Make = Callable[..., Path]
+SCHEMAS = Path(__file__).parent / "schemas"
 
 #: Returns its input: the 2 x 2 case of the double exercise gets a mismatch map.
 UNCHANGED = "def solve(x):\n    print('\\x1b[35mmy own colour\\x1b[0m')\n    return x\n"
@@ -83,3 +86,42 @@ def test_the_gradebook_never_starts_a_cell_with_a_formula(
         assert not row[0].startswith(("=", "+", "-", "@", "\t", "\r"))
         # Number cells stay plain numbers a spreadsheet sums.
         assert float(row[2]) == 2 and float(row[3]) == 2
+
+
+JUNIT_SCHEMAS = ("junit-10.xsd", "xunit2.xsd")
+
+
+@pytest.mark.usefixtures("no_preload")
+@pytest.mark.parametrize("family", ["xunit2", "xunit1"])
+def test_junit_xml_validates_for_jenkins_xunit_and_pytest(
+    pytester: pytest.Pytester, make_exercise: Make, family: str
+) -> None:
+    make_exercise(
+        solution="def solve(x):\n    return [v / 2 for v in x] if not isinstance(x[0], list) else x\n",
+        toml=DOUBLE_TOML
+        + '\n[[watch_out]]\nid = "halved"\nmistake = "halve"\nmessage = "multiply, do not divide"\n',
+        mistakes__py="def halve(x):\n    return [v / 2 for v in x]\n",
+    )
+    make_exercise("broken", toml="[exercise]\ntitle = 'Broken'\ninputs = ['x']\n")
+    pytester.makeini(f"[pytest]\njunit_family = {family}\n")
+    result = pytester.runpytest("--junitxml=junit.xml")
+    result.assert_outcomes(failed=3)
+    path = pytester.path / "junit.xml"
+    if family == "xunit2":  # xunit1 (legacy) adds file and line attributes: never valid
+        for name in JUNIT_SCHEMAS:
+            xmlschema.XMLSchema(str(SCHEMAS / name)).validate(str(path))
+    root = ET.parse(path).getroot()
+    assert all(case.find("properties") is None for case in root.iter("testcase"))
+    suite = root.find("testsuite")
+    assert suite is not None
+    properties = {p.get("name"): p.get("value") for p in suite.iter("property")}
+    assert json.loads(properties["lessons:double/exercise.toml::case-1"]) == {
+        "exercise": "double",
+        "points": 0.0,
+        "max_points": 1.0,
+        "watch_out": "halved",
+    }
+    assert properties["lessons:points"] == "0" and properties["lessons:max_points"] == "2"
+    assert json.loads(properties["lessons:broken/exercise.toml::exercise"])["max_points"] == 0
+    failure = root.find(".//testcase[@name='case-1']/failure")
+    assert failure is not None and failure.get("message") == "Watch out: multiply, do not divide"
