@@ -90,36 +90,123 @@ def gradescope(
     }
 
 
-def classroom(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """The GitHub Classroom runner result, which the classroom reporter reads (base64)."""
+#: Most bytes of JSON a classroom result may have. The workflow hands it, base64, to GitHub's
+#: reporter in one environment variable, and Linux refuses a variable over 128 KiB
+#: (MAX_ARG_STRLEN, 131072 bytes with its name and ``=``): the reporter then never starts and no
+#: points are recorded. 64 KiB is 87,384 bytes of base64, well under that whatever the name.
+CLASSROOM_BUDGET = 64 * 1024
+
+#: Longest message and test code kept per test in a classroom result.
+CLASSROOM_TEXT = 300
+
+CLASSROOM_CUT = (
+    "Shortened to fit GitHub Classroom's reporter ({how}): points are complete; each case's "
+    "feedback is in the Grade step's log and in pytest's output."
+)
+
+
+def _cut(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _classroom_status(rs: Sequence[dict[str, Any]]) -> str:
+    if all(r["passed"] for r in rs):
+        return "pass"
+    return "fail" if any(r["status"] == "failed" for r in rs) else "error"
+
+
+def _classroom_cases(results: Sequence[dict[str, Any]], text: int) -> list[dict[str, Any]]:
+    """One test per case; its message is the headline, never the learner's output."""
+    return [
+        {
+            "name": _cut(_name(r), CLASSROOM_TEXT),
+            "status": _classroom_status([r]),
+            "score": r["points"],
+            "message": "" if r["passed"] else _cut(r["headline"], text),
+            "test_code": _cut(r.get("call", ""), text) if text else "",
+            "filename": _relative(r["path"]),
+            # The reporter prints " - line N" unless N is 0: generated cases have no line.
+            "line_no": 0 if r.get("generated") else int(r["line"] or 0),
+            "duration": round(float(r.get("seconds", 0)) * 1000),
+        }
+        for r in results
+    ]
+
+
+def _classroom_groups(
+    results: Sequence[dict[str, Any]], per_exercise: bool
+) -> list[dict[str, Any]]:
+    """One test per learner and exercise (or one for everything): points stay whole."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in results:
+        key = (str(r.get("learner", "")), str(r["exercise"])) if per_exercise else ("", "")
+        groups.setdefault(key, []).append(r)
     tests = []
-    for r in ordered(results):
-        status = "pass" if r["passed"] else ("fail" if r["status"] == "failed" else "error")
+    for (learner, exercise), rs in groups.items():
+        passed = sum(r["passed"] for r in rs)
+        what = f"{learner}: {exercise}" if learner else exercise
+        name = (
+            f"{what}: {passed} of {len(rs)} cases passed"
+            if per_exercise
+            else (f"all exercises: {passed} of {len(rs)} cases passed")
+        )
+        failing = [r for r in rs if not r["passed"]]
         tests.append(
             {
-                "name": _name(r),
-                "status": status,
-                "score": r["points"],
-                "message": r["message"] if not r["passed"] else "",
-                "test_code": r.get("call", ""),
-                "filename": _relative(r["path"]),
-                "line_no": int(r["line"] or 1),
-                "duration": round(float(r.get("seconds", 0)) * 1000),
+                "name": _cut(name, CLASSROOM_TEXT),
+                "status": _classroom_status(rs),
+                "score": round(sum(r["points"] for r in rs), 6),
+                "message": _cut(failing[0]["headline"], 100) if failing else "",
+                "test_code": "",
+                "filename": _relative(rs[0]["path"]) if per_exercise else "",
+                "line_no": 0,
+                "duration": round(sum(float(r.get("seconds", 0)) for r in rs) * 1000),
             }
         )
-    errors = [t for t in tests if t["status"] == "error"]
-    if results and all(r["status"] in ("broken", "internal") for r in results):
+    return tests
+
+
+def classroom(results: Sequence[dict[str, Any]], budget: int = CLASSROOM_BUDGET) -> dict[str, Any]:
+    """The GitHub Classroom runner result, which the classroom reporter reads (base64).
+
+    It stays within *budget* bytes of JSON: one test per case with its headline (never the
+    learner's output) and its call; if that does not fit, shorter messages and no code; then
+    one test per exercise; then one test for the whole run. Each step keeps every point, and a
+    shortened result says so in its first test's code, which the reporter prints."""
+    ordered_results = ordered(results)
+    attempts: list[tuple[str, Callable[[], list[dict[str, Any]]]]] = [
+        ("", lambda: _classroom_cases(ordered_results, CLASSROOM_TEXT)),
+        ("short messages", lambda: _classroom_cases(ordered_results, 0)),
+        ("one test per exercise", lambda: _classroom_groups(ordered_results, True)),
+        ("one test for the run", lambda: _classroom_groups(ordered_results, False)),
+    ]
+    if not results or all(r["status"] in ("broken", "internal") for r in results):
         status = "error"
-    elif any(t["status"] != "pass" for t in tests) or errors:
-        status = "fail"
     else:
-        status = "pass" if tests else "error"
-    return {
-        "version": 1,
-        "status": status,
-        "max_score": totals(results)["max_points"],
-        "tests": tests,
-    }
+        status = "pass" if all(r["passed"] for r in results) else "fail"
+    report: dict[str, Any] = {}
+    for how, make in attempts:
+        tests = make()
+        if how:
+            for test in tests:
+                test["message"] = _cut(test["message"], 100)
+            if tests:
+                tests[0]["test_code"] = CLASSROOM_CUT.format(how=how)
+        report = {
+            "version": 1,
+            "status": status,
+            "max_score": totals(results)["max_points"],
+            "tests": tests,
+        }
+        if len(classroom_text(report).encode()) <= budget:
+            break
+    return report
+
+
+def classroom_text(report: dict[str, Any]) -> str:
+    """A classroom result as its file holds it: compact JSON, as the budget counts it."""
+    return json.dumps(report, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
 def exercism(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -181,6 +268,8 @@ def render(
         "exercism": lambda: exercism(results),
         "json": lambda: full(results, seconds),
     }
+    if fmt == "classroom":  # compact: it travels in one environment variable
+        return classroom_text(classroom(results))
     return json.dumps(makers[fmt](), indent=2, ensure_ascii=False) + "\n"
 
 

@@ -4,14 +4,21 @@ accept, and a GitHub Classroom result its reporter can be started with."""
 
 from __future__ import annotations
 
+import base64
 import csv
 import json
+import os
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Callable
 
+import jsonschema
 import pytest
 import xmlschema
+
+from pytest_lessons import reports
 
 from conftest import DOUBLE_TOML
 
@@ -125,3 +132,149 @@ def test_junit_xml_validates_for_jenkins_xunit_and_pytest(
     assert json.loads(properties["lessons:broken/exercise.toml::exercise"])["max_points"] == 0
     failure = root.find(".//testcase[@name='case-1']/failure")
     assert failure is not None and failure.get("message") == "Watch out: multiply, do not divide"
+
+
+# --- GitHub Classroom ---------------------------------------------------------------------
+
+#: What the reporter (classroom-resources/autograding-grading-reporter, tag v1, dist/main.js)
+#: does with the runner's result, re-done here in Python on the same IEEE doubles:
+#: src/main.js reads process.env[`${RUNNER.toUpperCase()}_RESULTS`], base64-decodes it and
+#: JSON.parse()s it; src/notify-classroom.js sums every test's `score` into totalPoints (when
+#: max_score is set) and posts "Points {totalPoints}/{maxPoints}", the grade Classroom records;
+#: src/console-results.js and src/helpers/test-helpers.js print, per runner, "Total points for
+#: lessons: {(passed / tests) * max_score, toFixed(2)}/{max_score}", counting tests whose status
+#: is "pass" and ignoring their scores.
+REPORTER = """
+import base64, json, os, sys
+results = json.loads(base64.b64decode(os.environ["LESSONS_RESULTS"]).decode("utf-8"))
+total = 0
+for test in results["tests"]:
+    total += test["score"]
+passed = sum(1 for test in results["tests"] if test["status"] == "pass")
+console = passed / len(results["tests"]) * (results["max_score"] or 0)
+print(json.dumps({"notice": [total, results["max_score"]], "console": "%.2f" % console,
+                  "lines": [t["line_no"] for t in results["tests"]]}))
+"""
+
+#: Linux's limit on one environment variable, name and "=" included (MAX_ARG_STRLEN).
+MAX_ARG_STRLEN = 131072
+
+
+def run_reporter(report: Path) -> dict:
+    """Hand *report* to the reporter's arithmetic the way the recipe does: base64 in the
+    environment variable LESSONS_RESULTS of a new process."""
+    encoded = base64.b64encode(report.read_bytes()).decode()
+    assert len("LESSONS_RESULTS=") + len(encoded) + 1 <= MAX_ARG_STRLEN
+    env = {"PATH": os.environ["PATH"], "LESSONS_RESULTS": encoded}
+    run = subprocess.run(
+        [sys.executable, "-c", REPORTER], env=env, capture_output=True, text=True, check=True
+    )
+    return json.loads(run.stdout)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="MAX_ARG_STRLEN is Linux's")
+def test_linux_refuses_an_environment_variable_over_128_kib() -> None:
+    # The limit run_reporter checks is the one that stopped the reporter: execve fails.
+    with pytest.raises(OSError, match="Argument list too long"):
+        subprocess.run(
+            [sys.executable, "-c", "pass"], env={"LESSONS_RESULTS": "A" * MAX_ARG_STRLEN}
+        )
+
+
+FLOOD_TOML = """
+[exercise]
+title = "Lesson {n}"
+inputs = ["x"]
+"""
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_a_classroom_report_of_a_flooding_learner_fits_the_reporters_variable(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    # 5 lessons x 10 failing cases; the learner prints 20 kB on every call.
+    flood = "def solve(x):\n    print('y' * 20000)\n    return [v + 1 for v in x]\n"
+    for n in range(1, 6):
+        cases = "".join(
+            f'\n[[case]]\nname = "case {c} of lesson {n}"\nx = [{c}, {n}]\nexpected = [{2 * c}, {2 * n}]\n'
+            for c in range(1, 11)
+        )
+        make_exercise(f"lesson_{n}", solution=flood, toml=FLOOD_TOML.format(n=n) + cases)
+    result = pytester.runpytest(
+        "--lesson-report=classroom.json", "--lesson-report-format=classroom"
+    )
+    result.assert_outcomes(failed=49, passed=1)  # lesson 1, case 1: x + 1 == 2x
+    report = pytester.path / "classroom.json"
+    data = json.loads(report.read_text())
+    jsonschema.validate(data, json.loads((SCHEMAS / "classroom.schema.json").read_text()))
+    assert len(report.read_bytes()) <= reports.CLASSROOM_BUDGET
+    assert "yyyy" not in report.read_text()  # no learner output
+    assert len(data["tests"]) == 50 and data["max_score"] == 50
+    assert data["tests"][1]["message"].startswith("Check")  # the headline, one line
+    seen = run_reporter(report)
+    assert seen["notice"] == [1, 50]  # the grade Classroom records
+    assert seen["console"] == "1.00"  # equal weights: the log's total is ours too
+    assert all(line > 0 for line in seen["lines"])  # each written case names its line
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_classroom_totals_with_weighted_and_generated_cases(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    toml = (
+        DOUBLE_TOML.replace('inputs = ["x"]', 'inputs = ["x"]\npoints = 10').replace(
+            'name = "a row"', 'name = "a row"\npoints = 3'
+        )
+        + "\n[generate]\ncount = 2\npoints = 0\n[generate.axes]\nn = [3, 4]\n"
+        + '[generate.inputs]\nx = ["n"]\n'
+    )
+    make_exercise(
+        # Right on the 2-value row only: case 1 (3 of 4 points) passes.
+        solution="def solve(x):\n    return [2 * v for v in x] if len(x) == 2 "
+        "and not isinstance(x[0], list) else x\n",
+        toml=toml,
+        reference__py="def solve(x):\n    return [2 * v for v in x]\n",
+    )
+    pytester.runpytest("--lesson-report=classroom.json", "--lesson-report-format=classroom")
+    data = json.loads((pytester.path / "classroom.json").read_text())
+    assert [t["status"] for t in data["tests"]] == ["pass", "fail", "fail", "fail"]
+    # Written cases name their [[case]] line; generated ones send 0, the reporter's "no line".
+    assert [t["line_no"] for t in data["tests"]][2:] == [0, 0]
+    assert all(t["line_no"] > 0 for t in data["tests"][:2])
+    seen = run_reporter(pytester.path / "classroom.json")
+    # Case 1 (3 points of 4, scaled to 7.5 of 10) passed: Classroom records 7.5 of 10 ...
+    assert seen["notice"] == [7.5, 10]
+    # ... while the log's per-runner line counts tests alike: 1 of 4 passed x 10 (see
+    # docs/ci-grading.md, "What the reporter shows").
+    assert seen["console"] == "2.50"
+
+
+def test_a_huge_course_is_cut_to_the_budget_with_a_notice_and_every_point() -> None:
+    results = [
+        {
+            "exercise": f"lesson_{n // 40}",
+            "path": f"course/lesson_{n // 40}/exercise.toml",
+            "label": f"case {n % 40 + 1}",
+            "case": n % 40 + 1,
+            "line": 3 + n % 40,
+            "learner": "",
+            "status": "failed" if n % 3 else "passed",
+            "passed": not n % 3,
+            "points": 0.5 if not n % 3 else 0.0,
+            "max_points": 0.5,
+            "generated": False,
+            "headline": "Check your scaling: " + "every value is off by a factor. " * 20,
+            "call": "solve(x=" + "[1.0, 2.0, 3.0] " * 30 + ")",
+            "seconds": 0.01,
+        }
+        for n in range(4000)
+    ]
+    report = reports.classroom(results)
+    text = reports.classroom_text(report)
+    assert len(text.encode()) <= reports.CLASSROOM_BUDGET
+    assert sum(t["score"] for t in report["tests"]) == pytest.approx(
+        reports.totals(results)["points"]
+    )
+    assert report["max_score"] == 2000
+    assert report["tests"][0]["test_code"].startswith("Shortened to fit GitHub Classroom")
+    assert report["tests"][0]["name"] == "lesson_0: 14 of 40 cases passed"
