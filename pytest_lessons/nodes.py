@@ -17,7 +17,7 @@ import pytest
 from pytest_lessons import model
 from pytest_lessons.compare import Comparison, compare, compare_outputs, split_outputs
 from pytest_lessons.diagnose import Diagnosis, Evidence, best
-from pytest_lessons.outcome import INTERNAL, RAISED, RETURNED, Outcome
+from pytest_lessons.outcome import INTERNAL, RAISED, RETURNED, SETUP, Outcome
 from pytest_lessons.report import Context, abbreviate, colour_map, describe, describe_hidden
 from pytest_lessons.runner import Job
 
@@ -154,6 +154,7 @@ class BrokenExercise(pytest.Item):
             "seconds": 0.0,
             "call": "",
             "output": "",
+            "unloadable": False,
         }
         where = _lessons(self.config).show(self.error.path)
         raise LessonFailure(
@@ -342,6 +343,7 @@ class CaseItem(pytest.Item):
             "seconds": round(time.perf_counter() - self.started, 4),
             "call": _call(exercise, case),
             "output": "" if case.hidden or self.outcome is None else self.outcome.output,
+            "unloadable": _unloadable(self.outcome),
         }
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
@@ -364,6 +366,14 @@ def judge(
         parts = split_outputs(expected, len(exercise.outputs)) or []
         expected = dict(zip(exercise.outputs, parts))
     return compare_outputs(expected, answer, exercise.outputs, rtol, atol)
+
+
+def _unloadable(outcome: Outcome | None) -> bool:
+    """Whether the learner's file could not be used at all: missing, not importable (a syntax
+    error, an exception at import) or without a usable entry function."""
+    if outcome is None:
+        return False
+    return outcome.kind == SETUP or (outcome.kind == RAISED and outcome.phase == "import")
 
 
 def _call(exercise: model.Exercise, case: model.Case) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections.abc import Sequence
 from typing import Any, Callable
 
@@ -19,6 +20,10 @@ FORMATS = ("gradescope", "classroom", "exercism", "json")
 
 #: Exercism's limit on a test's output.
 EXERCISM_OUTPUT = 500
+
+#: The interface's own words for cut output ("Output was truncated. Please limit to 500
+#: chars"), placed as Exercism's Python test runner places them: at the end, within the 500.
+EXERCISM_CUT = " [Output was truncated. Please limit to 500 chars]"
 
 
 def ordered(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -227,12 +232,20 @@ def exercism(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
         output = r.get("output", "")
         if output:
             if len(output) > EXERCISM_OUTPUT:
-                notice = "\n[output cut to 500 characters]"
-                output = output[: EXERCISM_OUTPUT - len(notice)] + notice
+                output = output[: EXERCISM_OUTPUT - len(EXERCISM_CUT)] + EXERCISM_CUT
             test["output"] = output
         tests.append(test)
     report: dict[str, Any] = {"version": 3, "tests": tests}
-    if not results or all(r["status"] in ("broken", "internal") for r in results):
+    unusable = [r for r in ordered(results) if r.get("unloadable")]
+    if unusable and all(
+        r.get("unloadable") or r["status"] in ("broken", "internal") for r in results
+    ):
+        # As Exercism's runners do when the solution cannot be imported (a syntax error, a
+        # missing function): no tests ran, and the message says why.
+        # The case's own evidence (its inputs) is left out: the message is about the file.
+        message = re.split(r"\n\n  (?:inputs |your code )", unusable[0]["message"])[0]
+        report.update(status="error", message=message.rstrip("\n"), tests=[])
+    elif not results or all(r["status"] in ("broken", "internal") for r in results):
         report["status"] = "error"
         report["message"] = summary_text(results) if results else "No exercise was graded."
     else:

@@ -102,7 +102,8 @@ def test_exercism_output_is_cut_at_500_characters_with_a_notice(
     pytester.runpytest("double", "--lesson-report=r.json", "--lesson-report-format=exercism")
     data = validate(pytester.path / "r.json", "exercism")
     output = data["tests"][0]["output"]
-    assert len(output) == 500 and output.endswith("[output cut to 500 characters]")
+    assert len(output) == 500
+    assert output.endswith("zzz [Output was truncated. Please limit to 500 chars]")
 
 
 @pytest.mark.usefixtures("no_preload")

@@ -278,3 +278,30 @@ def test_a_huge_course_is_cut_to_the_budget_with_a_notice_and_every_point() -> N
     assert report["max_score"] == 2000
     assert report["tests"][0]["test_code"].startswith("Shortened to fit GitHub Classroom")
     assert report["tests"][0]["name"] == "lesson_0: 14 of 40 cases passed"
+
+
+# --- Exercism -----------------------------------------------------------------------------
+
+
+@pytest.mark.usefixtures("no_preload")
+@pytest.mark.parametrize(
+    ("solution", "words"),
+    [
+        ("def solve(x)\n    return x\n", "Fix the syntax error in double/solution.py"),
+        ("def answer(x):\n    return x\n", "Define a function named solve in double/solution.py"),
+    ],
+    ids=["syntax-error", "no-function"],
+)
+def test_an_unloadable_solution_is_a_top_level_exercism_error(
+    pytester: pytest.Pytester, make_exercise: Make, solution: str, words: str
+) -> None:
+    # Exercism's Python runner (test/example-syntax-error/results.json and
+    # test/example-lasagna-function-import-error/results.json): status "error", the reason
+    # as the top-level message, no tests.
+    make_exercise(solution=solution)
+    pytester.runpytest("double", "--lesson-report=r.json", "--lesson-report-format=exercism")
+    data = json.loads((pytester.path / "r.json").read_text())
+    jsonschema.validate(data, json.loads((SCHEMAS / "exercism.schema.json").read_text()))
+    assert data["status"] == "error" and data["tests"] == []
+    assert data["message"].startswith(words)
+    assert "inputs" not in data["message"]  # about the file, not one case
