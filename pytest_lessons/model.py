@@ -34,6 +34,7 @@ DEFAULT_ATOL = 1e-4
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _CASE_HEADER = re.compile(r"^\s*\[\[\s*case\s*\]\]")
+_GENERATE_HEADER = re.compile(r"^\s*\[\s*generate\s*\]")
 _TOML_POSITION = re.compile(r"\(at line (\d+), column (\d+)\)")
 
 
@@ -65,7 +66,8 @@ class Case:
     atol: float
     name: str | None = None
     line: int | None = None
-    """Line of the case's ``[[case]]`` header in ``exercise.toml``, when it could be found."""
+    """Line of the case's ``[[case]]`` header in ``exercise.toml`` (of ``[generate]`` for a
+    generated case), when it could be found."""
     points: float = 1.0
     """What passing this case is worth, after the exercise's ``points`` scaled it."""
     hidden: bool = False
@@ -86,8 +88,23 @@ class Case:
 
     @property
     def id(self) -> str:
-        """The case's part of the pytest node id: ``case-1``, ``generated-5``."""
-        return f"generated-{self.number}" if self.generated else f"case-{self.number}"
+        """The case's part of the pytest node id: ``case-1``, ``case-2-worked-example``,
+        ``generated-5``. A named case carries its name, so ``-k worked`` selects it and an IDE's
+        test tree shows it; the number first keeps ids unique and in order. Hidden cases never
+        carry their name: it could tell what they test."""
+        if self.generated:
+            return f"generated-{self.number}"
+        slug = _id_part(self.name) if self.name and not self.hidden else ""
+        return f"case-{self.number}-{slug}" if slug else f"case-{self.number}"
+
+
+def _id_part(name: str, limit: int = 40) -> str:
+    """*name* as a node id part: lower-case letters, digits and single dashes, cut at a dash."""
+    slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+    if len(slug) > limit:
+        cut = slug.rfind("-", 0, limit + 1)
+        slug = slug[: cut if cut > 0 else limit]
+    return slug
 
 
 #: The generic detectors (see diagnose.py) a watch-out may word in a lesson's terms.
@@ -398,8 +415,12 @@ def parse(text: str, path: Path) -> Exercise:
         line = int(position.group(1)) if position else None
         problem = _TOML_POSITION.sub("", message).strip()
         raise ExerciseError(path, f"is not valid TOML: {problem}", line) from None
-    case_lines = [n for n, line in enumerate(text.splitlines(), 1) if _CASE_HEADER.match(line)]
-    return _build(data, path, case_lines)
+    lines = text.splitlines()
+    case_lines = [n for n, line in enumerate(lines, 1) if _CASE_HEADER.match(line)]
+    generate_line = next(
+        (n for n, line in enumerate(lines, 1) if _GENERATE_HEADER.match(line)), None
+    )
+    return _build(data, path, case_lines, generate_line)
 
 
 def _unknown(key: str, known: list[str]) -> str:
@@ -436,7 +457,9 @@ def _read_table(
     return values
 
 
-def _build(data: dict[str, Any], path: Path, case_lines: list[int]) -> Exercise:
+def _build(
+    data: dict[str, Any], path: Path, case_lines: list[int], generate_line: int | None = None
+) -> Exercise:
     for key in data:
         if key not in TOP_LEVEL:
             raise ExerciseError(path, f"top level: {_unknown(key, list(TOP_LEVEL))}")
@@ -474,6 +497,8 @@ def _build(data: dict[str, Any], path: Path, case_lines: list[int]) -> Exercise:
                     hidden=spec.hidden,
                     generated=True,
                     sizes=sizes,
+                    # Where an editor or IDE jumps to: the table the case was drawn from.
+                    line=generate_line,
                 )
             )
     if ex["points"] is not None:

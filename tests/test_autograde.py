@@ -461,7 +461,7 @@ def test_junitxml_properties_and_the_github_step_summary(
     root = ET.parse(pytester.path / "junit.xml").getroot()
     assert all(case.find("properties") is None for case in root.iter("testcase"))
     suite = {p.get("name"): p.get("value") for p in root.iter("property")}
-    first = json.loads(suite["lessons:double/exercise.toml::case-1"])
+    first = json.loads(suite["lessons:double/exercise.toml::case-1-a-row"])
     assert first == {"exercise": "double", "max_points": 1.0, "points": 0.0, "watch_out": "halved"}
     assert "watch_out" not in json.loads(suite["lessons:double/exercise.toml::case-2"])
     text = summary.read_text()

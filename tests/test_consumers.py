@@ -122,7 +122,7 @@ def test_junit_xml_validates_for_jenkins_xunit_and_pytest(
     suite = root.find("testsuite")
     assert suite is not None
     properties = {p.get("name"): p.get("value") for p in suite.iter("property")}
-    assert json.loads(properties["lessons:double/exercise.toml::case-1"]) == {
+    assert json.loads(properties["lessons:double/exercise.toml::case-1-a-row"]) == {
         "exercise": "double",
         "points": 0.0,
         "max_points": 1.0,
@@ -130,7 +130,7 @@ def test_junit_xml_validates_for_jenkins_xunit_and_pytest(
     }
     assert properties["lessons:points"] == "0" and properties["lessons:max_points"] == "2"
     assert json.loads(properties["lessons:broken/exercise.toml::exercise"])["max_points"] == 0
-    failure = root.find(".//testcase[@name='case-1']/failure")
+    failure = root.find(".//testcase[@name='case-1-a-row']/failure")
     assert failure is not None and failure.get("message") == "Watch out: multiply, do not divide"
 
 
@@ -305,3 +305,89 @@ def test_an_unloadable_solution_is_a_top_level_exercism_error(
     assert data["status"] == "error" and data["tests"] == []
     assert data["message"].startswith(words)
     assert "inputs" not in data["message"]  # about the file, not one case
+
+
+# --- IDEs: VS Code's test explorer, -k, --lf -----------------------------------------------
+
+
+GENERATED = """
+[exercise]
+title = "Transpose"
+inputs = ["m"]
+
+[[case]]
+name = "worked example"
+m = [[1, 2, 3], [4, 5, 6]]
+expected = [[1, 4], [2, 5], [3, 6]]
+
+[[case]]
+m = [[1]]
+expected = [[1]]
+
+[generate]
+count = 2
+[generate.axes]
+rows = [2, 3]
+cols = [2, 3]
+[generate.inputs]
+m = ["rows", "cols"]
+"""
+
+
+def test_a_case_name_is_in_its_test_id_and_generated_cases_point_at_generate(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    make_exercise(
+        "transpose",
+        toml=GENERATED,
+        solution="def solve(m):\n    return m\n",
+        reference__py="def solve(m):\n    return [list(c) for c in zip(*m)]\n",
+    )
+    items, _ = pytester.inline_genitems("transpose")
+    # What VS Code's vscode_pytest plugin sends for each test: item.name as the tree's label,
+    # item.location[1] + 1 as the line the editor opens.
+    seen = [(item.name, item.location[1] + 1) for item in items]
+    assert seen == [
+        ("case-1-worked-example", 5),
+        ("case-2", 10),
+        ("generated-3", 14),
+        ("generated-4", 14),
+    ]
+    lines = (pytester.path / "transpose" / "exercise.toml").read_text().splitlines()
+    assert lines[5 - 1] == "[[case]]" and lines[14 - 1] == "[generate]"
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_k_selects_a_case_by_its_name_and_lf_reruns_the_failed_ones(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    make_exercise(
+        toml=DOUBLE_TOML, solution="def solve(x):\n    return [2 * v for v in x]\n"
+    )  # right on the row, wrong on the 2 x 2 case
+    result = pytester.runpytest("double", "-k", "row", "-v")
+    result.assert_outcomes(passed=1, deselected=1)
+    result.stdout.fnmatch_lines(["double/exercise.toml::case-1-a-row PASSED*"])
+    pytester.runpytest("double").assert_outcomes(passed=1, failed=1)
+    again = pytester.runpytest("double", "--lf", "-v")
+    again.assert_outcomes(failed=1)
+    again.stdout.fnmatch_lines(["double/exercise.toml::case-2 FAILED*"])
+
+
+def test_a_plain_pytest_at_the_root_collects_the_lessons_and_not_our_tests() -> None:
+    # What a learner (or VS Code's test explorer) gets in this folder: the lessons only, so
+    # the developers' test extras (jsonschema, xmlschema) are never imported.
+    root = Path(__file__).resolve().parent.parent
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    ids = [line for line in run.stdout.splitlines() if "::" in line]
+    assert ids and all(line.startswith("exercises/") for line in ids), run.stdout
+    assert "exercises/combine_heads/exercise.toml::case-1-worked-example" in ids
+    assert "jsonschema" not in run.stdout + run.stderr

@@ -69,7 +69,12 @@ def test_ids_and_headers_name_the_lesson_and_case(
     combine_heads(REFERENCE)
     result = pytester.runpytest("combine_heads", "--collect-only", "-q")
     result.stdout.fnmatch_lines(
-        [f"combine_heads/exercise.toml::case-{n}" for n in range(1, 5)]
+        [
+            "combine_heads/exercise.toml::case-1-worked-example",
+            "combine_heads/exercise.toml::case-2-one-head-one-token",
+            "combine_heads/exercise.toml::case-3-two-heads-of-width-2",
+            "combine_heads/exercise.toml::case-4-two-heads-one-token",
+        ]
         + [f"combine_heads/exercise.toml::generated-{n}" for n in range(5, 11)]
     )
 
@@ -102,7 +107,7 @@ your answer is the input as it came."""
     assert sorted(summary) == [
         "FAILED broken/exercise.toml::exercise - Fix broken/exercise.toml: no [[case]] in "
         "exercise.toml: add at least one case",
-        f"FAILED double/exercise.toml::case-1 - {headline}",
+        f"FAILED double/exercise.toml::case-1-a-row - {headline}",
         f"FAILED double/exercise.toml::case-2 - {headline}",
     ]
     # The evidence (the inputs line) is in the failures section once per case, not repeated.
