@@ -1,4 +1,6 @@
-"""The documented CI recipes, run as far as this machine allows (no GitHub, no Gradescope)."""
+"""The documented CI recipes, run as far as this machine allows (no GitHub, no Gradescope, no
+PyTorch index): each installs pytest-lessons from the wheel we build, in a new virtual
+environment, and grades for real; the output is checked against the platform's format."""
 
 from __future__ import annotations
 
@@ -9,15 +11,22 @@ import re
 import shutil
 import subprocess
 import sys
+import venv
+import zipfile
 from pathlib import Path
 
 import jsonschema
+import pytest
+from packaging.requirements import Requirement
 
 from conftest import COMBINE_HEADS, NO_TRANSPOSE, dedent
 
 ROOT = Path(__file__).resolve().parent.parent
 RECIPES = ROOT / "docs" / "recipes"
 SCHEMAS = Path(__file__).parent / "schemas"
+
+#: The one line every recipe and the README use for torch: PyTorch's CPU wheels.
+TORCH_LINE = "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu"
 
 
 def schema(name: str) -> dict:
@@ -33,23 +42,146 @@ def course(where: Path) -> Path:
     return where
 
 
-def environment() -> dict[str, str]:
-    env = dict(os.environ)
-    env.pop("PYTEST_ADDOPTS", None)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+def environment(venv_dir: Path) -> dict[str, str]:
+    """This machine's environment with *venv_dir* first on PATH and nothing that would let
+    the recipe import pytest-lessons from this checkout instead of the installed wheel."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTHONPATH")}
+    env["PATH"] = f"{venv_dir / 'bin'}{os.pathsep}{env['PATH']}"
+    env.pop("VIRTUAL_ENV", None)
     return env
 
 
-def test_the_gradescope_recipe_writes_results_json(tmp_path: Path) -> None:
+def _closure(name: str) -> list:
+    """The installed distributions *name* needs, itself included."""
+    import importlib.metadata as metadata
+
+    seen: dict[str, metadata.Distribution] = {}
+    todo = [name]
+    while todo:
+        dist = metadata.distribution(todo.pop())
+        key = dist.metadata["Name"].lower()
+        if key in seen:
+            continue
+        seen[key] = dist
+        for text in dist.requires or []:
+            requirement = Requirement(text)
+            if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
+                todo.append(requirement.name)
+    return list(seen.values())
+
+
+def torch_venv(where: Path, shared: Path) -> Path:
+    """A new virtual environment at *where* that sees this environment's torch and its
+    dependencies, and nothing else of it: the recipes' torch line then finds torch installed
+    and downloads nothing (PyTorch's index is out of reach here, and the CUDA build must never
+    be pulled)."""
+    if not shared.exists():
+        shared.mkdir(parents=True)
+        for dist in _closure("torch"):
+            site = Path(dist.locate_file(""))
+            for file in dist.files or []:
+                top = file.parts[0]
+                if top != ".." and not (shared / top).exists() and (site / top).exists():
+                    (shared / top).symlink_to(site / top)
+    venv.create(where, with_pip=True)
+    (site,) = where.glob("lib/python*/site-packages")
+    (site / "torch-from-tests.pth").write_text(f"{shared}\n")
+    return where
+
+
+@pytest.fixture(scope="module")
+def shared_torch(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("shared") / "torch"
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """pytest-lessons built as a wheel, as a course author builds it."""
+    out = tmp_path_factory.mktemp("dist")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--wheel-dir", str(out), ROOT],
+        check=True,
+        timeout=600,
+    )
+    (built,) = out.glob("pytest_lessons-*.whl")
+    return built
+
+
+def installed_from(python: Path) -> str:
+    return subprocess.run(
+        [str(python), "-c", "import pytest_lessons; print(pytest_lessons.__file__)"],
+        cwd=python.parent,  # not this checkout, whose folder -c would put first on sys.path
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+
+
+def test_the_build_makes_a_wheel_and_sdist_that_twine_accepts(tmp_path: Path) -> None:
+    run = subprocess.run(
+        [sys.executable, "-m", "build", "--outdir", str(tmp_path), str(ROOT)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    built = sorted(p.name for p in tmp_path.iterdir())
+    assert built == ["pytest_lessons-0.1.0-py3-none-any.whl", "pytest_lessons-0.1.0.tar.gz"]
+    check = subprocess.run(
+        [sys.executable, "-m", "twine", "check", "--strict", *map(str, tmp_path.iterdir())],
+        capture_output=True,
+        text=True,
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
+    with zipfile.ZipFile(tmp_path / built[0]) as whl:
+        names = whl.namelist()
+    assert "pytest_lessons/exercise.schema.json" in names and "pytest_lessons/py.typed" in names
+
+
+def test_the_gradescope_recipe_ships_the_wheel_and_writes_results_json(
+    tmp_path: Path, shared_torch: Path
+) -> None:
+    grading = course(tmp_path / "course")
+    zip_path = tmp_path / "autograder.zip"
+    make = subprocess.run(
+        [
+            "bash",
+            str(RECIPES / "gradescope" / "make_autograder.sh"),
+            str(grading / "exercises"),
+            str(zip_path),
+        ],
+        env={**os.environ, "PYTHON": sys.executable},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert make.returncode == 0, make.stdout + make.stderr
     root = tmp_path / "autograder"
-    course(root / "source")
+    with zipfile.ZipFile(zip_path) as archive:
+        names = archive.namelist()
+        archive.extractall(root / "source")
+    assert {"setup.sh", "run_autograder", "exercises/combine_heads/exercise.toml"} <= set(names)
+    assert any(re.fullmatch(r"pytest_lessons-[\d.]+-py3-none-any\.whl", n) for n in names)
+    # Gradescope's image build: setup.sh in a machine whose venv is there (here: one that
+    # already sees torch, so the CPU index is not needed).
+    venv_dir = torch_venv(root / "venv", shared_torch)
+    env = environment(venv_dir) | {"AUTOGRADER_ROOT": str(root)}
+    setup = subprocess.run(
+        ["bash", str(root / "source" / "setup.sh")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert setup.returncode == 0, setup.stdout + setup.stderr
+    assert str(venv_dir) in installed_from(venv_dir / "bin" / "python")
+    # A submission: the learner's solution, and a conftest.py that must never be loaded.
     submission = root / "submission" / "combine_heads"
     submission.mkdir(parents=True)
     (submission / "solution.py").write_text(dedent(NO_TRANSPOSE))
     (root / "submission" / "conftest.py").write_text("raise SystemExit('never loaded')\n")
-    env = environment() | {"AUTOGRADER_ROOT": str(root), "PYTHON": sys.executable}
     run = subprocess.run(
-        ["bash", str(RECIPES / "gradescope" / "run_autograder")],
+        ["bash", str(root / "source" / "run_autograder")],
         env=env,
         capture_output=True,
         text=True,
@@ -64,27 +196,45 @@ def test_the_gradescope_recipe_writes_results_json(tmp_path: Path) -> None:
     )
 
 
-def test_the_github_classroom_grade_step_hands_the_reporter_a_base64_result(tmp_path: Path) -> None:
-    workflow = (RECIPES / "github-classroom" / "classroom.yml").read_text()
-    step = re.search(r"id: lessons\n\s+run: \|\n((?:\s{10}.*\n)+)", workflow)
-    assert step is not None
-    script = dedent(step.group(1))
-    repository = course(tmp_path / "repo")
-    (repository / "exercises" / "combine_heads" / "solution.py").write_text(dedent(NO_TRANSPOSE))
-    output = tmp_path / "github_output"
-    env = environment() | {
-        "GITHUB_OUTPUT": str(output),
-        "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
-    }
-    run = subprocess.run(
-        ["bash", "-e", "-c", script],
-        cwd=repository,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
+def step_script(workflow: str, name: str) -> str:
+    """The ``run: |`` script of the workflow step named *name*."""
+    step = re.search(
+        rf"- name: {re.escape(name)}\n(?:\s+(?!run:)\S.*\n)*?\s+run: \|\n((?:\s{{10}}.*\n|\n)+)",
+        workflow,
     )
-    assert run.returncode == 0, run.stdout + run.stderr
+    assert step is not None, name
+    return dedent(step.group(1))
+
+
+def test_the_github_classroom_workflow_grades_the_grading_copy_with_the_wheel(
+    tmp_path: Path, wheel: Path, shared_torch: Path
+) -> None:
+    workflow = (RECIPES / "github-classroom" / "classroom.yml").read_text()
+    # The learner's repository: their copy of the course, with their answer and a file that
+    # claims to be the lesson's reference (it must not be what grades them).
+    learner = course(tmp_path / "repo")
+    lesson = learner / "exercises" / "combine_heads"
+    (lesson / "solution.py").write_text(dedent(NO_TRANSPOSE))
+    (lesson / "exercise.toml").write_text("[exercise]\ntitle = 'forged'\ninputs = ['x']\n")
+    # The grading copy, as actions/checkout fetches the private course repository.
+    grading = course(learner / ".grading")
+    (grading / "dist").mkdir()
+    shutil.copy(wheel, grading / "dist")
+    venv_dir = torch_venv(tmp_path / "venv", shared_torch)
+    output = tmp_path / "github_output"
+    env = environment(venv_dir) | {"GITHUB_OUTPUT": str(output)}
+    for name in ("Install", "Grade"):
+        run = subprocess.run(
+            ["bash", "-e", "-c", step_script(workflow, name)],
+            cwd=learner,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert run.returncode == 0, run.stdout + run.stderr
+    assert str(venv_dir) in installed_from(venv_dir / "bin" / "python")
+    assert not (learner / ".grading").exists()  # later steps never see the grading copy
     name, _, encoded = output.read_text().strip().partition("=")
     assert name == "result"
     # What the reporter does with LESSONS_RESULTS: base64, then JSON.
@@ -93,3 +243,24 @@ def test_the_github_classroom_grade_step_hands_the_reporter_a_base64_result(tmp_
     assert result["status"] == "fail" and result["max_score"] == 10
     assert sum(t["score"] for t in result["tests"]) == 2
     assert "LESSONS_RESULTS" in workflow and "runners: lessons" in workflow
+    assert "secrets.LESSONS_COURSE_TOKEN" in workflow and "cache: pip" in workflow
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "README.md",
+        "docs/recipes/gradescope/setup.sh",
+        "docs/recipes/github-classroom/classroom.yml",
+    ],
+)
+def test_every_recipe_installs_the_cpu_torch_and_never_pytest_lessons_from_pypi(
+    path: str,
+) -> None:
+    text = (ROOT / path).read_text()
+    assert TORCH_LINE in text
+    assert "pip install pytest-lessons" not in text
+    # No torch line without PyTorch's CPU index (on Linux it would pull the CUDA build).
+    for line in text.splitlines():
+        if re.search(r"pip install\S* .*torch==", line):
+            assert "--index-url https://download.pytorch.org/whl/cpu" in line, line
