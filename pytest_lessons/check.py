@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_lessons import model
+from pytest_lessons import export, model
 from pytest_lessons.generate import draw
 from pytest_lessons.nodes import CaseItem, LessonFailure, Verdict, judge, repr_failure
 from pytest_lessons.outcome import RETURNED
@@ -34,14 +34,18 @@ class LessonCheck(pytest.Item):
         super().__init__(**kwargs)
         self.exercise = exercise
 
-    def _grade(self, solution: Path, entry: str) -> list[tuple[model.Case, Verdict, Any]]:
-        """Grade *entry* of *solution* on every case, as a learner's answer is graded."""
+    def _grade(
+        self, solution: Path, entry: str, exercise: model.Exercise | None = None
+    ) -> list[tuple[model.Case, Verdict, Any]]:
+        """Grade *entry* of *solution* on every case (of *exercise*, by default the lesson), as
+        a learner's answer is graded."""
         graded = []
-        for case in self.exercise.cases:
+        exercise = exercise or self.exercise
+        for case in exercise.cases:
             item = CaseItem.from_parent(
                 self.parent,
                 name=f"{entry}-{case.id}",
-                exercise=self.exercise,
+                exercise=exercise,
                 case=case,
                 solution=solution,
                 entry=entry,
@@ -76,11 +80,20 @@ class LessonCheck(pytest.Item):
             )
 
         answers: dict[str, list[Any]] = {}
+        # Who is graded, and how the full course graded them: for the learner's copy below.
+        graded_by: dict[str, tuple[Path, str, list[tuple[model.Case, Verdict, Any]]]] = {
+            f"the starter {exercise.solution.name}": (exercise.solution, exercise.entry, starter)
+        }
         for watch in exercise.watch_outs:
             if not watch.mistake:
                 continue
             graded = self._grade(
                 exercise.mistakes or exercise.folder / "mistakes.py", watch.mistake
+            )
+            graded_by[f"watch-out {watch.id} (mistake {watch.mistake})"] = (
+                exercise.mistakes or exercise.folder / "mistakes.py",
+                watch.mistake,
+                graded,
             )
             answers[watch.id] = [answer for _, _, (answer, _, _) in graded]
             failing = [
@@ -105,6 +118,8 @@ class LessonCheck(pytest.Item):
                 label = "case" if len(numbers) == 1 else "cases"
                 problems.append(f"{where}: on {label} {', '.join(map(str, numbers))} {what}")
         problems += self._look_alikes(answers)
+        if not problems:
+            problems += self._learner_copy(graded_by)
         if problems:
             raise LessonFailure(
                 f"Fix the lesson {name}: {len(problems)} problem"
@@ -112,6 +127,38 @@ class LessonCheck(pytest.Item):
                 + "\n".join(f"  - {problem}" for problem in problems)
                 + "\n"
             )
+
+    def _learner_copy(
+        self, graded_by: dict[str, tuple[Path, str, list[tuple[model.Case, Verdict, Any]]]]
+    ) -> list[str]:
+        """Problems of the lesson's learner copy (``--lesson-export``), read back from the text
+        it would be written as: it must grade the starter and every mistake as the full course
+        does on each case it keeps, and still fail each of them somewhere."""
+        exercise = self.exercise
+        name = exercise.slug
+        try:
+            text, origin = learner_copy(self, exercise)
+            copy = model.parse(text, exercise.path)
+        except Exception as error:  # the copy cannot be made or read: say so, as a problem
+            return [f"{name}: the learner's copy cannot be made: {error}"]
+        problems = []
+        for who, (solution, entry, full) in graded_by.items():
+            verdicts = {case.number: (v.status, d) for case, v, (_, d, _) in full}
+            graded = self._grade(solution, entry, copy)
+            for (case, verdict, (_, found, _)), number in zip(graded, origin):
+                if (verdict.status, found) != verdicts[number]:
+                    problems.append(
+                        f"{name}: {who}: the learner's copy grades {case.label} "
+                        f"{verdict.status} ({found or 'no watch-out'}), the course "
+                        f"{verdicts[number][0]} ({verdicts[number][1] or 'no watch-out'})"
+                    )
+            failing_full = any(v.status != "passed" for _, v, _ in full)
+            if failing_full and all(v.status == "passed" for _, v, _ in graded):
+                problems.append(
+                    f"{name}: {who} passes every case of the learner's copy: only hidden "
+                    "cases catch it, so a learner would never see it caught"
+                )
+        return problems
 
     def _same(self, a: Any, b: Any) -> bool:
         if a is None or b is None:
@@ -185,3 +232,47 @@ def _lessons(config: pytest.Config) -> LessonSession:
     from pytest_lessons.plugin import session_of
 
     return session_of(config)
+
+
+def learner_copy(item: pytest.Item, exercise: model.Exercise) -> tuple[str, list[int]]:
+    """The learner's ``exercise.toml`` of *exercise* (see :mod:`pytest_lessons.export`),
+    its generated cases' answers computed by the reference in the isolated worker."""
+    lessons = _lessons(item.config)
+    answers = {}
+    for case in exercise.cases:
+        if case.generated and not case.hidden:
+            probe = CaseItem.from_parent(
+                item.parent, name=f"export-{case.id}", exercise=exercise, case=case
+            )
+            answer = lessons.reference_answer(probe, case.inputs)
+            if answer is None:
+                raise LessonFailure(
+                    f"Fix {exercise.slug}'s reference.py: it fails on {case.label}, so that "
+                    "case cannot be frozen into the learner's copy.\n"
+                )
+            answers[case.number] = export.plain_answer(exercise, answer)
+    raw = model.tomllib.loads(exercise.path.read_text(encoding="utf-8"))
+    return export.learner_toml(raw, exercise, answers)
+
+
+class LessonExport(pytest.Item):
+    """``--lesson-export=DIR``: writes one lesson's learner copy to ``DIR/<lesson>``."""
+
+    def __init__(self, *, exercise: model.Exercise, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.exercise = exercise
+
+    def runtest(self) -> None:
+        exercise = self.exercise
+        text, _ = learner_copy(self, exercise)
+        target = Path(self.config.invocation_params.dir, self.config.getoption("lesson_export"))
+        folder = target / exercise.slug
+        export.write_files(folder, exercise, text)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, LessonFailure):
+            return repr_failure(self, excinfo, style)
+        return super().repr_failure(excinfo, style)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, 0, f"{self.exercise.slug}: learner's copy"

@@ -82,6 +82,11 @@ class ExerciseFile(pytest.File):
             return
         if not self.config.option.collectonly:
             lessons.runner.warm_up()
+        if self.config.getoption("lesson_export"):
+            from pytest_lessons.check import LessonExport
+
+            yield LessonExport.from_parent(self, name="lesson-export", exercise=exercise)
+            return
         if self.config.getoption("lesson_check"):
             from pytest_lessons.check import LessonCheck
 

@@ -305,6 +305,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "case, the starter fails, and each mistake gets its own watch-out and no other.",
     )
     group.addoption(
+        "--lesson-export",
+        dest="lesson_export",
+        metavar="DIR",
+        default=None,
+        help="Write the learner's copy of each collected lesson to DIR/<lesson>: the starter, "
+        "public cases, generated cases frozen with their answers, watch-outs and hints; no "
+        "reference, no hidden cases, no worked solution.",
+    )
+    group.addoption(
         "--lesson-hints",
         dest="lesson_hints",
         nargs="?",

@@ -1,0 +1,134 @@
+"""A learner's copy of a lesson: what ``pytest --lesson-export=DIR`` writes.
+
+The copy holds the starter ``solution.py``, the public cases, each generated case frozen into a
+plain case with the expected answer the reference gave, the watch-outs with their
+``mistakes.py``, the hints, and any ``conftest.py`` of the lesson. It holds no ``reference.py``,
+no hidden case, no ``[generate]`` table (it needs the reference) and no worked solution (the
+``[solution]`` steps explain the reference): the worked solution is withheld, for the
+instructor to publish after the deadline. The learner's copy grades the starter and every
+mistake as the full course does on the cases it keeps; ``--lesson-check`` proves it.
+
+This module imports neither pytest nor torch.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from pathlib import Path
+from typing import Any
+
+from pytest_lessons import model
+from pytest_lessons.compare import nested, read_numbers, split_outputs
+
+#: Files of a lesson's folder that a learner's copy keeps besides ``exercise.toml``.
+KEPT = ("conftest.py",)
+
+#: Keys of ``[exercise]`` a learner's copy drops: the reference, and the total points (each
+#: kept case carries its own points instead, as the full course scaled them).
+DROPPED = ("reference", "points")
+
+
+def plain_answer(exercise: model.Exercise, answer: Any) -> Any:
+    """A reference answer (encoded plain data from the worker) as ``expected`` is written in
+    ``exercise.toml``: nested lists of numbers, or a table of them for several outputs."""
+    if not exercise.outputs:
+        return nested(read_numbers(answer))
+    parts = split_outputs(answer, len(exercise.outputs))
+    if parts is None:
+        raise ValueError("the reference did not return one value per output")
+    return {name: nested(read_numbers(part)) for name, part in zip(exercise.outputs, parts)}
+
+
+def learner_toml(
+    raw: dict[str, Any], exercise: model.Exercise, answers: dict[int, Any]
+) -> tuple[str, list[int]]:
+    """The learner's ``exercise.toml`` and, for each of its cases in order, the number of the
+    case of the full course it comes from.
+
+    *raw* is the full course's file as TOML data, *exercise* its model, *answers* the expected
+    answer (as :func:`plain_answer` gives it) of each generated case that is not hidden, by
+    case number."""
+    head = {k: v for k, v in raw["exercise"].items() if k not in DROPPED}
+    cases: list[dict[str, Any]] = []
+    origin: list[int] = []
+    written = list(raw.get("case", []))
+    for case in exercise.cases:
+        if case.hidden:
+            continue
+        if case.generated:
+            entry: dict[str, Any] = {"name": "drawn at random"}
+            entry.update(case.inputs)
+            entry["expected"] = answers[case.number]
+        else:
+            entry = {k: v for k, v in written[case.number - 1].items() if k != "hidden"}
+        entry["points"] = case.points
+        if case.rtol != exercise.rtol:
+            entry["rtol"] = case.rtol
+        if case.atol != exercise.atol:
+            entry["atol"] = case.atol
+        cases.append(entry)
+        origin.append(case.number)
+    lines = [
+        "# A learner's copy of this lesson, made by pytest --lesson-export: the starter, the",
+        "# public cases and generated ones frozen with their answers. No reference, no hidden",
+        "# cases, no worked solution.",
+        "",
+        "[exercise]",
+    ]
+    lines += [f"{_key(k)} = {_value(v)}" for k, v in head.items()]
+    for case_table in cases:
+        lines += ["", "[[case]]", *(f"{_key(k)} = {_value(v)}" for k, v in case_table.items())]
+    for table in ("watch_out", "hint"):
+        for entry in raw.get(table, []):
+            lines += ["", f"[[{table}]]", *(f"{_key(k)} = {_value(v)}" for k, v in entry.items())]
+    return "\n".join(lines) + "\n", origin
+
+
+def write_files(folder: Path, exercise: model.Exercise, text: str) -> Path:
+    """Write the learner's copy of *exercise* into *folder* (made if need be): *text* (from
+    :func:`learner_toml`) as its ``exercise.toml``, and the files a learner needs. Returns the
+    new ``exercise.toml``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / model.EXERCISE_FILE
+    target.write_text(text, encoding="utf-8")
+    solution = exercise.solution.relative_to(exercise.folder)
+    (folder / solution).parent.mkdir(parents=True, exist_ok=True)
+    if exercise.solution.is_file():
+        shutil.copyfile(exercise.solution, folder / solution)
+    if exercise.mistakes is not None and exercise.mistakes.is_file():
+        mistakes = folder / exercise.mistakes.relative_to(exercise.folder)
+        mistakes.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(exercise.mistakes, mistakes)
+    for name in KEPT:
+        if (exercise.folder / name).is_file():
+            shutil.copyfile(exercise.folder / name, folder / name)
+    return target
+
+
+def _key(key: str) -> str:
+    bare = key.replace("_", "").replace("-", "").isalnum() and key.isascii()
+    return key if bare else json.dumps(key, ensure_ascii=False)
+
+
+def _value(value: Any) -> str:
+    """*value* as TOML: strings, booleans, numbers (float64 written to round-trip), arrays and
+    inline tables."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{_key(k)} = {_value(v)}" for k, v in value.items()) + " }"
+    raise TypeError(f"cannot write {type(value).__name__} as TOML")
