@@ -394,6 +394,7 @@ def step_summary(results: Sequence[dict[str, Any]]) -> str:
                 f"{r['label']}: {_first_sentence(r['headline'])}".replace("|", "\\|")
                 for r in failing[:3]
             )
-        name = f"{learner}: {exercise}" if learner else exercise
+        # Folder names are the learner's choice: a | would end the table's cell.
+        name = (f"{learner}: {exercise}" if learner else exercise).replace("|", "\\|")
         lines.append(f"| {name} | {points:g} / {most:g} | {result} |")
     return "\n".join(lines) + "\n"

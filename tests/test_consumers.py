@@ -8,6 +8,7 @@ import base64
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -64,8 +65,10 @@ def test_no_report_holds_a_colour_escape_whatever_the_colour_settings(
 
 @pytest.mark.usefixtures("no_preload")
 def test_the_gradebook_never_starts_a_cell_with_a_formula(
-    pytester: pytest.Pytester, make_exercise: Make
+    pytester: pytest.Pytester, make_exercise: Make, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    summary = pytester.path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     make_exercise(toml=DOUBLE_TOML)
     hostile = [
         '=HYPERLINK("example.invalid","open me")',
@@ -74,6 +77,7 @@ def test_the_gradebook_never_starts_a_cell_with_a_formula(
         "@SUM(A1)",
         "\tTAB",
         "plain",
+        "a|b",
     ]
     submissions = pytester.path / "submissions"
     for learner in hostile:
@@ -93,6 +97,10 @@ def test_the_gradebook_never_starts_a_cell_with_a_formula(
         assert not row[0].startswith(("=", "+", "-", "@", "\t", "\r"))
         # Number cells stay plain numbers a spreadsheet sums.
         assert float(row[2]) == 2 and float(row[3]) == 2
+    # GitHub's job summary: every learner's row keeps its three cells.
+    rows = [line for line in summary.read_text().splitlines() if line.startswith("| ")]
+    assert len(rows) == 2 + len(hostile)  # the header, its rule, one row a learner
+    assert all(len(re.split(r"(?<!\\)\|", row)) == 5 for row in rows), rows
 
 
 JUNIT_SCHEMAS = ("junit-10.xsd", "xunit2.xsd")
