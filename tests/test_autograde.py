@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import csv
 import json
 import xml.etree.ElementTree as ET
@@ -120,7 +121,23 @@ def test_the_report_is_written_when_every_case_crashes_or_the_file_is_broken(
     make_exercise("crash", solution="import os\ndef solve(x):\n    os._exit(3)\n")
     result = pytester.runpytest("crash", "--lesson-report=r.json", f"--lesson-report-format={fmt}")
     assert result.ret == 1
-    validate(pytester.path / "r.json", fmt)
+    data = validate(pytester.path / "r.json", fmt)
+    # Both cases crashed: no points, each case an error of the learner's code, never a pass.
+    if fmt == "gradescope":
+        assert data["score"] == 0 and [(t["status"], t["score"]) for t in data["tests"]] == [
+            ("failed", 0),
+            ("failed", 0),
+        ]
+    if fmt == "classroom":
+        assert data["status"] == "fail" and data["max_score"] == 2
+        assert [(t["status"], t["score"]) for t in data["tests"]] == [("error", 0), ("error", 0)]
+    if fmt == "exercism":
+        assert data["status"] == "fail"
+        assert [t["status"] for t in data["tests"]] == ["error", "error"]
+    if fmt == "json":
+        assert (data["totals"]["points"], data["totals"]["max_points"]) == (0, 2)
+        assert [r["status"] for r in data["results"]] == ["error", "error"]
+        assert data["summary"] == "0 of 2 points; public cases 0 of 2 passed."
 
 
 @pytest.mark.usefixtures("no_preload")
@@ -203,7 +220,13 @@ def test_hidden_cases_never_show_their_values_anywhere(
     assert "Watch out: multiply by two" in everything  # public cases still get their words
     gradescope = json.loads((pytester.path / "gradescope.json").read_text())
     assert gradescope["tests"][2]["visibility"] == "after_published"
-    assert folder.exists()
+    # The hidden case says why it shows so little: in the terminal and in every report.
+    notice = "Its inputs and expected answer are not shown: it is a hidden case."
+    for text in texts[: 2 * len(ALL_FORMATS) : 2]:
+        assert notice in " ".join(text.split())
+    for fmt in ALL_FORMATS:
+        assert notice in (pytester.path / f"{fmt}.json").read_text()
+    assert (folder / "solution.py").read_text() == dedent(LEAKY)
 
 
 @pytest.mark.usefixtures("no_preload")
@@ -221,6 +244,7 @@ def test_a_hidden_case_shows_a_watch_out_that_carries_no_values(
         "Hidden case 3 failed: your answer is wrong. Watch out: multiply by two, do not divide."
         in text
     )
+    assert "Its inputs and expected answer are not shown: it is a hidden case." in text
     assert SECRET[0] not in text
 
 
@@ -300,11 +324,12 @@ def test_a_failing_generated_case_is_shrunk_to_a_small_input(
     make_exercise("t", solution=buggy, toml=GENERATED_TOML, reference__py=TRANSPOSE_REFERENCE)
     result = pytester.runpytest("t")
     text = result.stdout.str()
-    assert "A smaller input that fails the same way (rows 2, cols " in text or (
-        "A smaller input that fails the same way" in text
-    )
+    assert text.count("A smaller input that fails the same way (rows 2, cols ") == 1
     shown = [line for line in text.splitlines() if line.startswith("    m = ")]
     assert shown and all(len(line) < 60 for line in shown)
+    smaller = ast.literal_eval(shown[-1].split(" = ", 1)[1])
+    # Still fails the same way: two rows, and a value above 5 for the bug to clip.
+    assert len(smaller) == 2 and max(abs(v) for row in smaller for v in row) > 5
     assert "A smaller input that fails is shown under case" in said(result)
 
 
@@ -466,3 +491,92 @@ def test_junitxml_properties_and_the_github_step_summary(
     assert "watch_out" not in json.loads(suite["lessons:double/exercise.toml::case-2"])
     text = summary.read_text()
     assert "| double | 0 / 3 |" in text and "Watch out: multiply by two" in text
+
+
+# --- the lesson's own code failing -----------------------------------------------------------
+
+TALL_FAILS = (
+    "def solve(m):\n"
+    "    if len(m) > 3:\n"
+    "        raise ValueError('the reference only handles short inputs')\n"
+    "    return [list(col) for col in zip(*m)]\n"
+)
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_a_reference_that_fails_on_a_generated_case_makes_it_internal_not_passed(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    from pytest_lessons import model
+
+    make_exercise("t", solution=TRANSPOSE_REFERENCE, toml=GENERATED_TOML, reference__py=TALL_FAILS)
+    tall = [
+        c.number
+        for c in model.load(pytester.path / "t" / "exercise.toml").cases
+        if c.generated and len(c.inputs["m"]) > 3
+    ]
+    assert tall and len(tall) < 5  # the seed draws both kinds of generated case
+    result = pytester.runpytest("t", "--lesson-report=r.json")
+    result.assert_outcomes(passed=6 - len(tall), failed=len(tall))
+    assert result.ret == 1
+    results = json.loads((pytester.path / "r.json").read_text())["results"]
+    statuses = {r["call"]: r["status"] for r in results}
+    assert [r["status"] for r in results if r["status"] != "passed"] == ["internal"] * len(tall)
+    assert sum(r["points"] for r in results) == 6 - len(tall)
+    assert len(statuses) == 6
+    assert (
+        "The lesson's reference.py failed on this generated case, so it cannot be graded. "
+        "Tell your instructor; this is not your code's fault." in said(result)
+    )
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_the_lesson_check_names_each_generated_case_the_reference_fails(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    from pytest_lessons import model
+
+    make_exercise(
+        "t",
+        solution="def solve(m):\n    raise NotImplementedError\n",
+        toml=GENERATED_TOML,
+        reference__py=TALL_FAILS,
+    )
+    tall = [
+        c.label
+        for c in model.load(pytester.path / "t" / "exercise.toml").cases
+        if c.generated and len(c.inputs["m"]) > 3
+    ]
+    result = pytester.runpytest("--lesson-check", "t")
+    result.assert_outcomes(failed=1)
+    text = said(result)
+    assert f"Fix the lesson t: {len(tall)} problem" in text
+    for label in tall:
+        assert (
+            f"t: the reference fails {label}: The lesson's reference.py failed on this "
+            "generated case, so it cannot be graded." in text
+        )
+    make_exercise(
+        "t",
+        solution="def solve(m):\n    raise NotImplementedError\n",
+        toml=GENERATED_TOML,
+        reference__py=TRANSPOSE_REFERENCE,
+    )
+    pytester.runpytest("--lesson-check", "t").assert_outcomes(passed=1)
+
+
+@pytest.mark.usefixtures("no_preload")
+@pytest.mark.parametrize("visibility", ["hidden", "after_due_date", "after_published", "visible"])
+def test_gradescope_gives_hidden_cases_the_visibility_asked_for(
+    pytester: pytest.Pytester, make_exercise: Make, visibility: str
+) -> None:
+    make_exercise(toml=HIDDEN_TOML, mistakes__py="def halve(x):\n    return [v / 2 for v in x]\n")
+    pytester.runpytest(
+        "double",
+        "--lesson-report=g.json",
+        "--lesson-report-format=gradescope",
+        f"--lesson-hidden-visibility={visibility}",
+    ).assert_outcomes(passed=3)
+    data = validate(pytester.path / "g.json", "gradescope")
+    assert [t["visibility"] for t in data["tests"]] == ["visible", "visible", visibility]
+    assert data["visibility"] == "visible"
