@@ -503,6 +503,9 @@ def compare_outputs(
 ) -> Comparison:
     """Judge an answer made of several named outputs, returned in *names*' order: the first
     output that is wrong speaks for the whole answer."""
+    if isinstance(answer, dict) and answer.get(TAG) == "dense":
+        # Unpacked first, so a wrong count is told in values, never as the packing's tag.
+        answer = nested(_decode_dense(answer))
     parts = split_outputs(answer, len(names))
     first = read_numbers(expected[names[0]])
     if parts is None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import json
 import subprocess
 import sys
 import textwrap
@@ -259,16 +260,82 @@ def test_a_known_torch_error_is_explained(
 
 
 @pytest.mark.usefixtures("no_preload")
+@pytest.mark.parametrize("isolation", ["fork", "spawn", "off"])
 def test_a_learner_that_mutates_inputs_does_not_change_other_cases(
-    pytester: pytest.Pytester, make_exercise: Make
+    pytester: pytest.Pytester, make_exercise: Make, isolation: str
 ) -> None:
+    # With isolation off the learner's code shares the pytest process with the case: only a
+    # fresh copy of the inputs keeps the report showing what the case really passed.
     solution = """
     def solve(x):
         x.clear()
+        x.append("changed")
         return []
     """
-    result = run_double(pytester, make_exercise, solution)
-    result.stdout.fnmatch_lines(["*inputs*x = [[]1, 2[]]"])
+    make_exercise(solution=solution)
+    result = pytester.runpytest(
+        "double", f"--lesson-isolation={isolation}", "--lesson-report=r.json"
+    )
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(
+        ["*inputs*x = [[]1, 2[]]", "*inputs*x = [[][[]1.5, 2[]], [[]3, 4[]][]]"]
+    )
+    assert "changed" not in result.stdout.str()
+    calls = [r["call"] for r in json.loads((pytester.path / "r.json").read_text())["results"]]
+    assert calls == ["solve(x=[1, 2])", "solve(x=[[1.5, 2], [3, 4]])"]
+
+
+SPLIT_TOML = """
+[exercise]
+title = "Split a row"
+inputs = ["x"]
+outputs = ["out", "k_cache", "v_cache"]
+
+[[case]]
+x = [1, 2]
+expected = { out = [1, 2], k_cache = [2, 4], v_cache = [3] }
+"""
+
+
+@pytest.mark.usefixtures("no_preload")
+@pytest.mark.parametrize(
+    ("returned", "words"),
+    [
+        (
+            "[9, 9], [2, 4], [3]",
+            "In out (value 1 of 3): Check your calculation: the shape is right, but 2 of 2 "
+            "values differ from the expected answer.",
+        ),
+        (
+            "x, [2, 4], [3, 1]",
+            "In v_cache (value 3 of 3): Return shape [1]: your answer has shape [2].",
+        ),
+        (
+            "x, [2, 4]",
+            "Return 3 values, in this order: out, k_cache, v_cache (for example "
+            "`return out, k_cache, v_cache`). solve returned 2 values.",
+        ),
+        (
+            "x",
+            "Return 3 values, in this order: out, k_cache, v_cache (for example "
+            "`return out, k_cache, v_cache`). solve returned 2 values.",
+        ),
+        (
+            "None",
+            "Return 3 values, in this order: out, k_cache, v_cache (for example "
+            "`return out, k_cache, v_cache`). solve returned None.",
+        ),
+    ],
+)
+def test_several_outputs_name_the_wrong_one_or_the_count_expected(
+    pytester: pytest.Pytester, make_exercise: Make, returned: str, words: str
+) -> None:
+    make_exercise(solution=f"def solve(x):\n    return {returned}\n", toml=SPLIT_TOML)
+    result = pytester.runpytest("double")
+    result.assert_outcomes(failed=1)
+    assert words in said(result)
+    make_exercise(solution="def solve(x):\n    return x, [2, 4], [3]\n", toml=SPLIT_TOML)
+    pytester.runpytest("double").assert_outcomes(passed=1)
 
 
 BROKEN = {
