@@ -4,7 +4,6 @@ and the progress summary."""
 from __future__ import annotations
 
 import re
-import textwrap
 from pathlib import Path
 from typing import Callable
 
@@ -287,4 +286,5 @@ def test_the_seed_lesson_has_three_hints_and_a_solution() -> None:
     assert len(exercise.hints) == 3
     assert [w.id for w in exercise.watch_outs] == list(WATCH_OUTS)
     assert exercise.solution_steps
-    assert textwrap.dedent(exercise.hints[0].title)
+    assert [h.title for h in exercise.hints] == ["The idea", "Where to look", "Nearly there"]
+    assert all(h.text.strip() for h in exercise.hints)
