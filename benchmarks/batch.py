@@ -8,11 +8,17 @@ mix: right, missing transpose, causal mask, stub. Target: ``-n 2`` at least 1.7x
 2 cores. Also printed: how many cores each way kept busy (CPU time of the whole process tree
 over wall time). A serial run that already keeps c cores busy caps the speed-up of ``-n 2`` on
 2 cores at 2/c.
+
+Every run must give the same gradebook, and the expected one: the right answers full marks,
+the stubs none. pytest must exit 1 (some learners fail), never anything else. A broken
+parallel run that failed everything fast cannot read as a speed-up.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
+import io
 import os
 import platform
 import resource
@@ -48,8 +54,9 @@ def make_class(work: Path, learners: int) -> Path:
     return submissions
 
 
-def run(work: Path, extra: list[str]) -> tuple[float, float]:
-    """Wall time of one grading run, and the CPU time of its whole process tree."""
+def run(work: Path, extra: list[str]) -> tuple[float, float, str]:
+    """Wall time of one grading run, the CPU time of its whole process tree, its gradebook."""
+    (work / "grades.csv").unlink(missing_ok=True)
     command = [
         sys.executable,
         "-m",
@@ -67,10 +74,22 @@ def run(work: Path, extra: list[str]) -> tuple[float, float]:
     done = subprocess.run(command, cwd=work, capture_output=True, text=True)
     elapsed = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode not in (0, 1):
-        raise SystemExit(f"pytest failed:\n{done.stdout}\n{done.stderr}")
+    if done.returncode != 1:  # the class has stubs: exactly "some cases failed"
+        raise SystemExit(f"pytest exited {done.returncode}:\n{done.stdout}\n{done.stderr}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return elapsed, cpu
+    return elapsed, cpu, (work / "grades.csv").read_text()
+
+
+def check_gradebook(book: str, learners: int) -> None:
+    """The gradebook a right grading gives: right answers 10 of 10, stubs 0, each learner once."""
+    rows = {row["learner"]: row for row in csv.DictReader(io.StringIO(book))}
+    if len(rows) != learners:
+        raise SystemExit(f"the gradebook has {len(rows)} learners, not {learners}:\n{book}")
+    for n in range(learners):
+        row = rows[f"learner{n:02d}"]
+        want = {0: "10", len(KINDS) - 1: "0"}.get(n % len(KINDS))
+        if want is not None and row["points"] != want:
+            raise SystemExit(f"learner{n:02d} got {row['points']} points, not {want}:\n{book}")
 
 
 def main() -> None:
@@ -85,9 +104,13 @@ def main() -> None:
         for _ in range(args.rounds):
             serial.append(run(work, []))
             parallel.append(run(work, ["-n", "2"]))
-        a, b = (statistics.median(wall for wall, _ in runs) for runs in (serial, parallel))
+        books = {book for _, _, book in serial + parallel}
+        if len(books) != 1:
+            raise SystemExit("serial and -n 2 gave different gradebooks:\n" + "\n".join(books))
+        check_gradebook(books.pop(), args.learners)
+        a, b = (statistics.median(wall for wall, _, _ in runs) for runs in (serial, parallel))
         busy_a, busy_b = (
-            statistics.median(cpu / wall for wall, cpu in runs) for runs in (serial, parallel)
+            statistics.median(cpu / wall for wall, cpu, _ in runs) for runs in (serial, parallel)
         )
         cases = args.learners * 10
         print(f"machine: {platform.platform()}, {os.cpu_count()} cores")
