@@ -164,9 +164,10 @@ def run_double(
             "def solve(x):\n    return [float('nan') for v in x]\n",
             "Find where NaN comes from: your answer holds NaN at [[]0[]] (and 1 more place)*",
         ),
-        (
+        pytest.param(
             "import torch\ndef solve(x):\n    return torch.tensor(x) * 2\n",
             "Return plain Python numbers: add .tolist() to your result*torch.Tensor*",
+            marks=pytest.mark.torch,
         ),
     ],
     ids=[

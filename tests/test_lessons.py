@@ -55,6 +55,7 @@ def test_a_lesson_is_well_made(lesson: str) -> None:
             assert case.sizes is not None and len(set(case.sizes.values())) == len(case.sizes)
 
 
+@pytest.mark.torch
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_the_stub_fails_kindly_and_the_reference_passes(
     pytester: pytest.Pytester, lesson: str
@@ -69,12 +70,14 @@ def test_the_stub_fails_kindly_and_the_reference_passes(
     pytester.runpytest(lesson).assert_outcomes(passed=cases)
 
 
+@pytest.mark.torch
 def test_every_lesson_passes_the_authoring_check(pytester: pytest.Pytester) -> None:
     copy(pytester, *LESSONS)
     result = pytester.runpytest("--lesson-check", *LESSONS)
     result.assert_outcomes(passed=len(LESSONS))
 
 
+@pytest.mark.torch
 def test_a_broken_lesson_fails_the_check_naming_exercise_watch_out_and_case(
     pytester: pytest.Pytester,
 ) -> None:
@@ -105,6 +108,7 @@ def test_a_broken_lesson_fails_the_check_naming_exercise_watch_out_and_case(
     )
 
 
+@pytest.mark.torch
 def test_a_mistake_that_passes_every_case_is_reported(pytester: pytest.Pytester) -> None:
     copy(pytester, "split_heads")
     folder = pytester.path / "split_heads"
@@ -132,6 +136,7 @@ def test_a_mistake_that_passes_every_case_is_reported(pytester: pytest.Pytester)
     )
 
 
+@pytest.mark.torch
 def test_the_whole_course_ends_with_the_progress_line(pytester: pytest.Pytester) -> None:
     copy(pytester, *LESSONS)
     shutil.copy(

@@ -21,6 +21,9 @@ from packaging.requirements import Requirement
 
 from conftest import COMBINE_HEADS, NO_TRANSPOSE, dedent
 
+#: Every recipe grades the combine_heads lesson, which needs torch.
+pytestmark = pytest.mark.torch
+
 ROOT = Path(__file__).resolve().parent.parent
 RECIPES = ROOT / "docs" / "recipes"
 SCHEMAS = Path(__file__).parent / "schemas"
