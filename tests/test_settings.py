@@ -1,79 +1,17 @@
-"""Run settings: command line > environment > ini file > exercise.toml > default."""
+"""The settings core without pytest: command line > environment > ini > exercise.toml > default.
+
+Run settings in a real pytest run, through real ini files, are in test_run_settings.py.
+"""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any, Callable
+import os
+import sys
+from typing import Any
 
 import pytest
 
 from pytest_lessons import settings
-
-from conftest import DOUBLE_TOML, said
-
-Make = Callable[..., Path]
-
-
-def header(result: pytest.RunResult) -> str:
-    lines = [line for line in result.stdout.lines if line.startswith("lessons: ")]
-    assert len(lines) == 1, result.stdout.str()
-    return lines[0]
-
-
-INI_FILES = {
-    "pytest.ini": "[pytest]\nlesson_timeout = 5\n",
-    "pyproject.toml": '[tool.pytest.ini_options]\nlesson_timeout = "5"\n',
-    "setup.cfg": "[tool:pytest]\nlesson_timeout = 5\n",
-}
-
-
-@pytest.mark.usefixtures("no_preload")
-@pytest.mark.parametrize("ini_file", list(INI_FILES))
-def test_the_command_line_beats_the_environment_which_beats_the_ini_file(
-    pytester: pytest.Pytester, make_exercise: Make, monkeypatch: pytest.MonkeyPatch, ini_file: str
-) -> None:
-    make_exercise()
-    (pytester.path / ini_file).write_text(INI_FILES[ini_file])
-    assert "timeout 5 s a case" in header(pytester.runpytest("--co"))
-    monkeypatch.setenv("PYTEST_LESSONS_TIMEOUT", "4")
-    assert "timeout 4 s a case" in header(pytester.runpytest("--co"))
-    assert "timeout 3 s a case" in header(pytester.runpytest("--co", "--lesson-timeout=3"))
-    monkeypatch.delenv("PYTEST_LESSONS_TIMEOUT")
-    assert "timeout 3 s a case" in header(pytester.runpytest("--co", "--lesson-timeout=3"))
-
-
-SLOW = """
-import time
-
-def solve(x):
-    time.sleep(1.5)
-    if isinstance(x[0], list):
-        return [[2 * v for v in row] for row in x]
-    return [2 * v for v in x]
-"""
-
-
-@pytest.mark.usefixtures("no_preload")
-def test_the_ini_file_beats_the_exercise_timeout(
-    pytester: pytest.Pytester, make_exercise: Make
-) -> None:
-    toml = DOUBLE_TOML.replace('inputs = ["x"]', 'inputs = ["x"]\ntimeout = 0.5')
-    make_exercise(solution=SLOW, toml=toml)
-    result = pytester.runpytest("double", "-k", "case-1")
-    result.assert_outcomes(failed=1, deselected=1)
-    assert "Make solve finish sooner: it ran longer than 0.5 s and was stopped." in said(result)
-    pytester.makeini("[pytest]\nlesson_timeout = 30\n")
-    pytester.runpytest("double", "-k", "case-1").assert_outcomes(passed=1, deselected=1)
-
-
-def test_a_bad_ini_value_names_the_ini_key(pytester: pytest.Pytester) -> None:
-    pytester.makeini("[pytest]\nlesson_threads = many\n")
-    result = pytester.runpytest()
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert "lesson_threads='many' is not a valid value" in result.stderr.str()
-
-
-# The core, without pytest: resolve() reads three sources through plain functions.
 
 
 def resolve(
@@ -184,3 +122,33 @@ def test_each_setting_has_an_option_an_ini_key_and_a_variable() -> None:
         "PYTEST_LESSONS_OUTPUT_CAP",
     )
     assert [s.name for s in settings.SETTINGS if s.per_exercise] == ["timeout", "memory"]
+
+
+def test_debugging_is_off_unless_said() -> None:
+    resolved = settings.resolve(option=lambda name: None, ini=lambda name: None, environ={})
+    assert (resolved.isolation, resolved.isolation_reason) == ("fork", "")
+
+
+def test_isolation_auto_is_spawn_on_windows(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "platform", "win32")
+    assert resolve().isolation == "spawn"
+    assert resolve({"isolation": "fork"}).isolation == "fork"  # os.fork exists here
+
+
+def test_without_fork_auto_is_spawn_and_fork_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delattr(os, "fork")
+    assert resolve().isolation == "spawn"
+    assert resolve({"isolation": "spawn"}).isolation == "spawn"
+    with pytest.raises(settings.SettingError) as error:
+        resolve({"isolation": "fork"})
+    assert str(error.value) == (
+        "--lesson-isolation=fork is not available on this system; use spawn"
+    )
+
+
+def test_the_environment_is_read_from_os_environ_when_not_given(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("PYTEST_LESSONS_THREADS", "6")
+    resolved = settings.resolve(option=lambda name: None, ini=lambda name: None)
+    assert resolved.value("threads") == 6
