@@ -1,0 +1,369 @@
+"""Report formats straight from plain results: each field a consumer reads, without a pytest run.
+
+The end-to-end runs (and the consumers' own schemas) are in test_autograde.py.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any
+
+import pytest
+
+from pytest_lessons import reports
+
+
+def result(case: int, passed: bool, **changes: Any) -> dict[str, Any]:
+    r: dict[str, Any] = {
+        "path": "/course/double/exercise.toml",
+        "exercise": "double",
+        "case": case,
+        "label": f"case {case}",
+        "line": 5 + case,
+        "status": "passed" if passed else "failed",
+        "passed": passed,
+        "points": 1.0 if passed else 0.0,
+        "max_points": 1.0,
+        "message": "" if passed else f"Check case {case}. Why.",
+        "headline": "" if passed else f"Check case {case}. Why.",
+        "call": f"solve(x={case})",
+        "seconds": 0.0125,
+        "output": "",
+    }
+    r.update(changes)
+    return r
+
+
+RESULTS = [
+    result(2, False, diagnosis="halved", diagnosis_kind="watch_out", output="hi\n"),
+    result(1, True),
+    result(3, False, hidden=True, status="error", label="hidden case 3"),
+]
+
+
+def test_results_are_ordered_by_learner_exercise_and_case() -> None:
+    rows = [
+        result(2, True, learner="bo"),
+        result(10, True, learner="ada"),
+        result(9, True, learner="ada"),
+        result(1, True, learner="ada", path="/course/a/exercise.toml"),
+    ]
+    assert [(r["learner"], r["path"][8], r["case"]) for r in reports.ordered(rows)] == [
+        ("ada", "a", 1),
+        ("ada", "d", 9),
+        ("ada", "d", 10),
+        ("bo", "d", 2),
+    ]
+
+
+def test_totals_keep_public_and_hidden_apart() -> None:
+    rows = [*RESULTS, result(4, False, status="broken", exercise="other", points=0)]
+    assert reports.totals(rows) == {
+        "points": 1.0,
+        "max_points": 4.0,
+        "public_passed": 1,
+        "public": 2,
+        "hidden_passed": 0,
+        "hidden": 1,
+        "broken": ["other"],
+    }
+    assert reports.totals([result(1, True, points=0.1), result(2, True, points=0.2)])[
+        "points"
+    ] == pytest.approx(0.3, abs=0)
+
+
+def test_the_summary_sentence() -> None:
+    assert reports.summary_text(RESULTS) == (
+        "1 of 3 points; public cases 1 of 2 passed, hidden cases 0 of 1 passed."
+    )
+    assert reports.summary_text(RESULTS[:2]) == "1 of 2 points; public cases 1 of 2 passed."
+    broken = result(1, False, status="broken", exercise="b", max_points=0)
+    assert reports.summary_text([result(1, True), broken]) == (
+        "1 of 1 points; public cases 1 of 1 passed; not graded, their exercise.toml is broken: b."
+    )
+
+
+@pytest.mark.parametrize("visibility", ["hidden", "after_due_date", "after_published", "visible"])
+def test_gradescope_results(visibility: str) -> None:
+    data = reports.gradescope(RESULTS, 1.23456, visibility)
+    assert data["score"] == 1.0 and data["execution_time"] == 1.235
+    assert data["output"] == reports.summary_text(RESULTS)
+    assert (data["visibility"], data["stdout_visibility"]) == ("visible", "hidden")
+    assert data["tests"] == [
+        {
+            "name": "double: case 1",
+            "number": "1",
+            "score": 1.0,
+            "max_score": 1.0,
+            "status": "passed",
+            "output": "passed",
+            "visibility": "visible",
+            "tags": ["double"],
+        },
+        {
+            "name": "double: case 2",
+            "number": "2",
+            "score": 0.0,
+            "max_score": 1.0,
+            "status": "failed",
+            "output": "Check case 2. Why.",
+            "visibility": "visible",
+            "tags": ["double", "halved"],
+        },
+        {
+            "name": "double: hidden case 3",
+            "number": "3",
+            "score": 0.0,
+            "max_score": 1.0,
+            "status": "failed",
+            "output": "Check case 3. Why.",
+            "visibility": visibility,
+            "tags": ["double"],
+        },
+    ]
+
+
+def test_gradescope_names_the_learner_when_grading_a_class() -> None:
+    data = reports.gradescope([result(1, True, learner="ada")], 0)
+    assert data["tests"][0]["name"] == "ada: double: case 1"
+    assert data["tests"][0]["visibility"] == "visible"
+
+
+def test_classroom_results() -> None:
+    data = reports.classroom(RESULTS)
+    assert (data["version"], data["status"], data["max_score"]) == (1, "fail", 3.0)
+    assert data["tests"] == [
+        {
+            "name": "double: case 1",
+            "status": "pass",
+            "score": 1.0,
+            "message": "",
+            "test_code": "solve(x=1)",
+            "filename": "double/exercise.toml",
+            "line_no": 6,
+            "duration": 12,
+        },
+        {
+            "name": "double: case 2",
+            "status": "fail",
+            "score": 0.0,
+            "message": "Check case 2. Why.",
+            "test_code": "solve(x=2)",
+            "filename": "double/exercise.toml",
+            "line_no": 7,
+            "duration": 12,
+        },
+        {
+            "name": "double: hidden case 3",
+            "status": "error",
+            "score": 0.0,
+            "message": "Check case 3. Why.",
+            "test_code": "solve(x=3)",
+            "filename": "double/exercise.toml",
+            "line_no": 8,
+            "duration": 12,
+        },
+    ]
+
+
+def test_classroom_status_of_the_whole_run() -> None:
+    assert reports.classroom([result(1, True), result(2, True)])["status"] == "pass"
+    assert reports.classroom([result(1, True), result(2, False)])["status"] == "fail"
+    assert reports.classroom([result(1, True), result(2, False, status="error")])["status"] == (
+        "fail"
+    )
+    internal = [result(1, False, status="internal"), result(2, False, status="broken")]
+    assert reports.classroom(internal)["status"] == "error"
+    assert reports.classroom([])["status"] == "error"
+    bare = reports.classroom([result(1, True, line=None, path="x.toml")])["tests"][0]
+    assert (bare["line_no"], bare["filename"]) == (1, "x.toml")
+    windows = reports.classroom([result(1, True, path="C:\\course\\d\\exercise.toml")])
+    assert windows["tests"][0]["filename"] == "d/exercise.toml"
+    no_call = {k: v for k, v in result(1, True).items() if k not in ("call", "seconds")}
+    test = reports.classroom([no_call])["tests"][0]
+    assert (test["test_code"], test["duration"]) == ("", 0)
+
+
+def test_exercism_results() -> None:
+    other = result(1, True, path="/course/zeta/exercise.toml", exercise="zeta")
+    data = reports.exercism([*RESULTS, other])
+    assert (data["version"], data["status"]) == (3, "fail") and "message" not in data
+    assert data["tests"] == [
+        {"name": "double: case 1", "status": "pass", "test_code": "solve(x=1)", "task_id": 1},
+        {
+            "name": "double: case 2",
+            "status": "fail",
+            "test_code": "solve(x=2)",
+            "task_id": 1,
+            "message": "Check case 2. Why.",
+            "output": "hi\n",
+        },
+        {
+            "name": "double: hidden case 3",
+            "status": "error",
+            "test_code": "solve(x=3)",
+            "task_id": 1,
+            "message": "Check case 3. Why.",
+        },
+        {"name": "zeta: case 1", "status": "pass", "test_code": "solve(x=1)", "task_id": 2},
+    ]
+    assert reports.exercism(RESULTS[1:2])["status"] == "pass"
+
+
+def test_exercism_cuts_output_at_500_characters_with_a_notice() -> None:
+    exactly = reports.exercism([result(1, True, output="x" * 500)])["tests"][0]["output"]
+    assert exactly == "x" * 500
+    cut = reports.exercism([result(1, True, output="y" * 501)])["tests"][0]["output"]
+    assert len(cut) == 500 and cut.endswith("y\n[output cut to 500 characters]")
+    assert "output" not in reports.exercism([{**result(1, True)}])["tests"][0]
+    no_output = {k: v for k, v in result(1, True).items() if k not in ("output", "call")}
+    assert reports.exercism([no_output])["tests"][0] == {
+        "name": "double: case 1",
+        "status": "pass",
+        "test_code": "",
+        "task_id": 1,
+    }
+
+
+def test_exercism_says_error_when_nothing_could_be_graded() -> None:
+    assert reports.exercism([]) == {
+        "version": 3,
+        "tests": [],
+        "status": "error",
+        "message": "No exercise was graded.",
+    }
+    broken = reports.exercism([result(1, False, status="broken", max_points=0)])
+    assert broken["status"] == "error"
+    assert broken["message"] == (
+        "0 of 0 points; public cases 0 of 0 passed; not graded, their exercise.toml is "
+        "broken: double."
+    )
+    mixed = reports.exercism([result(1, False, status="internal"), result(2, True)])
+    assert mixed["status"] == "fail"
+
+
+def test_our_json_report_has_every_result_and_the_totals() -> None:
+    data = reports.full(RESULTS, 2.0004)
+    assert data["format"] == "pytest-lessons" and data["version"] == 1
+    assert data["seconds"] == 2.0
+    assert data["totals"] == reports.totals(RESULTS)
+    assert data["summary"] == reports.summary_text(RESULTS)
+    assert data["mistakes"] == {"double": {"halved": 1}}
+    assert data["results"] == reports.ordered(RESULTS)
+
+
+@pytest.mark.parametrize("fmt", reports.FORMATS)
+def test_render_writes_indented_json_with_a_final_newline(fmt: str) -> None:
+    rows = [result(1, True, message="", label="café")]
+    text = reports.render(fmt, rows, 1.0, "hidden")
+    assert text.endswith("}\n") and "\n  " in text and "café" in text
+    expected = {
+        "gradescope": reports.gradescope(rows, 1.0, "hidden"),
+        "classroom": reports.classroom(rows),
+        "exercism": reports.exercism(rows),
+        "json": reports.full(rows, 1.0),
+    }[fmt]
+    assert json.loads(text) == expected
+
+
+def test_the_gradebook_has_one_row_per_learner_and_exercise() -> None:
+    rows = [
+        result(1, True, learner="bo"),
+        result(2, False, learner="bo"),
+        result(1, True, learner="ada", points=0.5),
+        result(1, True, learner="ada", exercise="b", path="/course/b/exercise.toml"),
+    ]
+    book = reports.gradebook(rows)
+    assert book == (
+        "learner,exercise,points,max_points\nada,b,1,1\nada,double,0.5,1\nbo,double,1,2\n"
+    )
+    assert next(csv.DictReader(io.StringIO(book))) == {
+        "learner": "ada",
+        "exercise": "b",
+        "points": "1",
+        "max_points": "1",
+    }
+    assert (
+        reports.gradebook([result(1, True)]) == "learner,exercise,points,max_points\n,double,1,1\n"
+    )
+
+
+def test_the_mistake_table_counts_each_learner_once_most_common_first() -> None:
+    rows = [
+        result(1, False, learner="a", diagnosis="x", diagnosis_kind="watch_out"),
+        result(2, False, learner="a", diagnosis="x", diagnosis_kind="watch_out"),
+        result(1, False, learner="a", diagnosis="y", diagnosis_kind="watch_out"),
+        result(1, False, learner="b", diagnosis="y", diagnosis_kind="watch_out"),
+        result(1, False, learner="c", diagnosis="rows", diagnosis_kind="detector"),
+        result(1, False, learner="c", exercise="a", diagnosis="z", diagnosis_kind="watch_out"),
+    ]
+    table = reports.mistake_table(rows)
+    assert table == {"a": {"z": 1}, "double": {"y": 2, "x": 1}}
+    assert list(table) == ["a", "double"] and list(table["double"]) == ["y", "x"]
+
+
+def test_the_class_lines() -> None:
+    rows = [
+        result(1, True, learner="ada"),
+        result(2, True, learner="ada"),
+        result(1, True, learner="bo"),
+        result(2, False, learner="bo", diagnosis="x", diagnosis_kind="watch_out"),
+        result(1, False, learner="cy", diagnosis="x", diagnosis_kind="watch_out"),
+        result(2, False, learner="cy", diagnosis="y", diagnosis_kind="watch_out"),
+    ]
+    assert reports.class_lines(rows) == [
+        "3 learners",
+        "double: 1 of 3 passed, mean 1 of 2 points",
+        "      2 learners  watch out: x",
+        "      1 learner  watch out: y",
+    ]
+    lone = reports.class_lines([result(1, True, learner="ada", points=2 / 3)])
+    assert lone == ["1 learners", "double: 1 of 1 passed, mean 0.667 of 1 points"]
+
+
+def test_a_learner_without_results_for_an_exercise_has_not_passed_it() -> None:
+    rows = [result(1, True, learner="ada"), result(1, True, learner="bo", exercise="other")]
+    assert reports.class_lines(rows)[1:] == [
+        "double: 1 of 2 passed, mean 0.5 of 0.5 points",
+        "other: 1 of 2 passed, mean 0.5 of 0.5 points",
+    ]
+
+
+def test_the_step_summary_table() -> None:
+    long = "Make it " + "much " * 30 + "shorter. Then more."
+    rows = [
+        result(1, True, learner="ada"),
+        result(2, True, learner="ada"),
+        result(1, False, learner="bo", headline="Fix a|b. Because."),
+        result(2, False, learner="bo", headline=long),
+        result(3, False, learner="bo", headline="No full stop"),
+        result(4, False, learner="bo", headline="Not shown."),
+        result(1, True),
+    ]
+    text = reports.step_summary(rows)
+    lines = text.splitlines()
+    assert lines[:6] == [
+        "## pytest-lessons",
+        "",
+        reports.summary_text(rows),
+        "",
+        "| exercise | points | result |",
+        "| --- | --- | --- |",
+    ]
+    assert lines[6] == "| double | 1 / 1 | passed |"
+    assert lines[7] == "| ada: double | 2 / 2 | passed |"
+    bo = lines[8]
+    assert bo.startswith("| bo: double | 0 / 4 | case 1: Fix a\\|b.; case 2: Make it much ")
+    assert "much … ; case 3: No full stop |" in bo.replace("…;", "… ;")
+    assert "Not shown" not in bo
+    cell = bo.split("case 2: ")[1].split(" …")[0]
+    assert len(cell + " …") <= 120 and cell.endswith("much")
+    assert text.endswith("|\n")
+
+
+def test_a_long_word_is_cut_without_a_space_to_cut_at() -> None:
+    rows = [result(1, False, headline="x" * 200)]
+    cell = reports.step_summary(rows).splitlines()[-1]
+    assert "case 1: " + "x" * 118 + " … |" in cell
