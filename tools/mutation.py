@@ -1,0 +1,159 @@
+"""Mutation testing of the grading core with mutmut, scored per module. From the repository root:
+
+    python tools/mutation.py                      # every core module (see CORE), a few minutes
+    python tools/mutation.py settings summary     # only these modules
+    python tools/mutation.py --ci                 # what .ci/run checks: CI_SAMPLE, plus any
+                                                  # core module changed since main
+
+mutmut (configured under [tool.mutmut] in pyproject.toml) copies the package into mutants/,
+plants one small change at a time in the core modules and runs, for each, the tests that call
+the mutated function directly (the core's own unit tests; not the pytester runs). A mutant is
+killed when a test fails. Then this prints, per module, the mutants killed, the survivors
+reviewed as equivalent (listed in docs/mutation-survivors.md: no test can tell them apart from
+the original), the other survivors and the score: killed / (mutants - equivalent). It fails
+when a module's score falls below its floor in FLOORS; with --strict, also when any survivor
+is not in the reviewed list.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SURVIVORS = ROOT / "docs" / "mutation-survivors.md"
+
+#: The grading core: every module mutmut mutates (pyproject.toml, [tool.mutmut] only_mutate).
+CORE = ("compare", "model", "settings", "diagnose", "generate", "summary", "report", "reports")
+
+#: What .ci/run always checks: small modules whose tests run fast, so the check fits CI's time.
+CI_SAMPLE = ("settings", "generate", "summary")
+
+#: The lowest share of mutants killed (percent, equivalent survivors excluded) each module may
+#: fall to. Raise a floor when tests improve; never lower one to let a change through.
+FLOORS = {
+    "compare": 0,
+    "model": 0,
+    "settings": 90,
+    "diagnose": 0,
+    "generate": 90,
+    "summary": 90,
+    "report": 0,
+    "reports": 0,
+}
+
+#: mutmut's verdicts that mean a test noticed the mutant.
+KILLED = {"killed", "timeout", "segfault"}
+
+
+def changed_since_main() -> list[str]:
+    """Core modules this branch changed compared with main (none when main is unknown)."""
+    for base in ("main", "origin/main"):
+        found = subprocess.run(
+            ["git", "merge-base", "HEAD", base], cwd=ROOT, capture_output=True, text=True
+        )
+        if found.returncode == 0:
+            diff = subprocess.run(
+                ["git", "diff", "--name-only", found.stdout.strip(), "--", "pytest_lessons"],
+                cwd=ROOT,
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            names = {Path(line).stem for line in diff.stdout.split()}
+            return [m for m in CORE if m in names]
+    return []
+
+
+def reviewed() -> set[str]:
+    """Mutant names listed in docs/mutation-survivors.md as reviewed equivalent mutants."""
+    if not SURVIVORS.is_file():
+        return set()
+    return set(re.findall(r"`(pytest_lessons\.[^`]+__mutmut_\d+)`", SURVIVORS.read_text()))
+
+
+def results() -> dict[str, str]:
+    """mutmut's verdict for every mutant it knows: name -> status."""
+    done = subprocess.run(
+        [sys.executable, "-m", "mutmut", "results", "--all", "true"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    verdicts = {}
+    for line in done.stdout.splitlines():
+        name, _, status = line.strip().rpartition(": ")
+        if name.startswith("pytest_lessons."):
+            verdicts[name] = status
+    return verdicts
+
+
+def module_of(name: str) -> str:
+    return name.split(".")[1]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("modules", nargs="*", metavar="MODULE", help=", ".join(CORE))
+    parser.add_argument("--ci", action="store_true", help="CI_SAMPLE and changed modules")
+    parser.add_argument("--strict", action="store_true", help="fail on unreviewed survivors")
+    parser.add_argument("--max-children", type=int, default=2)
+    args = parser.parse_args()
+    unknown = sorted(set(args.modules) - set(CORE))
+    if unknown:
+        parser.error(f"not a core module: {', '.join(unknown)} (choose from {', '.join(CORE)})")
+    modules = list(args.modules or CORE)
+    if args.ci:
+        modules = list(dict.fromkeys([*CI_SAMPLE, *changed_since_main()]))
+    started = time.monotonic()
+    patterns = [f"pytest_lessons.{m}.*" for m in modules]
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mutmut",
+            "run",
+            "--max-children",
+            str(args.max_children),
+            *patterns,
+        ],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+    )
+    if run.returncode != 0:
+        print(f"mutmut run failed (exit {run.returncode})", file=sys.stderr)
+        return run.returncode
+    seconds = time.monotonic() - started
+    verdicts = results()
+    equivalent = reviewed()
+    failed = False
+    print(f"{'module':10} {'mutants':>7} {'killed':>7} {'equiv.':>7} {'other':>6} {'score':>7}")
+    for module in modules:
+        mine = {n: s for n, s in verdicts.items() if module_of(n) == module}
+        counts = Counter(mine.values())
+        killed = sum(counts[s] for s in KILLED)
+        same = [n for n, s in mine.items() if s not in KILLED and n in equivalent]
+        other = sorted(n for n, s in mine.items() if s not in KILLED and n not in equivalent)
+        judged = len(mine) - len(same)
+        score = 100.0 * killed / judged if judged else 100.0
+        floor = FLOORS[module]
+        below = score < floor
+        failed |= below or (args.strict and bool(other))
+        mark = f"  BELOW its floor of {floor}%" if below else ""
+        print(
+            f"{module:10} {len(mine):7} {killed:7} {len(same):7} {len(other):6} {score:6.1f}%{mark}"
+        )
+        for name in other if (below or args.strict) else []:
+            print(f"    survived: {name}   (mutmut show {name})")
+    print(f"{len(modules)} modules in {seconds:.0f} s")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
