@@ -1,0 +1,511 @@
+"""The words a learner reads, straight from outcomes and comparisons: no pytest run needed.
+
+End-to-end wording through real runs is in test_grading.py and test_isolation.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_lessons import report
+from pytest_lessons.compare import compare
+from pytest_lessons.diagnose import Diagnosis
+from pytest_lessons.outcome import Frame, Outcome
+
+SOLUTION = Path("/course/double/solution.py")
+
+
+def context(**changes: Any) -> report.Context:
+    fields: dict[str, Any] = {
+        "slug": "double",
+        "entry": "solve",
+        "solution": SOLUTION,
+        "inputs": {"x": [1, 2]},
+        "timeout": 10.0,
+        "memory_mb": 2048.0,
+        "show": lambda path: str(path).replace("/course/", ""),
+    }
+    fields.update(changes)
+    return report.Context(**fields)
+
+
+def headline(outcome: Outcome, **changes: Any) -> str:
+    return report.describe_error(outcome, context(**changes)).headline
+
+
+FRAME = Frame("/course/double/solution.py", 3, "solve", "  return x[5]  ")
+
+
+def test_a_failure_renders_its_headline_wrapped_then_its_lines() -> None:
+    failure = report.Failure("word " * 30, ["", "  evidence"])
+    assert failure.headline == ("word " * 30).strip()
+    assert failure.render() == (
+        " ".join(["word"] * 17) + "\n  " + " ".join(["word"] * 13) + "\n\n  evidence\n"
+    )
+    assert report.Failure("Multi-line\n   author   text.").headline == "Multi-line author text."
+    assert report.Failure("").render() == "\n"
+
+
+def test_wrap_keeps_lines_within_the_width() -> None:
+    assert report._wrap("aa bb cc", 5) == ["aa bb", "cc"]
+    assert report._wrap("aa bb", 5) == ["aa bb"]
+    assert report._wrap("toolongword x", 5) == ["toolongword", "x"]
+    assert report._wrap("") == []
+    assert report._indent(["a", "", "b"], "> ") == ["> a", "", "> b"]
+
+
+@pytest.mark.parametrize(
+    ("outcome", "words"),
+    [
+        (
+            Outcome("setup", error_type="missing_file"),
+            "Create double/solution.py and write solve(x) in it: the exercise looks for your "
+            "code in that file.",
+        ),
+        (
+            Outcome("setup", error_type="no_entry", names=("helper", "main")),
+            "Define a function named solve in double/solution.py: the grader calls solve(x), "
+            "and the file defines helper, main.",
+        ),
+        (
+            Outcome("setup", error_type="no_entry"),
+            "Define a function named solve in double/solution.py: the grader calls solve(x), "
+            "and the file defines no functions.",
+        ),
+        (
+            Outcome("setup", error_type="not_callable", message="int"),
+            "Make solve a function (def solve(x):) in double/solution.py: there it is a int.",
+        ),
+        (
+            Outcome("setup", error_type="signature", message="a, b"),
+            "Give solve 1 parameter, in this order: def solve(x). Yours takes (a, b).",
+        ),
+        (
+            Outcome("setup", error_type="signature"),
+            "Give solve 1 parameter, in this order: def solve(x). Yours takes (no parameters).",
+        ),
+        (
+            Outcome("timeout", seconds=2.5),
+            "Make solve finish sooner: it ran longer than 2.5 s and was stopped. Look for a "
+            "loop whose condition never changes, or work that grows much faster than the input.",
+        ),
+        (
+            Outcome("internal", message="worker lost"),
+            "Run the lesson again: the grader itself failed here, not your code (worker lost). "
+            "If it happens again, tell your instructor.",
+        ),
+    ],
+)
+def test_each_setup_timeout_and_internal_outcome_has_its_words(
+    outcome: Outcome, words: str
+) -> None:
+    assert headline(outcome) == words
+
+
+def test_the_signature_advice_counts_the_parameters() -> None:
+    outcome = Outcome("setup", error_type="signature", message="a")
+    assert headline(outcome, inputs={"Q": 1, "K": 2}) == (
+        "Give solve 2 parameters, in this order: def solve(Q, K). Yours takes (a)."
+    )
+
+
+@pytest.mark.parametrize(
+    ("outcome", "memory", "words"),
+    [
+        (
+            Outcome("died", signal="SIGSEGV"),
+            2048.0,
+            "Find what crashes Python in your code: the process running solve ended by a "
+            "segmentation fault (a crash in native code) before it returned.",
+        ),
+        (
+            Outcome("died", signal="SIGKILL"),
+            256.0,
+            "Find what crashes Python in your code: the process running solve ended by being "
+            "killed (SIGKILL), most often because the system ran out of memory before it "
+            "returned. A case may use about 256 MiB.",
+        ),
+        (
+            Outcome("died", signal="SIGKILL"),
+            0.0,
+            "Find what crashes Python in your code: the process running solve ended by being "
+            "killed (SIGKILL), most often because the system ran out of memory before it "
+            "returned.",
+        ),
+        (
+            Outcome("died", signal="SIGUSR1"),
+            2048.0,
+            "Find what crashes Python in your code: the process running solve ended by the "
+            "signal SIGUSR1 before it returned.",
+        ),
+        (
+            Outcome("died", message="the worker was stopped"),
+            2048.0,
+            "Leave the grader's machinery alone: your code broke the process that runs it (the "
+            "worker was stopped).",
+        ),
+        (
+            Outcome("died", exit_code=0),
+            2048.0,
+            "Remove the call that ends the process (os._exit or similar): it stopped with exit "
+            "code 0 before solve returned an answer.",
+        ),
+        (
+            Outcome("died"),
+            2048.0,
+            "Remove the call that ends the process (os._exit or similar): it stopped with exit "
+            "code unknown before solve returned an answer.",
+        ),
+    ],
+)
+def test_a_process_that_died_says_how(outcome: Outcome, memory: float, words: str) -> None:
+    assert headline(outcome, memory_mb=memory) == words
+
+
+def raised(error_type: str, message: str = "", **changes: Any) -> report.Failure:
+    fields: dict[str, Any] = {"error_type": error_type, "message": message, "phase": "call"}
+    fields.setdefault("frames", (FRAME,))
+    fields.update(changes)
+    return report.describe_error(Outcome("raised", **fields), context())
+
+
+def test_not_implemented_points_at_the_line_to_replace() -> None:
+    assert raised("NotImplementedError").headline == (
+        "Write your solution: double is not implemented yet. Open double/solution.py and "
+        "replace `raise NotImplementedError` (line 3) in solve with your code."
+    )
+    assert raised("NotImplementedError", frames=()).headline == (
+        "Write your solution: double is not implemented yet. Open double/solution.py and "
+        "replace `raise NotImplementedError` in solve with your code."
+    )
+
+
+@pytest.mark.parametrize("name", ["SyntaxError", "IndentationError", "TabError"])
+def test_a_syntax_error_shows_the_file_line_and_code(name: str) -> None:
+    failure = raised(name, "invalid \x1b[31msyntax")
+    assert (
+        failure.headline
+        == "Fix the syntax error in double/solution.py: Python cannot read the file."
+    )
+    assert failure.lines == [
+        "",
+        "  double/solution.py, line 3",
+        "      return x[5]",
+        f"  {name}: invalid [31msyntax".replace("[31m", ""),
+    ]
+    assert raised(name, "bad", frames=()).lines == ["", f"  {name}: bad"]
+    no_code = raised(name, "bad", frames=(Frame("/course/double/solution.py", 2, "", ""),))
+    assert no_code.lines == ["", "  double/solution.py, line 2", f"  {name}: bad"]
+
+
+@pytest.mark.parametrize(
+    ("name", "call"),
+    [
+        ("Skipped", "pytest.skip()"),
+        ("XFailed", "pytest.xfail()"),
+        ("Exit", "pytest.exit()"),
+        ("Failed", "pytest.fail()"),
+        ("Other", "pytest (Other)"),
+    ],
+)
+def test_pytest_outcomes_in_learner_code_count_as_failed(name: str, call: str) -> None:
+    assert raised(name, details={"pytest": True}).headline == (
+        f"Remove the call to {call} from your code: graded code cannot skip, fail or stop the "
+        "grader, so this case counts as failed."
+    )
+
+
+def test_exits_interrupts_memory_and_recursion_have_their_own_words() -> None:
+    assert raised("SystemExit", details={"code": 3}).headline == (
+        "Remove the call to sys.exit(), exit() or quit() from your code: it ended the case "
+        "(exit code 3) before solve returned an answer."
+    )
+    assert raised("KeyboardInterrupt").headline == (
+        "Remove the code that raises KeyboardInterrupt: it stopped solve before it returned an "
+        "answer."
+    )
+    memory = raised("MemoryError")
+    assert memory.headline == (
+        "Use less memory: your code asked for more than the 2048 MiB a case may use. Look for "
+        "a tensor or list that grows far beyond the size of the inputs."
+    )
+    assert memory.lines == [
+        "",
+        "  double/solution.py, line 3, in solve",
+        "      return x[5]",
+        "  MemoryError",
+    ]
+    torch_memory = raised("RuntimeError", "DefaultCPUAllocator: can't allocate memory: 8 GB")
+    assert torch_memory.headline.startswith("Use less memory: your code asked for more than")
+    no_cap = report.describe_error(
+        Outcome("raised", error_type="MemoryError"), context(memory_mb=0)
+    )
+    assert no_cap.headline.startswith("Use less memory: your code asked for more than the memory.")
+    recursion = raised("RecursionError", "maximum recursion depth exceeded")
+    assert recursion.headline == (
+        "Stop the recursion: solve called a function that calls itself without end."
+    )
+    assert recursion.lines[-1] == "  RecursionError: maximum recursion depth exceeded"
+
+
+def test_an_exception_shows_the_learners_frames_and_known_advice() -> None:
+    frames = (Frame("/course/double/helper.py", 7, "<module>", ""), FRAME)
+    failure = raised("IndexError", "list index out of range", frames=frames)
+    assert failure.headline == "solve raised IndexError in your code:"
+    assert failure.lines == [
+        "",
+        "  double/helper.py, line 7",
+        "  double/solution.py, line 3, in solve",
+        "      return x[5]",
+        "  IndexError: list index out of range",
+    ]
+    view = raised("RuntimeError", "view size is not compatible with input tensor's size and stride")
+    assert view.lines[-3:] == [
+        "",
+        "  After a transpose the tensor's values are no longer stored in row order, so .view cannot",
+        "  regroup them. Use .reshape, which copies when it must.",
+    ]
+    importing = raised("ModuleNotFoundError", "No module named 'numpyy'", phase="import")
+    assert importing.headline == (
+        "solution.py raised ModuleNotFoundError while your file was loading, before it ran:"
+    )
+    assert importing.lines[-3:-1] == [
+        "",
+        "  Check the module's name, then install it in the Python that runs pytest or do without",
+    ]
+    blank = raised("ValueError", "   ")
+    assert blank.lines[-1] == "  ValueError"
+
+
+@pytest.mark.parametrize(
+    ("message", "start"),
+    [
+        ("expected scalar type Double but found Float", "Two tensors in one operation have"),
+        ("mat1 and mat2 shapes cannot be multiplied (2x3 and 2x3)", "Two tensors' shapes do not"),
+        ("shape '[2, -1, 3]' is invalid for input of size 7", "The sizes you reshape to must"),
+    ],
+)
+def test_known_torch_errors_are_explained(message: str, start: str) -> None:
+    lines = raised("RuntimeError", message).lines
+    advice = lines[lines.index("") if lines.count("") == 1 else len(lines) - 1 :]
+    assert any(line.startswith("  " + start) for line in lines), advice
+
+
+def test_a_wrong_answer_shows_shapes_counts_the_worst_gap_and_a_table() -> None:
+    comparison = compare(
+        [[1.0, 2.0, 3.0]] * 7, [[1.0, 2.0, 3.5]] * 6 + [[1.0, 9.0, 3.0]], 1e-4, 1e-4
+    )
+    failure = report.describe_mismatch(comparison, context())
+    assert failure.headline == comparison.headline
+    assert failure.lines == [
+        "",
+        "  shape         expected [7, 3]   got [7, 3]",
+        "  mismatched    7 of 21 values (33%)",
+        "  largest gap   at [6, 1]: got 9, expected 2 (allowed ±0.0003)",
+        "",
+        "    at       got   expected",
+        "    [0, 2]   3.5   3",
+        "    [1, 2]   3.5   3",
+        "    [2, 2]   3.5   3",
+        "    [3, 2]   3.5   3",
+        "    [4, 2]   3.5   3",
+        "    ... and 2 more",
+        "",
+        "  where it differs: x is outside tolerance",
+        "       0 1 2",
+        "    0  . . x",
+        "    1  . . x",
+        "    2  . . x",
+        "    3  . . x",
+        "    4  . . x",
+        "    5  . . x",
+        "    6  . x .",
+    ]
+
+
+def test_a_shape_mismatch_shows_only_the_shapes() -> None:
+    comparison = compare([1.0, 2.0], [[1.0, 2.0]], 1e-4, 1e-4)
+    assert report.describe_mismatch(comparison, context()).lines == [
+        "  It holds the right number of values, grouped differently: check the sizes you reshape",
+        "  to.",
+        "  Your answer has 2 dimensions; the expected one has 1.",
+        "",
+        "  shape   expected [2]   got [1, 2]",
+    ]
+    cut = compare([1.0, 2.0], None, 1e-4, 1e-4)
+    assert report.describe_mismatch(cut, context()).lines == ["", "  shape   expected [2]   got -"]
+    number = compare(1.0, 2.0, 1e-4, 1e-4)
+    assert report.describe_mismatch(number, context()).lines[1] == (
+        "  shape         expected a single number   got a single number"
+    )
+
+
+def test_numbers_that_print_alike_are_shown_in_full() -> None:
+    comparison = compare([1.0000001, 5.0], [1.0000002, 5.0], 0, 0)
+    assert "got 1.0000002, expected 1.0000001 (allowed ±0)" in "\n".join(
+        report.describe_mismatch(comparison, context()).lines
+    )
+
+
+def test_a_nan_gap_has_no_tolerance_to_show() -> None:
+    comparison = compare([1.0, 2.0], [1.0, float("nan")], 1e-4, 1e-4)
+    if comparison.worst is not None:
+        text = "\n".join(report.describe_mismatch(comparison, context()).lines)
+        assert "(allowed" not in text.split("largest gap")[1].splitlines()[0]
+
+
+def test_a_diagnosis_speaks_first_and_a_repeat_points_back() -> None:
+    comparison = compare([[1.0, 2.0], [3.0, 4.0]], [[1.0, 3.0], [2.0, 4.0]], 1e-4, 1e-4)
+    found = Diagnosis("layout", "Swap rows and columns. Why it matters.", details=("Detail one.",))
+    failure = report.describe_mismatch(comparison, context(), found)
+    assert failure.headline == "Swap rows and columns. Why it matters."
+    assert failure.lines[:2] == ["  Detail one.", ""]
+    again = report.describe_mismatch(comparison, context(), found, repeat_of="case 1")
+    assert again.headline == "Swap rows and columns."
+    assert again.lines[:2] == ["  (the same mistake as case 1; its explanation is there)", ""]
+
+
+def test_a_diagnosis_keeps_the_comparisons_own_advice_for_other_problems() -> None:
+    tensor = {"$": "tensor", "type": "torch.Tensor", "shape": [2], "values": [1.0, 2.0]}
+    comparison = compare([1.0, 2.0], tensor, 1e-4, 1e-4)
+    found = Diagnosis("x", "Watch out: this.")
+    lines = report.describe_mismatch(comparison, context(), found).lines
+    assert lines[0].startswith("  Return plain Python numbers: add .tolist()")
+
+
+def test_the_map_is_coloured_on_a_colour_terminal() -> None:
+    comparison = compare([1.0, 2.0], [1.0, 3.0], 1e-4, 1e-4)
+    plain = report.mismatch_map(comparison)
+    assert plain == ["", "  where it differs: x is outside tolerance", "       0 1", "    0  . x"]
+    coloured = report.mismatch_map(comparison, color=True)
+    assert coloured[-1] == "    0  \x1b[32m.\x1b[0m \x1b[31mx\x1b[0m"
+
+
+def test_the_map_covers_the_last_two_dimensions_and_only_small_grids() -> None:
+    expected = [[[1.0, 2.0], [3.0, 4.0]], [[5.0, 6.0], [7.0, 8.0]]]
+    got = [[[1.0, 2.0], [3.0, 4.0]], [[5.0, 6.0], [7.0, 0.0]]]
+    lines = report.mismatch_map(compare(expected, got, 1e-4, 1e-4))
+    assert lines[1] == (
+        "  where it differs (last two dimensions; x if wrong in any slice): x is outside tolerance"
+    )
+    assert lines[-3:] == ["       0 1", "    0  . .", "    1  . x"]
+    wide = [[0.0] * 25, [0.0] * 25]
+    assert report.mismatch_map(compare(wide, [[1.0] * 25, [0.0] * 25], 0, 0)) == []
+    tall = [[0.0]] * 13
+    assert report.mismatch_map(compare(tall, [[1.0]] + [[0.0]] * 12, 0, 0)) == []
+    assert report.mismatch_map(compare([[0.0]] * 12, [[1.0]] + [[0.0]] * 11, 0, 0)) != []
+    assert report.mismatch_map(compare([0.0] * 24, [1.0] + [0.0] * 23, 0, 0)) != []
+    assert report.mismatch_map(compare([0.0], [1.0], 0, 0)) == []
+    assert report.mismatch_map(compare(0.0, 1.0, 0, 0)) == []
+    assert report.mismatch_map(compare([0.0, 1.0], [0.0, 1.0], 0, 0)) == []
+    ten = report.mismatch_map(compare([[0.0] * 11] * 11, [[1.0] * 11] + [[0.0] * 11] * 10, 0, 0))
+    assert ten[2] == "         0  1  2  3  4  5  6  7  8  9 10"
+    assert ten[3] == "     0   x  x  x  x  x  x  x  x  x  x  x"
+    assert ten[-1] == "    10   .  .  .  .  .  .  .  .  .  .  ."
+
+
+def test_abbreviate_cuts_long_inputs_with_their_shape() -> None:
+    assert report.abbreviate([1, 2]) == "[1, 2]"
+    long = [[1.5] * 40] * 3
+    text = report.abbreviate(long)
+    assert len(text) == report.INPUT_WIDTH and text.endswith(" ... (shape [3, 40])")
+    assert report.abbreviate("x" * 200, 20) == "'xxxxxxxxxxxxxxx ..."
+    assert report.abbreviate([[]] * 60, 30).endswith(" ... (shape [60, 0])")
+    exact = "x" * 158
+    assert report.abbreviate(exact) == repr(exact)
+
+
+def test_context_lines_show_inputs_file_and_printed_output() -> None:
+    outcome = Outcome("returned", output="hello\nworld\n", output_cut=12)
+    assert report.context_lines(outcome, context(inputs={"Q": [1], "Kv": 2})) == [
+        "",
+        "  inputs     Q  = [1]",
+        "             Kv = 2",
+        "  your code  double/solution.py",
+        "",
+        "  what your code printed:",
+        "  | hello",
+        "  | world",
+        "  [… 12 bytes cut]",
+    ]
+    quiet = report.context_lines(Outcome("returned"), context(), show_inputs=False)
+    assert quiet == ["", "  your code  double/solution.py"]
+    assert report.context_lines(Outcome("returned"), context(inputs={})) == quiet
+    only_cut = report.context_lines(Outcome("returned", output_cut=3), context(inputs={}))
+    assert only_cut[2:] == ["", "  what your code printed:", "  | ", "  [… 3 bytes cut]"]
+
+
+def test_describe_adds_the_context_except_for_internal_failures() -> None:
+    comparison = compare([1.0, 2.0], [1.0, 3.0], 1e-4, 1e-4)
+    failure = report.describe(Outcome("returned"), comparison, context())
+    assert failure.lines[-2:] == ["  inputs     x = [1, 2]", "  your code  double/solution.py"]
+    internal = report.describe(Outcome("internal", message="lost"), None, context())
+    assert internal.lines == []
+    timeout = report.describe(Outcome("timeout", seconds=1), None, context())
+    assert timeout.lines[-1] == "  your code  double/solution.py"
+    found = Diagnosis("d", "Do this. Because.")
+    again = report.describe(Outcome("returned"), comparison, context(), found, "case 1")
+    assert again.headline == "Do this."
+
+
+def hidden(outcome: Outcome, comparison: Any = None, diagnosis: Any = None) -> str:
+    return report.describe_hidden(
+        outcome, comparison, context(), "hidden case 3", diagnosis
+    ).render()
+
+
+NOTICE = "  Its inputs and expected answer are not shown: it is a hidden case.\n"
+
+
+def test_a_hidden_case_says_what_kind_of_failure_and_nothing_more() -> None:
+    values = compare([1.0, 2.0], [1.0, 3.0], 1e-4, 1e-4)
+    assert hidden(Outcome("returned"), values) == (
+        "Hidden case 3 failed: your answer is wrong.\n\n" + NOTICE
+    )
+    nan = compare([1.0, 2.0], [1.0, float("nan")], 1e-4, 1e-4)
+    assert hidden(Outcome("returned"), nan).startswith(
+        "Hidden case 3 failed: your answer is wrong."
+    )
+    shape = compare([1.0, 2.0], [1.0], 1e-4, 1e-4)
+    assert hidden(Outcome("returned"), shape).startswith(
+        "Hidden case 3 failed: your answer does not have the expected type or shape.\n"
+    )
+    assert hidden(Outcome("returned")).startswith("Hidden case 3 failed: your answer is wrong.")
+    error = Outcome("raised", error_type="ValueError", message="[7777]", frames=(FRAME,))
+    assert hidden(error) == (
+        "Hidden case 3 failed: your code raised ValueError at double/solution.py, line 3.\n\n"
+        + NOTICE
+    )
+    assert hidden(Outcome("raised", error_type="ValueError")).startswith(
+        "Hidden case 3 failed: your code raised ValueError.\n"
+    )
+    assert hidden(Outcome("timeout", seconds=2)).startswith(
+        "Hidden case 3 failed: solve ran longer than 2 s and was stopped.\n"
+    )
+    assert hidden(Outcome("died", exit_code=1)).startswith(
+        "Hidden case 3 failed: the process running solve ended before it returned.\n"
+    )
+    assert hidden(Outcome("internal")).startswith(
+        "Hidden case 3 failed: the grader itself failed on it, not your code.\n"
+    )
+    assert hidden(Outcome("setup", error_type="missing_file")).startswith(
+        "Create double/solution.py"
+    )
+    assert NOTICE not in hidden(Outcome("setup", error_type="missing_file"))
+
+
+def test_a_hidden_case_shows_a_watch_out_only_when_it_carries_no_values() -> None:
+    values = compare([1.0, 2.0], [1.0, 3.0], 1e-4, 1e-4)
+    watch = Diagnosis("w", "Watch out: multiply by two, " + "not by three " * 8, kind="watch_out")
+    text = hidden(Outcome("returned"), values, watch)
+    assert text.startswith(
+        "Hidden case 3 failed: your answer is wrong.\n\nWatch out: multiply by two, not by three"
+    )
+    assert "not by\n  three not by three" in text and text.endswith("three\n\n" + NOTICE)
+    telling = Diagnosis("w", "Watch out: 7777.", kind="watch_out", shows_values=True)
+    assert "7777" not in hidden(Outcome("returned"), values, telling)
+    detector = Diagnosis("rows", "Look at row 1.", kind="detector")
+    assert "row 1" not in hidden(Outcome("returned"), values, detector)
