@@ -9,7 +9,14 @@ from typing import Any
 import pytest
 
 from pytest_lessons.child import encode_answer
-from pytest_lessons.compare import compare, fmt_index
+from pytest_lessons.compare import (
+    Numbers,
+    compare,
+    compare_outputs,
+    fmt_index,
+    nested,
+    split_outputs,
+)
 
 
 def judge(answer: Any, expected: Any = ((1, 2.5), (3, 4)), rtol: float = 1e-4, atol: float = 1e-4):
@@ -165,3 +172,85 @@ def test_vectorised_and_plain_comparison_agree(monkeypatch: pytest.MonkeyPatch) 
 def test_an_integer_too_large_for_a_float_is_a_mismatch_not_a_crash() -> None:
     result = judge([[10**400, 2.5], [3, 4]])
     assert result.problem == "nonfinite" and result.mismatched == 1
+
+
+# --- several outputs ------------------------------------------------------------------------
+
+NAMES = ("out", "k_cache", "v_cache")
+SEVERAL = {"out": [1.0, 2.0], "k_cache": [[1.0], [2.0]], "v_cache": 3.0}
+
+
+def outputs(answer: Any, rtol: float = 1e-4, atol: float = 1e-4):
+    wire = json.loads(json.dumps(encode_answer(answer)))
+    return compare_outputs(SEVERAL, wire, NAMES, rtol, atol)
+
+
+def test_several_outputs_pass_when_each_is_right() -> None:
+    result = outputs(([1.0, 2.0], [[1.0], [2.0]], 3.0))
+    assert result.passed and result.problem == "" and result.headline == ""
+    assert result.expected_shape == (2,) and result.total == 2
+    assert result.expected is not None and list(result.expected.flat) == [1.0, 2.0]
+    assert outputs(([1.0, 2.00001], [[1.0], [2.0]], 3.0)).passed  # within tolerance
+    assert not outputs(([1.0, 2.00001], [[1.0], [2.0]], 3.0), 0, 0).passed
+
+
+@pytest.mark.parametrize(
+    ("answer", "name", "index"),
+    [
+        (([9.0, 2.0], [[1.0], [2.0]], 3.0), "out", 0),
+        (([1.0, 2.0], [[1.0], [9.0]], 3.0), "k_cache", 1),
+        (([1.0, 2.0], [[1.0], [2.0]], 9.0), "v_cache", 2),
+        (([9.0, 9.0], [[9.0], [9.0]], 9.0), "out", 0),
+    ],
+)
+def test_the_first_wrong_output_speaks_for_the_answer(answer: Any, name: str, index: int) -> None:
+    result = outputs(answer)
+    alone = compare(SEVERAL[name], json.loads(json.dumps(encode_answer(answer[index]))), 1e-4, 1e-4)
+    assert not result.passed
+    assert result.headline == f"In {name} (value {index + 1} of 3): {alone.headline}"
+    assert (result.part, result.part_index) == (name, index)
+    assert result.problem == alone.problem and result.mismatched == alone.mismatched
+
+
+@pytest.mark.parametrize(
+    ("answer", "what"),
+    [
+        (([1.0, 2.0], [[1.0], [2.0]]), "2 values"),
+        ([[1.0, 2.0]], "1 value"),
+        ([1.0, 2.0, 3.0, 4.0], "4 values"),
+        ([[1.0, 2.0], [3.0, 4.0]], "2 values"),
+        (None, "None"),
+        (3.0, "a float"),
+        ({"a": 1}, "a dict"),
+        ("text", "a str"),
+    ],
+)
+def test_a_wrong_count_of_outputs_says_how_many_and_in_which_order(answer: Any, what: str) -> None:
+    result = outputs(answer)
+    assert not result.passed and result.problem == "outputs"
+    assert result.headline == (
+        "Return 3 values, in this order: out, k_cache, v_cache (for example "
+        f"`return out, k_cache, v_cache`). solve returned {what}."
+    )
+    assert result.expected_shape == (2,) and result.total == 2
+    assert result.expected is not None and result.part_index == -1
+
+
+def test_split_outputs_unpacks_a_packed_answer_of_the_right_count() -> None:
+    packed = json.loads(json.dumps(encode_answer([[1.0, 2.0], [3.0, 4.0]])))
+    assert packed["$"] == "dense"
+    assert split_outputs(packed, 2) == [[1.0, 2.0], [3.0, 4.0]]
+    assert split_outputs(packed, 3) is None
+    assert split_outputs([1, [2]], 2) == [1, [2]]
+    assert split_outputs((1, 2), 2) is None  # answers arrive as lists; a tuple is not one
+    assert split_outputs({"$": "object", "type": "x"}, 1) is None
+
+
+def test_nested_turns_numbers_back_into_lists() -> None:
+    assert nested(Numbers((2, 3), [1.0, 2.0, 3.0, 4.0, 5.0, 6.0])) == [
+        [1.0, 2.0, 3.0],
+        [4.0, 5.0, 6.0],
+    ]
+    assert nested(Numbers((), [7.0])) == 7.0
+    assert nested(Numbers((3,), [1.0, 2.0, 3.0])) == [1.0, 2.0, 3.0]
+    assert nested(Numbers((2, 1, 2), [1.0, 2.0, 3.0, 4.0])) == [[[1.0, 2.0]], [[3.0, 4.0]]]

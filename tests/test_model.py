@@ -158,3 +158,206 @@ def test_missing_exercise_table() -> None:
 def test_unreadable_file(tmp_path: Path) -> None:
     with pytest.raises(model.ExerciseError, match="cannot be read"):
         model.load(tmp_path / "exercise.toml")
+
+
+# --- [generate], watch-outs and several outputs ---------------------------------------------
+
+SMALL = """
+[exercise]
+title = "Transpose"
+inputs = ["m", "n"]
+
+[[case]]
+m = [[1, 2, 3], [4, 5, 6]]
+n = 2
+expected = [[1, 4], [2, 5], [3, 6]]
+"""
+
+GENERATE = """
+[generate]
+count = 3
+seed = 7
+values = [-2, 2]
+decimals = 1
+points = 2
+hidden = true
+
+[generate.axes]
+rows = [2, 3]
+cols = [1, 64]
+
+[generate.inputs]
+m = ["rows", "cols"]
+n = "rows"
+"""
+
+
+def lesson(text: str, where: Path) -> model.Exercise:
+    """Parse *text* as an exercise in *where*, which has a reference.py ([generate] needs one)."""
+    (where / "reference.py").write_text("def solve(m, n):\n    return m\n")
+    return model.parse(text, where / "exercise.toml")
+
+
+def test_a_generate_table_loads_and_draws_its_cases(tmp_path: Path) -> None:
+    exercise = lesson(SMALL + GENERATE, tmp_path)
+    spec = exercise.generate
+    assert spec is not None
+    assert (spec.count, spec.seed, spec.values, spec.decimals) == (3, 7, (-2.0, 2.0), 1)
+    assert (spec.points, spec.hidden) == (2.0, True)
+    assert spec.axes == {"rows": (2, 3), "cols": (1, 64)}
+    assert spec.inputs == {"m": ("rows", "cols"), "n": "rows"}
+    generated = exercise.cases[1:]
+    assert len(generated) == 3 and all(c.generated and c.hidden for c in generated)
+    assert all(c.points == 2 for c in generated)
+    for case in generated:
+        assert case.sizes is not None and case.inputs["n"] == case.sizes["rows"]
+        assert len(case.inputs["m"]) == case.sizes["rows"]
+
+
+def test_generate_defaults(tmp_path: Path) -> None:
+    text = SMALL + GENERATE.replace("seed = 7\nvalues = [-2, 2]\ndecimals = 1\npoints = 2\n", "")
+    spec = lesson(text.replace("hidden = true\n", ""), tmp_path).generate
+    assert spec is not None
+    assert (spec.seed, spec.values, spec.decimals, spec.points, spec.hidden) == (
+        0,
+        (-1.0, 1.0),
+        2,
+        1.0,
+        False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "words"),
+    [
+        ("count = 3", "count = 0", "generate.count must be between 1 and 1000"),
+        ("count = 3", "count = 1001", "generate.count must be between 1 and 1000"),
+        ("count = 3", "count = 1000", None),
+        ("count = 3", "count = 1", None),
+        ("count = 3", "count = 2.0", "generate.count must be a whole number"),
+        ("count = 3", "count = true", "generate.count must be a whole number"),
+        ("seed = 7", 'seed = "x"', "generate.seed must be a whole number"),
+        ("decimals = 1", "decimals = 11", "generate.decimals must be between 0 and 10"),
+        ("decimals = 1", "decimals = -1", "generate.decimals must be between 0 and 10"),
+        ("decimals = 1", "decimals = 10", None),
+        ("decimals = 1", "decimals = 0", None),
+        ("values = [-2, 2]", "values = [2, -2]", "generate.values must be [lowest, highest]"),
+        ("values = [-2, 2]", "values = [1, 1]", None),
+        ("values = [-2, 2]", "values = [1]", "generate.values must be [lowest, highest]"),
+        ("values = [-2, 2]", "values = [1, 2, 3]", "generate.values must be [lowest, highest]"),
+        ("values = [-2, 2]", 'values = [1, "2"]', "generate.values must be [lowest, highest]"),
+        ("values = [-2, 2]", 'values = "wide"', "generate.values must be [lowest, highest]"),
+        ("hidden = true", "hidden = 1", "generate.hidden must be true or false"),
+        ("points = 2", "points = -1", "generate.points must not be negative"),
+        ("rows = [2, 3]", "rows = [0, 3]", 'axis "rows" must be [smallest, largest]'),
+        ("rows = [2, 3]", "rows = [3, 2]", 'axis "rows" must be [smallest, largest]'),
+        ("cols = [1, 64]", "cols = [1, 65]", 'axis "cols" must be [smallest, largest]'),
+        ("rows = [2, 3]", "rows = [2]", 'axis "rows" must be [smallest, largest]'),
+        ("rows = [2, 3]", "rows = [2, 3, 4]", 'axis "rows" must be [smallest, largest]'),
+        ("rows = [2, 3]", "rows = [2, 3.0]", 'axis "rows" must be [smallest, largest]'),
+        ("rows = [2, 3]", 'rows = "2-3"', 'axis "rows" must be [smallest, largest]'),
+        ("rows = [2, 3]", '"2rows" = [2, 3]', 'axis "2rows" must be [smallest, largest]'),
+        (
+            "[generate.axes]\nrows = [2, 3]\ncols = [1, 64]",
+            "[generate.axes]",
+            "generate.axes must be a table",
+        ),
+        (
+            "[generate.axes]",
+            "[generate.axes]\nthird = [2, 3]\nfourth = [2, 3]",
+            "generate.axes: the size ranges leave no way",
+        ),
+        ('n = "rows"', "", 'generate.inputs lacks input "n"'),
+        ('n = "rows"', 'n = "rows"\nk = "rows"', 'generate.inputs has unknown input "k"'),
+        ('n = "rows"', "n = 3", "generate.inputs.n must be a list of axis names, or one axis name"),
+        (
+            'n = "rows"',
+            "n = [1]",
+            "generate.inputs.n must be a list of axis names, or one axis name",
+        ),
+        ('n = "rows"', 'n = "depth"', 'generate.inputs.n names unknown axis "depth"'),
+        (
+            'm = ["rows", "cols"]',
+            'm = ["rows*depth"]',
+            'generate.inputs.m names unknown axis "depth"',
+        ),
+        ('m = ["rows", "cols"]', 'm = ["rows * cols"]', None),
+        (
+            "count = 3",
+            "count = 3\ncont = 4",
+            'generate: unknown key "cont" (did you mean "count"?)',
+        ),
+    ],
+)
+def test_each_broken_generate_table_names_the_key(
+    old: str, new: str, words: str | None, tmp_path: Path
+) -> None:
+    text = SMALL + GENERATE
+    assert old in text
+    text = text.replace(old, new, 1)
+    if words is None:
+        assert lesson(text, tmp_path).generate is not None
+        return
+    with pytest.raises(model.ExerciseError) as error:
+        lesson(text, tmp_path)
+    assert words in str(error.value)
+
+
+def test_generate_needs_a_reference_and_axes_as_a_table(tmp_path: Path) -> None:
+    assert "[generate] needs reference.py, which computes the expected answers" in str(
+        problem(SMALL + GENERATE)
+    )
+    axes = GENERATE.replace("[generate.axes]\nrows = [2, 3]\ncols = [1, 64]\n", "")
+    axes = axes.replace("hidden = true\n", "hidden = true\naxes = 3\n")
+    with pytest.raises(model.ExerciseError) as error:
+        lesson(SMALL + axes, tmp_path)
+    assert "generate.axes must be a table of axis names, such as heads = [1, 4]" in str(error.value)
+
+
+def test_generate_inputs_must_be_a_table() -> None:
+    text = SMALL + GENERATE.replace('[generate.inputs]\nm = ["rows", "cols"]\nn = "rows"\n', "")
+    text = text.replace("hidden = true\n", 'hidden = true\ninputs = ["m"]\n')
+    assert "generate.inputs must be a table: input name = [axis names]" in str(problem(text))
+    assert "generate must be a table" in str(problem("generate = 3\n" + SMALL))
+
+
+WATCH = """
+[[watch_out]]
+id = "swap"
+message = "Swap rows and columns."
+detector = "layout"
+"""
+
+
+def test_a_watch_out_may_word_a_generic_detector() -> None:
+    (watch,) = model.parse(SMALL + WATCH, PATH).watch_outs
+    assert (watch.id, watch.detector, watch.mistake) == ("swap", "layout", None)
+    error = problem(SMALL + WATCH.replace('"layout"', '"transpose"'))
+    assert "watch_out 1.detector must be one of layout, scaled, triangle, rows, shuffled" in str(
+        error
+    )
+    for bad in ('"Swap"', '"swap rows"', '"swap_rows"', '""', "3"):
+        error = problem(SMALL + WATCH.replace('"swap"', bad))
+        assert 'must be lower-case letters, digits and dashes, such as "missing-transpose"' in str(
+            error
+        )
+    assert model.parse(SMALL + WATCH.replace('"swap"', '"swap-2"'), PATH).watch_outs[0].id == (
+        "swap-2"
+    )
+
+
+def test_a_boolean_case_key_must_be_true_or_false() -> None:
+    assert "case 1.hidden must be true or false" in str(
+        problem(SMALL.replace("n = 2", 'n = 2\nhidden = "yes"'))
+    )
+    assert model.parse(SMALL.replace("n = 2", "n = 2\nhidden = true"), PATH).cases[0].hidden
+
+
+def test_shape_of_reads_numbers_and_rectangular_lists() -> None:
+    assert model.shape_of(3) == () and model.shape_of(2.5) == ()
+    assert model.shape_of([[1, 2, 3], [4, 5, 6]]) == (2, 3)
+    assert model.shape_of([]) == (0,)
+    assert model.shape_of([[], []]) == (2, 0)
+    for bad in ([[1], [1, 2]], True, [True], "x", [[1], 2]):
+        with pytest.raises(ValueError, match="not a rectangular nested list of numbers"):
+            model.shape_of(bad)
