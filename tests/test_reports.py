@@ -367,3 +367,45 @@ def test_a_long_word_is_cut_without_a_space_to_cut_at() -> None:
     rows = [result(1, False, headline="x" * 200)]
     cell = reports.step_summary(rows).splitlines()[-1]
     assert "case 1: " + "x" * 118 + " … |" in cell
+
+
+@pytest.mark.parametrize(
+    ("headline", "cell"),
+    [
+        ("Do A. Then B. Then C.", "Do A."),
+        (". Odd start.", "."),
+        ("x" * 119 + ".", "x" * 119 + "."),  # 120 characters: shown whole
+        ("w" * 117 + " tail" + "z" * 10, "w" * 117 + " …"),  # a space at 117: cut there
+        ("w" * 118 + " tail" + "z" * 10, "w" * 118 + " …"),  # a space at 118: still cut there
+        ("word, " * 30, "word, " * 18 + "word …"),  # the cut drops a trailing comma
+        ("fooX " * 30, "fooX " * 22 + "fooX …"),
+        ("a " + "y" * 200, "a …"),
+    ],
+)
+def test_a_step_summary_cell_is_the_first_sentence_cut_at_a_word(headline: str, cell: str) -> None:
+    line = reports.step_summary([result(1, False, headline=headline)]).splitlines()[-1]
+    assert line == f"| double | 0 / 1 | case 1: {cell} |"
+
+
+def test_class_lines_outside_a_class_count_one_learner() -> None:
+    rows = [
+        {k: v for k, v in result(1, True).items() if k != "learner"},
+        {k: v for k, v in result(2, True).items() if k != "learner"},
+    ]
+    assert reports.class_lines(rows) == ["1 learners", "double: 1 of 1 passed, mean 2 of 2 points"]
+
+
+def test_render_is_exactly_the_format_as_indented_json() -> None:
+    rows = [result(1, True, label="café"), result(2, False, hidden=True)]
+    for fmt in reports.FORMATS:
+        text = reports.render(fmt, rows, 1.23456, "hidden")
+        data = {
+            "gradescope": reports.gradescope(rows, 1.23456, "hidden"),
+            "classroom": reports.classroom(rows),
+            "exercism": reports.exercism(rows),
+            "json": reports.full(rows, 1.23456),
+        }[fmt]
+        assert text == json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    assert json.loads(reports.render("json", rows, 1.23456, "x"))["seconds"] == 1.235
+    gradescope = json.loads(reports.render("gradescope", rows, 0, "after_due_date"))
+    assert [t["visibility"] for t in gradescope["tests"]] == ["visible", "after_due_date"]
