@@ -509,3 +509,38 @@ def test_a_hidden_case_shows_a_watch_out_only_when_it_carries_no_values() -> Non
     assert "7777" not in hidden(Outcome("returned"), values, telling)
     detector = Diagnosis("rows", "Look at row 1.", kind="detector")
     assert "row 1" not in hidden(Outcome("returned"), values, detector)
+
+
+def test_describe_keeps_the_evidence_then_adds_the_context() -> None:
+    comparison = compare([1.0, 2.0], [1.0, 3.0], 1e-4, 1e-4)
+    found = Diagnosis("d", "Do this. Then that. Because.")
+    evidence = report.describe_mismatch(comparison, context(), found).lines
+    failure = report.describe(Outcome("returned"), comparison, context(), found)
+    assert failure.headline == "Do this. Then that. Because."
+    assert failure.lines == evidence + report.context_lines(Outcome("returned"), context())
+    assert report.describe(
+        Outcome("returned"), comparison, context(), found, "case 2"
+    ).headline == ("Do this.")
+    odd = Diagnosis("d", ". Odd.")
+    assert (
+        report.describe(Outcome("returned"), comparison, context(), odd, "case 2").headline == "."
+    )
+    whole = Diagnosis("d", "No full stop")
+    assert report.describe(
+        Outcome("returned"), comparison, context(), whole, "case 2"
+    ).headline == ("No full stop")
+
+
+def test_printed_output_keeps_its_spaces_and_letters() -> None:
+    outcome = Outcome("returned", output="fooX  \n\n")
+    assert report.context_lines(outcome, context(inputs={}))[2:] == [
+        "",
+        "  what your code printed:",
+        "  | fooX  ",
+    ]
+
+
+def test_an_abbreviated_input_gives_the_shape_of_its_first_row() -> None:
+    text = report.abbreviate([[0] * 100, [0] * 2])
+    assert text.endswith(" ... (shape [2, 100])")
+    assert report.abbreviate([[0] * 100]).endswith(" ... (shape [1, 100])")
