@@ -182,3 +182,151 @@ def test_numbers_index() -> None:
 
 def test_the_format_names_exactly_the_generic_detectors() -> None:
     assert tuple(d.__name__ for d in GENERIC) == DETECTORS
+
+
+# --- exact findings, edges and ties -----------------------------------------------------------
+
+TRIANGLE_WORDS = (
+    "Check your mask: your answer is right {} and wrong {}, the pattern a triangular (causal) "
+    "mask leaves when it is applied where it should not be, or left out where it should."
+)
+
+
+def test_triangle_names_which_side_is_right_in_full() -> None:
+    expected = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]]
+    upper = [[1.0, 0.0, 0.0], [4.0, 5.0, 0.0], [7.0, 8.0, 9.0]]
+    lower = [[1.0, 2.0, 3.0], [0.0, 5.0, 6.0], [0.0, 0.0, 9.0]]
+    found = triangle(evidence(upper, expected))
+    assert found == Diagnosis(
+        "triangle", TRIANGLE_WORDS.format("on and below the diagonal", "above it")
+    )
+    found = triangle(evidence(lower, expected))
+    assert found == Diagnosis(
+        "triangle", TRIANGLE_WORDS.format("on and above the diagonal", "below it")
+    )
+    two = triangle(evidence([[1.0, 0.0], [3.0, 4.0]], [[1.0, 2.0], [3.0, 4.0]]))
+    assert two is not None and two.id == "triangle"  # the smallest square that has a triangle
+
+
+def test_triangle_needs_the_diagonal_right_and_a_square() -> None:
+    expected = [[1.0, 2.0], [3.0, 4.0]]
+    assert triangle(evidence([[0.0, 0.0], [3.0, 4.0]], expected)) is None  # diagonal wrong
+    assert triangle(evidence([[1.0, 2.0], [0.0, 0.0]], expected)) is None
+    assert triangle(evidence(expected, expected)) is None  # nothing wrong
+    assert triangle(evidence([[1.0, 0.0, 0.0]], [[1.0, 2.0, 3.0]])) is None  # not square
+    assert triangle(evidence([[0.0]], [[1.0]])) is None
+
+
+def test_rows_names_the_rows_exactly() -> None:
+    expected = [[1.0], [2.0], [3.0], [4.0]]
+    found = rows(evidence([[1.0], [0.0], [0.0], [4.0]], expected))
+    assert found == Diagnosis(
+        "rows",
+        "Look at what differs between rows: rows 1 to 2 are wrong while rows 0, 3 are right. "
+        "Something treats those rows (tokens) differently, such as a mask or an index that "
+        "stops early.",
+    )
+    found = rows(evidence([[0.0], [2.0], [0.0], [4.0]], expected))
+    assert found is not None and "rows 0, 2 are wrong while rows 1, 3 are right" in found.headline
+    assert rows(evidence([[0.0], [0.0], [0.0], [0.0]], expected)) is None  # every row wrong
+    assert rows(evidence([[0.0, 1.0]], [[1.0, 1.0]])) is None  # one row only
+    assert rows(evidence([1.0, 0.0], [1.0, 2.0])) is None  # no rows and columns
+
+
+def test_shuffled_values_are_named_in_full_and_only_when_all_are_there() -> None:
+    found = shuffled(evidence([[2.0, 1.0], [3.0, 4.0]], [[1.0, 2.0], [3.0, 4.0]]))
+    assert found == Diagnosis(
+        "shuffled",
+        "Put your values in the right places: your answer holds every expected value, in a "
+        "different order. Check the order of dimensions before any reshape, view or flatten.",
+    )
+    assert shuffled(evidence([2.0, 1.0, 5.0], [1.0, 2.0, 3.0])) is None
+    assert shuffled(evidence([2.0, 1.0], [1.0, 2.0, 3.0])) is None
+    assert shuffled(evidence([1.0], [2.0])) is None
+    assert shuffled(evidence([math.inf, 1.0], [1.0, math.inf])) is None
+    assert shuffled(evidence([2.00001, 1.0], [1.0, 2.0])) is not None  # within tolerance
+
+
+def test_layout_needs_two_values_and_the_same_count() -> None:
+    assert layout(evidence([[1.0], [2.0]], [[1.0, 2.0]])) is not None  # two values: transposed
+    assert layout(evidence([[1.0]], [[1.0]])) is None
+    assert layout(evidence([[1.0, 2.0, 3.0]], [[1.0], [2.0]])) is None
+    found = layout(evidence(transpose(EXPECTED), EXPECTED))
+    assert found == Diagnosis(
+        "layout",
+        "Swap rows and columns: your answer is the expected one transposed. A .transpose() or "
+        ".T is missing or extra.",
+    )
+
+
+def test_layout_names_the_order_of_three_axes() -> None:
+    expected = [[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]]  # shape [1, 3, 2]
+    got = [[[1.0, 3.0, 5.0]], [[2.0, 4.0, 6.0]]]  # axes (2, 0, 1): shape [2, 1, 3]
+    found = layout(evidence(got, expected))
+    assert found is not None and found.headline == (
+        "Put the axes in the expected order: your answer has the right values, with its axes "
+        "in the order (2, 0, 1) of the expected ones. A .transpose() or .permute() is missing "
+        "or extra."
+    )
+
+
+WATCH = WatchOut("halved", "divide by two, not four.", mistake="halve")
+
+
+def test_a_watch_out_diagnosis_in_full() -> None:
+    wrong = [[0.5, 1.0, 1.5], [2.0, 2.5, 3.25]]
+    found = match_watch_outs(evidence(wrong, EXPECTED), [WATCH], {"halved": read_numbers(wrong)})
+    assert found == Diagnosis(
+        "halved", "Watch out: divide by two, not four.", WATCH_OUT, kind="watch_out"
+    )
+
+
+def test_a_watch_out_matches_within_the_cases_tolerance_only() -> None:
+    mistake = [[0.5, 1.0, 1.5], [2.0, 2.5, 3.25]]
+    near = [[0.5, 1.0, 1.5], [2.0, 2.5, 3.2505]]
+    answers = {"halved": read_numbers(mistake)}
+    assert match_watch_outs(evidence(near, EXPECTED), [WATCH], answers) is None
+    loose = Evidence(read_numbers(near), read_numbers(EXPECTED), 1e-3, 0.0)
+    assert match_watch_outs(loose, [WATCH], answers) is not None
+    absolute = Evidence(read_numbers(near), read_numbers(EXPECTED), 0.0, 1e-3)
+    assert match_watch_outs(absolute, [WATCH], answers) is not None
+
+
+def test_watch_outs_are_tried_in_order_past_ones_that_tell_nothing() -> None:
+    wrong = [[0.5, 1.0, 1.5], [2.0, 2.5, 3.25]]
+    failed = WatchOut("failed", "x.", mistake="broken")
+    right = WatchOut("right", "y.", mistake="same")
+    other = WatchOut("other", "z.", mistake="different")
+    answers = {
+        "failed": None,
+        "right": read_numbers(EXPECTED),
+        "other": read_numbers([[9.0, 9.0, 9.0], [9.0, 9.0, 9.0]]),
+        "halved": read_numbers(wrong),
+    }
+    found = match_watch_outs(evidence(wrong, EXPECTED), [failed, right, other, WATCH], answers)
+    assert found is not None and found.id == "halved"
+    # A mistake that is right on the case never fires, even if the learner's answer is right.
+    assert match_watch_outs(evidence(EXPECTED, EXPECTED), [right], answers) is None
+
+
+def test_a_detector_watch_out_words_the_generic_finding_with_its_details() -> None:
+    watch = WatchOut("swap", "time first.", detector="layout")
+    generic = Diagnosis("layout", "Swap rows and columns.", details=("one", "two"))
+    found = match_watch_outs(evidence(transpose(EXPECTED), EXPECTED), [watch], {}, generic)
+    assert found == Diagnosis(
+        "swap", "Watch out: time first.", WATCH_OUT, details=("one", "two"), kind="watch_out"
+    )
+    other = Diagnosis("scaled", "Check your scaling.")
+    assert match_watch_outs(evidence(transpose(EXPECTED), EXPECTED), [watch], {}, other) is None
+    assert match_watch_outs(evidence(transpose(EXPECTED), EXPECTED), [watch], {}, None) is None
+    plain = WatchOut("plain", "nothing to match.")
+    assert match_watch_outs(evidence(transpose(EXPECTED), EXPECTED), [plain], {}, generic) is None
+
+
+def test_layout_is_not_searched_past_its_size_limit() -> None:
+    from pytest_lessons.diagnose import LAYOUT_LIMIT
+
+    for size, found in ((LAYOUT_LIMIT, True), (LAYOUT_LIMIT + 1, False)):
+        row = [float(i) for i in range(size)]
+        column = Evidence(Numbers((size, 1), row), Numbers((1, size), row), 1e-4, 1e-4, {})
+        assert (layout(column) is not None) is found
