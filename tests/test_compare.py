@@ -14,6 +14,7 @@ from pytest_lessons.compare import (
     compare,
     compare_outputs,
     fmt_index,
+    fmt_number,
     nested,
     split_outputs,
 )
@@ -254,3 +255,110 @@ def test_nested_turns_numbers_back_into_lists() -> None:
     assert nested(Numbers((), [7.0])) == 7.0
     assert nested(Numbers((3,), [1.0, 2.0, 3.0])) == [1.0, 2.0, 3.0]
     assert nested(Numbers((2, 1, 2), [1.0, 2.0, 3.0, 4.0])) == [[[1.0, 2.0]], [[3.0, 4.0]]]
+
+
+NONFINITE_WHY = (
+    ", where the expected answer is a finite number. NaN often comes from 0/0 or from a "
+    "softmax over a row that is all -inf; inf from dividing by zero or exp() of a large number."
+)
+BLOCK = [[[1], [2]], [[1], [2]]]
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected", "headline"),
+    [
+        ([[1, 2.5], [3, "4"]], None, "Return numbers, not text: your answer holds '4' at [1, 1]."),
+        (
+            ["x" * 50, 1],
+            [1, 2],
+            "Return numbers, not text: your answer holds 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx... "
+            "at [0].",
+        ),
+        (
+            ["x" * 38, 1],
+            [1, 2],
+            f"Return numbers, not text: your answer holds {'x' * 38!r} at [0].",
+        ),
+        (
+            [[1, 2.5], [3, True]],
+            None,
+            "Return numbers, not True or False: your answer holds True at [1, 1].",
+        ),
+        ([[1, 2.5], [3, None]], None, "Fill in every value: your answer holds None at [1, 1]."),
+        (
+            [[1, 2.5], [3, 4, 5]],
+            None,
+            "Make every row the same length: row [1] has 3 values but row [0] has 2.",
+        ),
+        (
+            [[[1], [2]], [[1], [2, 3]]],
+            BLOCK,
+            "Make every row the same length: row [1, 1] has 2 values but row [1, 0] has 1.",
+        ),
+        (
+            [[[1], [2]], [[1], [2]], [[1, 0], [2]]],
+            [*BLOCK, [[1], [2]]],
+            "Make every row the same length: row [2, 1] has 1 value but row [2, 0] has 2.",
+        ),
+        (
+            [[[1], [2]], [[1], 2]],
+            BLOCK,
+            "Make every row the same length: [1, 1] is a number but [1, 0] is a row of 1.",
+        ),
+        (
+            [3, [1, 2.5]],
+            [1, 2],
+            "Make every row the same length: [1] is a row of 2 but [0] is a number.",
+        ),
+        (
+            [[1, 2.5], [[3], [4]]],
+            None,
+            "Make every row the same length: [1] is a block of shape [2, 1] but [0] is a row of 2.",
+        ),
+        (
+            [[1, float("nan")], [3, 4]],
+            None,
+            f"Find where NaN comes from: your answer holds NaN at [0, 1]{NONFINITE_WHY}",
+        ),
+        (
+            [[1, float("inf")], [3, float("-inf")]],
+            None,
+            f"Find where inf comes from: your answer holds inf at [0, 1] (and 1 more place){NONFINITE_WHY}",
+        ),
+        (
+            [[1, float("-inf")], [float("nan"), float("inf")]],
+            None,
+            f"Find where -inf comes from: your answer holds -inf at [0, 1] (and 2 more places){NONFINITE_WHY}",
+        ),
+        (
+            [[1, 2.5], [3, -(10**400)]],
+            None,
+            f"Find where -inf comes from: your answer holds -inf at [1, 1]{NONFINITE_WHY}",
+        ),
+        (
+            [[1, 2.5], [3, {1}]],
+            None,
+            "Return only numbers and lists: your answer holds a set at [1, 1].",
+        ),
+    ],
+)
+def test_each_wrong_answer_has_its_exact_headline(
+    answer: Any, expected: Any, headline: str
+) -> None:
+    result = judge(answer) if expected is None else judge(answer, expected)
+    assert not result.passed and result.headline == headline
+
+
+def test_a_huge_integer_is_infinite_on_its_side() -> None:
+    result = judge([[1, 2.5], [3, 10**400]])
+    assert result.problem == "nonfinite" and result.worst is not None
+    assert result.worst.got == math.inf
+    low = judge([[1, 2.5], [3, -(10**400)]])
+    assert low.worst is not None and low.worst.got == -math.inf
+
+
+def test_an_infinite_expected_value_must_be_met_exactly() -> None:
+    assert judge([1.0, float("inf")], [1.0, float("inf")]).passed
+    result = judge([1.0, 1e308], [1.0, float("inf")])
+    assert not result.passed and result.problem == "values"
+    assert fmt_number(float("inf")) == "inf" and fmt_number(float("nan")) == "nan"
