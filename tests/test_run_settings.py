@@ -13,7 +13,7 @@ Make = Callable[..., Path]
 
 
 def header(result: pytest.RunResult) -> str:
-    lines = [line for line in result.stdout.lines if line.startswith("lessons: ")]
+    lines = [line for line in result.stdout.lines if line.startswith("lessons: learner code")]
     assert len(lines) == 1, result.stdout.str()
     return lines[0]
 
