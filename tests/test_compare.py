@@ -362,3 +362,19 @@ def test_an_infinite_expected_value_must_be_met_exactly() -> None:
     result = judge([1.0, 1e308], [1.0, float("inf")])
     assert not result.passed and result.problem == "values"
     assert fmt_number(float("inf")) == "inf" and fmt_number(float("nan")) == "nan"
+
+
+def test_shape_notes_count_dimensions_and_values_exactly() -> None:
+    other_count = judge([1, 2, 3], [[1, 2], [3, 4]])
+    assert other_count.notes == ("Your answer has 1 dimension; the expected one has 2.",)
+    same_count = judge([[1, 2, 3, 4]], [[1, 2], [3, 4]])
+    assert same_count.notes == (
+        "It holds the right number of values, grouped differently: check the sizes you reshape to.",
+    )
+
+
+def test_text_in_an_answer_is_shortened_past_40_characters() -> None:
+    forty = "x" * 38  # its repr, quotes included, is 40 characters
+    assert f"holds {forty!r} at [0]" in judge([forty, 1], [1, 2]).headline
+    longer = "x" * 39
+    assert "holds '" + "x" * 36 + "... at [0]" in judge([longer, 1], [1, 2]).headline

@@ -330,3 +330,26 @@ def test_layout_is_not_searched_past_its_size_limit() -> None:
         row = [float(i) for i in range(size)]
         column = Evidence(Numbers((size, 1), row), Numbers((1, size), row), 1e-4, 1e-4, {})
         assert (layout(column) is not None) is found
+
+
+def test_a_scaling_factor_is_named_after_an_inputs_last_dimension() -> None:
+    inputs = {"x": [[1.0, 1.0, 1.0, 1.0, 1.0]], "n": 7}
+    found = scaled(evidence([[5.0, 10.0]], [[1.0, 2.0]], inputs))
+    assert found is not None and found.headline == (
+        "Check your scaling: every value is the expected one times 5, the size of x's last "
+        "dimension. A factor is missing, extra or applied twice."
+    )
+
+
+def test_consecutive_wrong_rows_are_named_as_a_range() -> None:
+    expected = [[1.0], [2.0], [3.0], [4.0], [5.0]]
+    found = rows(evidence([[1.0], [0.0], [0.0], [0.0], [5.0]], expected))
+    assert found is not None
+    assert "rows 1 to 3 are wrong while rows 0, 4 are right" in found.headline
+
+
+def test_detectors_look_at_the_last_two_dimensions_of_a_4d_answer() -> None:
+    expected = [[[[1.0, 2.0], [3.0, 4.0]]] * 5]  # shape [1, 5, 2, 2]
+    masked = [[[[1.0, 0.0], [3.0, 4.0]]] * 5]
+    found = triangle(evidence(masked, expected))
+    assert found is not None and "right on and below the diagonal" in found.headline

@@ -134,3 +134,9 @@ def test_an_input_without_the_cut_axis_is_kept_as_it_is() -> None:
     a, b = [1.0, 2.0], [3.0, 4.0, 5.0]
     first = next(iter(smaller(s, {"rows": 2, "cols": 3}, {"a": a, "b": b})))
     assert first == ({"rows": 1, "cols": 3}, {"a": [1.0], "b": b})
+
+
+def test_a_size_input_stays_a_whole_number_when_values_are_rounded() -> None:
+    m = [[1.5, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0], [9.0, 10.0, 11.0, 12.0]]
+    *_, (_sizes, rounded) = smaller(spec(), {"rows": 3, "cols": 4}, {"m": m, "n": 3})
+    assert type(rounded["n"]) is int and rounded["m"][0][0] == 2.0

@@ -338,8 +338,9 @@ def test_a_watch_out_may_word_a_generic_detector() -> None:
     )
     for bad in ('"Swap"', '"swap rows"', '"swap_rows"', '""', "3"):
         error = problem(SMALL + WATCH.replace('"swap"', bad))
-        assert 'must be lower-case letters, digits and dashes, such as "missing-transpose"' in str(
-            error
+        assert error.problem == (
+            "watch_out 1.id must be lower-case letters, digits and dashes, such as "
+            '"missing-transpose"'
         )
     assert model.parse(SMALL + WATCH.replace('"swap"', '"swap-2"'), PATH).watch_outs[0].id == (
         "swap-2"
@@ -359,5 +360,20 @@ def test_shape_of_reads_numbers_and_rectangular_lists() -> None:
     assert model.shape_of([]) == (0,)
     assert model.shape_of([[], []]) == (2, 0)
     for bad in ([[1], [1, 2]], True, [True], "x", [[1], 2]):
-        with pytest.raises(ValueError, match="not a rectangular nested list of numbers"):
+        with pytest.raises(ValueError, match=r"^not a rectangular nested list of numbers$"):
             model.shape_of(bad)
+
+
+def test_file_keys_and_limits_name_what_they_accept() -> None:
+    for bad in ('"x.txt"', "3"):
+        error = problem(
+            GOOD.replace('inputs = ["Q", "K", "V"]', f'inputs = ["Q", "K", "V"]\nsolution = {bad}')
+        )
+        assert (
+            error.problem
+            == "exercise.solution must be the name of a .py file in the exercise folder"
+        )
+    half = model.parse(
+        GOOD.replace('inputs = ["Q", "K", "V"]', 'inputs = ["Q", "K", "V"]\ntimeout = 0.5'), PATH
+    )
+    assert half.limits["timeout"] == 0.5

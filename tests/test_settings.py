@@ -152,3 +152,35 @@ def test_the_environment_is_read_from_os_environ_when_not_given(
     monkeypatch.setenv("PYTEST_LESSONS_THREADS", "6")
     resolved = settings.resolve(option=lambda name: None, ini=lambda name: None)
     assert resolved.value("threads") == 6
+
+
+def test_sandbox_settings_read_their_values() -> None:
+    assert resolve().value("sandbox") == "auto"
+    assert resolve({"sandbox": "require"}).value("sandbox") == "require"
+    assert resolve({"sandbox": "off"}).value("sandbox") == "off"
+    assert resolve().value("sandbox_user") == "nobody"
+    assert resolve({"sandbox_user": "  grader "}).value("sandbox_user") == "grader"
+    assert resolve().value("pass_env") == ()
+    assert resolve({"pass_env": "HF_HOME, MY_VAR2 _x"}).value("pass_env") == (
+        "HF_HOME",
+        "MY_VAR2",
+        "_x",
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "raw", "message"),
+    [
+        ("sandbox", "on", "--lesson-sandbox='on' must be one of auto, require, off"),
+        ("sandbox_user", "a b", "--lesson-sandbox-user='a b' must be a user name, or 'none'"),
+        ("sandbox_user", "a:b", "--lesson-sandbox-user='a:b' must be a user name, or 'none'"),
+        ("sandbox_user", "a/b", "--lesson-sandbox-user='a/b' must be a user name, or 'none'"),
+        ("pass_env", "2FA", "--lesson-pass-env='2FA' must be environment variable names"),
+        ("pass_env", "A-B", "--lesson-pass-env='A-B' must be environment variable names"),
+        ("pass_env", "A=B", "--lesson-pass-env='A=B' must be environment variable names"),
+    ],
+)
+def test_bad_sandbox_settings_say_what_is_allowed(name: str, raw: str, message: str) -> None:
+    with pytest.raises(settings.SettingError) as error:
+        resolve({name: raw})
+    assert str(error.value).startswith(message)
