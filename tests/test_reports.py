@@ -409,3 +409,28 @@ def test_render_is_exactly_the_format_as_indented_json() -> None:
     assert json.loads(reports.render("json", rows, 1.23456, "x"))["seconds"] == 1.235
     gradescope = json.loads(reports.render("gradescope", rows, 0, "after_due_date"))
     assert [t["visibility"] for t in gradescope["tests"]] == ["visible", "after_due_date"]
+
+
+def test_exercism_says_error_when_the_grader_failed_every_case() -> None:
+    internal = reports.exercism([result(1, False, status="internal")])
+    assert internal["status"] == "error"
+    assert internal["message"] == "0 of 1 points; public cases 0 of 1 passed."
+
+
+@pytest.mark.parametrize(
+    ("path", "shown"),
+    [
+        ("/srv/class/ada/course/double/exercise.toml", "double/exercise.toml"),
+        ("double\\exercise.toml", "double/exercise.toml"),
+        ("double/exercise.toml", "double/exercise.toml"),
+        ("exercise.toml", "exercise.toml"),
+    ],
+)
+def test_classroom_names_the_exercise_file_by_its_last_two_parts(path: str, shown: str) -> None:
+    assert reports.classroom([result(1, True, path=path)])["tests"][0]["filename"] == shown
+
+
+def test_a_cell_is_cut_at_the_last_space_before_the_limit() -> None:
+    headline = "ab " + "w" * 115 + " tail" + "z" * 10
+    line = reports.step_summary([result(1, False, headline=headline)]).splitlines()[-1]
+    assert line == "| double | 0 / 1 | case 1: ab " + "w" * 115 + " … |"

@@ -284,3 +284,19 @@ def test_render_puts_progress_then_solutions_then_hints(tmp_path: Path) -> None:
     ]
     assert lines.index("Worked solution of a") < lines.index("Hints for b:")
     assert "Worked solution of b" not in lines
+
+
+def test_render_reads_hints_and_passes_from_the_cache(tmp_path: Path) -> None:
+    path = lesson(tmp_path)
+    cache = Cache()
+    failing = [result(path, 1, False)]
+    summary.solution_lines(
+        summary.collect([*failing, result(path, 2, True)]), None, cache, show, []
+    )
+    summary.solution_lines(
+        summary.collect([result(path, 1, True), result(path, 2, True)]), None, cache, show, []
+    )
+    summary.hint_lines(summary.collect(failing), "next", cache, [])
+    lines = summary.render(failing, show, cache, "next", "passed", [])
+    assert "Worked solution of double" in lines  # passed in an earlier run
+    assert "Hint 2: Second" in lines  # the second hint opens now
