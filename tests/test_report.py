@@ -544,3 +544,57 @@ def test_an_abbreviated_input_gives_the_shape_of_its_first_row() -> None:
     text = report.abbreviate([[0] * 100, [0] * 2])
     assert text.endswith(" ... (shape [2, 100])")
     assert report.abbreviate([[0] * 100]).endswith(" ... (shape [1, 100])")
+
+
+def denied(details: dict[str, Any], error_type: str = "PermissionError") -> report.Failure:
+    outcome = Outcome(
+        "raised",
+        error_type=error_type,
+        message="[Errno 13] Permission denied",
+        phase="call",
+        frames=(FRAME,),
+        details={"denied": details},
+    )
+    return report.describe_error(outcome, context())
+
+
+ALLOWED = (
+    "while grading, your code may read only its own file (double/solution.py) and write only in "
+    "its temporary folder (TMPDIR)."
+)
+
+
+def test_what_the_sandbox_refused_is_named_with_what_is_allowed() -> None:
+    reading = denied({"path": "/course/double/exercise.toml"})
+    assert reading.headline == (
+        "Remove the code that uses double/exercise.toml: that is not allowed while grading; "
+        + ALLOWED
+    )
+    assert reading.lines == [
+        "",
+        "  double/solution.py, line 3, in solve",
+        "      return x[5]",
+        "  PermissionError: [Errno 13] Permission denied",
+    ]
+    helper = denied({"path": "/course/double/helper.py"}, "ModuleNotFoundError")
+    assert helper.headline == (
+        "Remove `import helper` and put the code you need in double/solution.py: reading "
+        "double/helper.py is not allowed while grading; " + ALLOWED
+    )
+    assert denied({"action": "signal"}).headline == (
+        "Remove the code that signals or controls another process: that is not allowed while "
+        "grading. Your code may compute and print, nothing more."
+    )
+    assert denied({"action": "network"}).headline == (
+        "Remove the code that uses the network: connections are not allowed while grading. "
+        "Your code may compute and print, nothing more."
+    )
+    assert denied({}).headline == (
+        "Remove the call that the system refused (below): that is not allowed while grading. "
+        "Your code may compute and print, nothing more."
+    )
+    assert denied({"path": None, "action": "other"}).headline == denied({}).headline
+    not_a_table = Outcome("raised", error_type="OSError", details={"denied": "yes"}, phase="call")
+    assert report.describe_error(not_a_table, context()).headline == (
+        "solve raised OSError in your code:"
+    )
