@@ -378,3 +378,24 @@ def test_text_in_an_answer_is_shortened_past_40_characters() -> None:
     assert f"holds {forty!r} at [0]" in judge([forty, 1], [1, 2]).headline
     longer = "x" * 39
     assert "holds '" + "x" * 36 + "... at [0]" in judge([longer, 1], [1, 2]).headline
+
+
+def test_rows_that_arrived_packed_one_by_one_are_read_in_order() -> None:
+    rows = [encode_answer([1.0, 2.0]), encode_answer([3.0, 4.0])]
+    assert all(row["$"] == "dense" for row in rows)
+    assert compare([[1, 2], [3, 4]], rows, 1e-4, 1e-4).passed
+    wrong = compare([[1, 2], [3, 5]], rows, 1e-4, 1e-4)
+    assert wrong.mismatched == 1 and wrong.worst is not None and wrong.worst.index == (1, 1)
+    empty = compare([[1]], [[]], 1e-4, 1e-4)
+    assert empty.headline == "Return shape [1, 1]: your answer has shape [1, 0]."
+
+
+def test_rows_of_equal_length_but_different_depth_name_the_first_difference() -> None:
+    result = judge([[[1, 2]], [[1]]], [[[1, 2]], [[1, 2]]])
+    assert result.headline == (
+        "Make every row the same length: row [1, 0] has 1 value but row [0, 0] has 2."
+    )
+    deeper = judge([[[1, 2], [3, 4]], [[1, 2], [3]]], [[[1, 2], [3, 4]], [[1, 2], [3, 4]]])
+    assert deeper.headline == (
+        "Make every row the same length: row [1, 1] has 1 value but row [1, 0] has 2."
+    )
