@@ -44,7 +44,7 @@ FLOORS = {
     "model": 70,
     "settings": 80,
     "diagnose": 88,
-    "generate": 98,
+    "generate": 97,
     "summary": 95,
     "report": 88,
     "reports": 97,
