@@ -224,7 +224,7 @@ def test_hidden_cases_never_show_their_values_anywhere(
     notice = "Its inputs and expected answer are not shown: it is a hidden case."
     for text in texts[: 2 * len(ALL_FORMATS) : 2]:
         assert notice in " ".join(text.split())
-    for fmt in ALL_FORMATS:
+    for fmt in ("gradescope", "exercism", "json"):  # classroom's message is the headline only
         assert notice in (pytester.path / f"{fmt}.json").read_text()
     assert (folder / "solution.py").read_text() == dedent(LEAKY)
 
