@@ -17,12 +17,32 @@ import pytest
 from pytest_lessons import model
 from pytest_lessons.compare import Comparison, compare, compare_outputs, split_outputs
 from pytest_lessons.diagnose import Diagnosis, Evidence, best
-from pytest_lessons.outcome import INTERNAL, RAISED, RETURNED, SETUP, Outcome
-from pytest_lessons.report import Context, abbreviate, colour_map, describe, describe_hidden
+from pytest_lessons.outcome import INTERNAL, RAISED, RETURNED, SETUP, TIMEOUT, Outcome
+from pytest_lessons.report import (
+    OUTPUT_LINES,
+    Context,
+    Failure,
+    abbreviate,
+    colour_map,
+    describe,
+    describe_hidden,
+    fault_key,
+    repeated,
+    wrap,
+)
 from pytest_lessons.runner import Job
 
 if TYPE_CHECKING:
     from pytest_lessons.plugin import LessonSession
+
+
+#: Time an exercise's cases may spend running out of time, in multiples of the per-case limit
+#: (per learner): past it, the exercise's remaining cases are not run. A solution that loops
+#: on every case then costs twice the limit, not the limit times the number of cases.
+LOOP_BUDGET = 2.0
+
+#: Lines of printed output the failures of one exercise show in all (per learner).
+EXERCISE_OUTPUT_LINES = 60
 
 
 class LessonFailure(Exception):
@@ -189,6 +209,8 @@ class Verdict:
     """The first paragraph on one line: what to do, then why."""
     shrinkable: bool = False
     """Whether a smaller failing input could help (a wrong answer or an exception)."""
+    fault: str = ""
+    """For a failure whose cause no input changes: its key (see :func:`report.fault_key`)."""
 
 
 class CaseItem(pytest.Item):
@@ -216,6 +238,7 @@ class CaseItem(pytest.Item):
         self.comparison: Comparison | None = None
         self.diagnosis: Diagnosis | None = None
         self.started = 0.0
+        self.fault = ""
         self.lesson_result: dict[str, Any] = {}
         """What the summary and the report files need, as plain data (it travels with
         pytest-xdist); set by :meth:`runtest`."""
@@ -242,6 +265,7 @@ class CaseItem(pytest.Item):
         if verdict.status == "passed":
             self._record("passed")
             return
+        self.fault = verdict.fault
         text = verdict.text
         lessons = _lessons(self.config)
         if self.case.generated and verdict.shrinkable and not self.learner and not self.case.hidden:
@@ -255,6 +279,11 @@ class CaseItem(pytest.Item):
         """Run the code, compare, diagnose and word the result, without raising."""
         lessons = _lessons(self.config)
         exercise, case = self.exercise, self.case
+        mine = (str(exercise.path), self.learner)
+        timed_out = lessons.timed_out.setdefault(mine, [])
+        limit = lessons.settings.limits(exercise.limits).timeout
+        if sum(seconds for _, seconds in timed_out) >= LOOP_BUDGET * limit - 1e-9:
+            return self._not_run([label for label, _ in timed_out], limit)
         expected = case.expected
         if case.generated:
             expected = lessons.reference_answer(self, case.inputs)
@@ -267,6 +296,8 @@ class CaseItem(pytest.Item):
         job = self.job(self.solution, self.entry)
         outcome = lessons.runner.run(job)
         self.outcome = outcome
+        if outcome.kind == TIMEOUT:
+            timed_out.append((f"case {case.number}", job.timeout))
         if outcome.kind == RETURNED:
             self.comparison = judge(exercise, expected, outcome.answer, case.rtol, case.atol)
             if self.comparison.passed:
@@ -300,28 +331,88 @@ class CaseItem(pytest.Item):
             text = hidden.render()
             return Verdict(status, text, text, headline=hidden.headline)
         repeat_of = ""
+        fault = ""
         if self.diagnosis is not None:
             key = (str(exercise.path), self.learner, self.diagnosis.headline)
             first = lessons.first_seen.setdefault(key, case.label)
             repeat_of = "" if first == case.label else first
+        else:
+            fault = fault_key(outcome, self.comparison)
+        fault_first = ""
+        if fault:
+            first = lessons.first_seen.setdefault((*mine, fault), case.label)
+            fault_first = "" if first == case.label else first
         failure = describe(outcome, self.comparison, context, self.diagnosis)
         full = failure.render()
         # Reports get the whole text, which does not depend on which cases ran before in this
         # process (so they are the same under pytest-xdist).
         text = full
-        if repeat_of:
-            text = describe(outcome, self.comparison, context, self.diagnosis, repeat_of).render()
+        if fault_first:
+            text = repeated(failure, fault_first).render()
+        else:
+            shown = lessons.output_shown.get(mine, 0)
+            room = max(0, min(OUTPUT_LINES, EXERCISE_OUTPUT_LINES - shown))
+            if outcome.output:
+                lessons.output_shown[mine] = shown + min(room, outcome.output.count("\n") + 1)
+            if repeat_of or room < OUTPUT_LINES:
+                text = describe(
+                    outcome, self.comparison, context, self.diagnosis, repeat_of, room
+                ).render()
         shrinkable = outcome.kind in (RETURNED, RAISED) and outcome.error_type != (
             "NotImplementedError"
         )
-        return Verdict(status, text, full, headline=failure.headline, shrinkable=shrinkable)
+        return Verdict(
+            status, text, full, headline=failure.headline, shrinkable=shrinkable, fault=fault
+        )
+
+    def _not_run(self, timed_out: list[str], limit: float) -> Verdict:
+        """The verdict of a case left out because the exercise's time for loops is spent."""
+        numbers = [label.split()[-1] for label in timed_out]
+        cases = f"case {numbers[0]}"
+        if len(numbers) > 1:
+            cases = f"cases {', '.join(numbers[:-1])} and {numbers[-1]}"
+        failure = Failure(
+            f"Make {self.entry} finish sooner, then run the lesson again: this case was not "
+            f"run, because {cases} of {self.exercise.slug} already ran out of time.",
+            [
+                "",
+                *[
+                    "  " + line
+                    for line in wrap(
+                        f"Each case may run {limit:g} s. Once an exercise's cases have spent "
+                        f"{LOOP_BUDGET:g} × {limit:g} s running out of time, its remaining cases "
+                        "are not run: they score no points, and are run again the next time "
+                        "you run the lesson."
+                    )
+                ],
+            ],
+        )
+        text = failure.render()
+        return Verdict("error", text, text, headline=failure.headline, fault="not run")
 
     def _fail(self, text: str, kind: str, full: str | None = None, headline: str = "") -> NoReturn:
         failure = LessonFailure(text, headline)
-        self._record(kind, text if full is None else full, failure.headline)
+        self._record(kind, text if full is None else full, failure.headline, self.fault)
         raise failure
 
-    def _record(self, status: str, text: str = "", headline: str = "") -> None:
+    def _kept_output(self) -> str:
+        """What the case printed, for the reports: capped per exercise as well as per case, so
+        a print flood in every case cannot make a report of megabytes."""
+        if self.case.hidden or self.outcome is None or not self.outcome.output:
+            return ""
+        lessons = _lessons(self.config)
+        mine = (str(self.exercise.path), self.learner)
+        cap = lessons.settings.limits(self.exercise.limits).output_cap
+        kept = lessons.output_kept.get(mine, 0)
+        output = self.outcome.output
+        if kept >= cap:
+            return f"[not kept: this exercise's earlier cases already kept {cap} bytes of output]"
+        if kept + len(output) > cap:
+            output = output[: cap - kept] + "\n[… cut: the exercise's output cap is reached]"
+        lessons.output_kept[mine] = kept + len(output)
+        return output
+
+    def _record(self, status: str, text: str = "", headline: str = "", fault: str = "") -> None:
         diagnosis = self.diagnosis
         passed = status == "passed"
         exercise, case = self.exercise, self.case
@@ -347,8 +438,9 @@ class CaseItem(pytest.Item):
             "diagnosis_kind": diagnosis.kind if diagnosis else None,
             "seconds": round(time.perf_counter() - self.started, 4),
             "call": _call(exercise, case),
-            "output": "" if case.hidden or self.outcome is None else self.outcome.output,
+            "output": self._kept_output(),
             "unloadable": _unloadable(self.outcome),
+            "fault": fault,
         }
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:

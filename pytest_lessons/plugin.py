@@ -36,8 +36,18 @@ class LessonSession:
     runner: Runner
     invocation_dir: Path
     config: pytest.Config | None = None
-    first_seen: dict[tuple[str, str], str] = field(default_factory=dict)
-    """(exercise file, diagnosis headline) -> the label of the first case that had it."""
+    first_seen: dict[tuple[str, ...], str] = field(default_factory=dict)
+    """(exercise file, learner, diagnosis headline or fault key) -> the label of the first
+    case that had it."""
+    timed_out: dict[tuple[str, str], list[tuple[str, float]]] = field(default_factory=dict)
+    """(exercise file, learner) -> the cases that ran out of time, with their limit."""
+    output_shown: dict[tuple[str, str], int] = field(default_factory=dict)
+    """(exercise file, learner) -> lines of printed output its failures showed so far."""
+    output_kept: dict[tuple[str, str], int] = field(default_factory=dict)
+    """(exercise file, learner) -> characters of printed output kept for the reports."""
+    fault_reports: dict[tuple[str, str, str], tuple[str, str]] = field(default_factory=dict)
+    """(exercise file, learner, fault) -> (node id, label) of the first report with it, as
+    the terminal saw them (also from pytest-xdist workers)."""
     mistakes: dict[tuple[str, int, str, int], Numbers | None] = field(default_factory=dict)
     references: dict[tuple[str, str], Any] = field(default_factory=dict)
     shrunk: dict[tuple[str, str], str] = field(default_factory=dict)
@@ -490,6 +500,25 @@ def pytest_report_from_serializable(config: pytest.Config, data: dict[str, Any])
     if crash and isinstance(getattr(report, "longrepr", None), str):
         path, lineno, headline = crash
         report.longrepr = FailureText(report.longrepr, headline, path, lineno)
+
+
+#: The terminal's category for a case that failed for the same reason as an earlier case of
+#: its exercise: counted in the last line, not shown again in the failures and the summary.
+SAME_WAY = "failed the same way"
+
+
+def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:
+    if report.when != "call" or not report.failed or config.option.verbose > 1:
+        return None
+    result = getattr(report, "lessons", None)
+    lessons = config.stash.get(_KEY, None)
+    if not result or not result.get("fault") or lessons is None:
+        return None
+    key = (str(result["path"]), str(result.get("learner", "")), str(result["fault"]))
+    node, label = lessons.fault_reports.setdefault(key, (report.nodeid, str(result["label"])))
+    if node == report.nodeid:
+        return None
+    return SAME_WAY, "F", (f"FAILED (as {label})", {"red": True})
 
 
 class ResultCollector:

@@ -129,6 +129,11 @@ def _wrap(text: str, width: int = 88) -> list[str]:
     return lines
 
 
+def wrap(text: str, width: int = 88) -> list[str]:
+    """*text* folded into lines of at most *width* characters (a longer word stays whole)."""
+    return _wrap(text, width)
+
+
 def describe_error(outcome: Outcome, ctx: Context) -> Failure:
     """The failure for an outcome that is not a returned answer."""
     call = f"{ctx.entry}({', '.join(ctx.inputs)})"
@@ -471,8 +476,36 @@ def _shape(value: Any) -> tuple[int, ...]:
     return tuple(shape)
 
 
-def context_lines(outcome: Outcome, ctx: Context, show_inputs: bool = True) -> list[str]:
-    """The case's inputs, the learner's file and what the learner's code printed."""
+#: Lines of printed output one failing case shows (its first and last half); the reports keep
+#: everything the per-case byte cap kept.
+OUTPUT_LINES = 20
+
+
+def printed_lines(output: str, output_cut: int, limit: int = OUTPUT_LINES) -> list[str]:
+    """What the learner's code printed, as shown under a failure: at most *limit* lines (the
+    first and the last ones), with a notice of what was left out."""
+    if not output and not output_cut:
+        return []
+    printed = output.rstrip("\n").split("\n")
+    lines = ["", "  what your code printed:"]
+    if len(printed) > limit:
+        head, tail = printed[: limit // 2], printed[-(limit - limit // 2) :]
+        hidden = len(printed) - len(head) - len(tail)
+        lines += ["  | " + line for line in head]
+        lines.append(f"  [… {hidden} lines not shown here]")
+        lines += ["  | " + line for line in tail]
+    else:
+        lines += ["  | " + line for line in printed]
+    if output_cut:
+        lines.append(f"  [… {output_cut} more bytes were cut: a case keeps only so much output]")
+    return lines
+
+
+def context_lines(
+    outcome: Outcome, ctx: Context, show_inputs: bool = True, output_limit: int = OUTPUT_LINES
+) -> list[str]:
+    """The case's inputs, the learner's file and what the learner's code printed (at most
+    *output_limit* lines; 0 puts a notice instead, once the exercise has shown enough)."""
     lines = [""]
     if show_inputs and ctx.inputs:
         width = max(len(name) for name in ctx.inputs)
@@ -480,12 +513,46 @@ def context_lines(outcome: Outcome, ctx: Context, show_inputs: bool = True) -> l
             label = "inputs" if i == 0 else ""
             lines.append(f"  {label:<11}{name.ljust(width)} = {abbreviate(value)}")
     lines.append(f"  {'your code':<11}{ctx.show(ctx.solution)}")
-    if outcome.output or outcome.output_cut:
-        lines += ["", "  what your code printed:"]
-        lines += ["  | " + line for line in outcome.output.rstrip("\n").split("\n")]
-        if outcome.output_cut:
-            lines.append(f"  [… {outcome.output_cut} bytes cut]")
+    if output_limit <= 0 and (outcome.output or outcome.output_cut):
+        lines += [
+            "",
+            "  what your code printed: not shown, because this exercise's earlier cases "
+            "already showed as much output as one run shows.",
+        ]
+        return lines
+    lines += printed_lines(outcome.output, outcome.output_cut, output_limit)
     return lines
+
+
+def fault_key(outcome: Outcome, comparison: Comparison | None) -> str:
+    """A short key that is the same for two cases failing for one reason that their inputs
+    cannot change (not implemented, a missing or unreadable file, a wrong signature, the same
+    exception at the same line, a tensor returned ...); empty for a wrong answer, whose
+    evidence differs from case to case."""
+    if outcome.kind == SETUP:
+        return f"setup {outcome.error_type}"
+    if outcome.kind == TIMEOUT:
+        return "timeout"
+    if outcome.kind == DIED:
+        return f"died {outcome.signal or outcome.exit_code} {outcome.message}".strip()
+    if outcome.kind == RAISED:
+        frame = outcome.frames[-1] if outcome.frames else None
+        where = f" at {Path(frame.file).name}:{frame.line}" if frame else ""
+        return f"raised {outcome.error_type}{where}"
+    if outcome.kind == RETURNED and comparison is not None:
+        if comparison.problem in ("", "values", "shape", "nonfinite"):
+            return ""
+        part = f" in {comparison.part}" if comparison.part else ""
+        return f"returned {comparison.problem}{part}"
+    return ""
+
+
+def repeated(failure: Failure, first: str) -> Failure:
+    """The short form of a failure already explained under the case *first*."""
+    return Failure(
+        _first_sentence(failure.headline),
+        [f"  (the same problem as {first}; its explanation is there)"],
+    )
 
 
 def describe(
@@ -494,15 +561,17 @@ def describe(
     ctx: Context,
     diagnosis: Diagnosis | None = None,
     repeat_of: str = "",
+    output_limit: int = OUTPUT_LINES,
 ) -> Failure:
     """The whole failure of one case. *repeat_of* names an earlier case that had the same
-    diagnosis, so its explanation is not repeated."""
+    diagnosis, so its explanation is not repeated; *output_limit* caps the printed lines
+    shown."""
     if comparison is None:
         failure = describe_error(outcome, ctx)
     else:
         failure = describe_mismatch(comparison, ctx, diagnosis, repeat_of)
     if outcome.kind != INTERNAL:
-        failure.lines += context_lines(outcome, ctx)
+        failure.lines += context_lines(outcome, ctx, output_limit=output_limit)
     return failure
 
 

@@ -37,6 +37,8 @@ class ExerciseState:
     broken: str = ""
     mistakes: dict[str, list[int]] = field(default_factory=dict)
     """Watch-out id -> the cases where it fired."""
+    faults: dict[str, list[int]] = field(default_factory=dict)
+    """A failure's cause that no input changes (see ``report.fault_key``) -> its cases."""
 
     @property
     def complete(self) -> bool:
@@ -65,6 +67,8 @@ def collect(results: Sequence[dict[str, Any]]) -> list[ExerciseState]:
             state.passed.add(number)
         elif result.get("diagnosis_kind") == "watch_out":
             state.mistakes.setdefault(str(result["diagnosis"]), []).append(number)
+        elif result.get("fault"):
+            state.faults.setdefault(str(result["fault"]), []).append(number)
     return [states[key] for key in sorted(states)]
 
 
@@ -74,8 +78,12 @@ def _key(kind: str, state: ExerciseState) -> str:
 
 
 def _cases(numbers: list[int]) -> str:
+    """``case 3``, ``cases 1, 4``, ``cases 2 to 10``."""
     label = "case" if len(numbers) == 1 else "cases"
-    return f"{label} {', '.join(str(n) for n in sorted(numbers))}"
+    ordered = sorted(numbers)
+    if len(ordered) > 2 and ordered == list(range(ordered[0], ordered[-1] + 1)):
+        return f"{label} {ordered[0]} to {ordered[-1]}"
+    return f"{label} {', '.join(str(n) for n in ordered)}"
 
 
 def progress_lines(states: list[ExerciseState]) -> list[str]:
@@ -94,6 +102,12 @@ def progress_lines(states: list[ExerciseState]) -> list[str]:
             watch = "; ".join(f"{i} ({_cases(c)})" for i, c in state.mistakes.items())
             if watch:
                 status += f"   watch out: {watch}"
+            for fault, cases in state.faults.items():
+                if fault == "not run":
+                    status += f"   {_cases(cases)} not run (too many timeouts)"
+                elif len(cases) > 1:
+                    first, *rest = sorted(cases)
+                    status += f"   {_cases(rest)} failed as case {first} did"
         lines.append(f"{state.slug.ljust(width)}   {status}")
     done = sum(1 for s in states if s.complete)
     filled = round(BAR * done / len(states))

@@ -63,9 +63,11 @@ def test_the_stub_fails_kindly_and_the_reference_passes(
     copy(pytester, lesson)
     cases = len(model.load(pytester.path / lesson / "exercise.toml").cases)
     stub = pytester.runpytest(lesson)
-    stub.assert_outcomes(failed=cases)
+    # One fault, one message: the stub's NotImplementedError is explained under case 1 only.
+    stub.stdout.fnmatch_lines([f"*= 1 failed, {cases - 1} failed the same way in *"])
     failures = said(stub).split("short test summary")[0]
-    assert failures.count(f"Write your solution: {lesson} is not implemented yet.") == cases
+    assert failures.count(f"Write your solution: {lesson} is not implemented yet.") == 1
+    assert f"cases 2 to {cases} failed as case 1 did" in failures
     shutil.copy(pytester.path / lesson / "reference.py", pytester.path / lesson / "solution.py")
     pytester.runpytest(lesson).assert_outcomes(passed=cases)
 
