@@ -264,13 +264,20 @@ def compare(expected: Any, answer: Any, rtol: float, atol: float) -> Comparison:
     except _Problem as problem:
         return Comparison(False, problem.code, _inner_headline(problem), **base)  # type: ignore[arg-type]
     if got.shape != want.shape:
+        notes = _shape_notes(got.shape, want.shape)
+        if (
+            size_one_positions(got.shape, want.shape)
+            and len(got.flat) == len(want.flat)
+            and not outside(got.flat, want.flat, rtol, atol)
+        ):
+            notes.append("Your values are right, in the right order; only the shape is not.")
         return Comparison(
             False,
             "shape",
             _shape_headline(got.shape, want.shape),
             got_shape=got.shape,
             got=got,
-            notes=tuple(_shape_notes(got.shape, want.shape)),
+            notes=tuple(notes),
             **base,  # type: ignore[arg-type]
         )
     bad = outside(got.flat, want.flat, rtol, atol)
@@ -455,12 +462,45 @@ def _inner_headline(problem: _Problem) -> str:
     return f"Return a nested list of numbers: your answer is {problem.detail}."  # pragma: no cover
 
 
+def size_one_positions(got: tuple[int, ...], want: tuple[int, ...]) -> list[int]:
+    """Where *got* has one extra dimension of size 1 that *want* has not (positions in *got*),
+    or one missing (positions in *want*); empty when the shapes differ in another way."""
+    longer, shorter = (got, want) if len(got) > len(want) else (want, got)
+    if len(longer) != len(shorter) + 1:
+        return []
+    return [
+        i for i, size in enumerate(longer) if size == 1 and longer[:i] + longer[i + 1 :] == shorter
+    ]
+
+
+def _positions(positions: list[int]) -> str:
+    if len(positions) == 1:
+        return f"position {positions[0]}"
+    return "position " + ", ".join(str(p) for p in positions[:-1]) + f" or {positions[-1]}"
+
+
 def _shape_headline(got: tuple[int, ...], want: tuple[int, ...]) -> str:
+    where = size_one_positions(got, want)
+    if where and len(got) > len(want):
+        # .squeeze(i) is exact; a bare .squeeze() would also drop sizes that are 1 by chance.
+        return (
+            f"Remove the extra dimension of size 1 at {_positions(where)} with "
+            f".squeeze({where[0]}): your answer has shape {fmt_shape(got)}, the expected "
+            f"one {fmt_shape(want)}."
+        )
+    if where:
+        return (
+            f"Add the missing dimension of size 1 at {_positions(where)} with "
+            f".unsqueeze({where[0]}): your answer has shape {fmt_shape(got)}, the expected "
+            f"one {fmt_shape(want)}."
+        )
     return f"Return shape {fmt_shape(want)}: your answer has shape {fmt_shape(got)}."
 
 
 def _shape_notes(got: tuple[int, ...], want: tuple[int, ...]) -> list[str]:
-    notes = []
+    notes: list[str] = []
+    if size_one_positions(got, want):
+        return notes
     if math.prod(got) == math.prod(want) and got:
         notes.append(
             "It holds the right number of values, grouped differently: check the sizes you "

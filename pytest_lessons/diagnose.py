@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_lessons.compare import Numbers, fmt_index, fmt_shape, outside
+from pytest_lessons.compare import Numbers, fmt_index, fmt_shape, outside, size_one_positions
 from pytest_lessons.model import WatchOut
 
 #: Ranks: a lower rank wins. Learner errors never reach diagnosis (they have no answer).
@@ -349,6 +349,8 @@ def shuffled(evidence: Evidence) -> Diagnosis | None:
     got, want = evidence.got, evidence.expected
     if len(got.flat) != len(want.flat) or len(want.flat) < 2:
         return None
+    if size_one_positions(got.shape, want.shape):
+        return None  # the comparison's own headline names the extra or missing dimension
     if not all(math.isfinite(v) for v in got.flat):
         return None
     mine = Numbers((len(got.flat),), sorted(got.flat))

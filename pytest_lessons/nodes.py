@@ -268,7 +268,16 @@ class CaseItem(pytest.Item):
         self.fault = verdict.fault
         text = verdict.text
         lessons = _lessons(self.config)
-        if self.case.generated and verdict.shrinkable and not self.learner and not self.case.hidden:
+        repeat = verdict.fault and lessons.first_seen.get(
+            (str(self.exercise.path), self.learner, verdict.fault)
+        ) not in (None, self.case.label)
+        if (
+            self.case.generated
+            and verdict.shrinkable
+            and not repeat
+            and not self.learner
+            and not self.case.hidden
+        ):
             # Not when grading a class (it costs seconds a learner, and it is for learners at
             # their desk), and never for hidden cases: a smaller input is still their input.
             assert self.outcome is not None
@@ -358,8 +367,10 @@ class CaseItem(pytest.Item):
                 text = describe(
                     outcome, self.comparison, context, self.diagnosis, repeat_of, room
                 ).render()
-        shrinkable = outcome.kind in (RETURNED, RAISED) and outcome.error_type != (
-            "NotImplementedError"
+        # A smaller input helps with a wrong answer or an exception, not with a tensor
+        # returned (the fix is .tolist() whatever the input) or a stub.
+        shrinkable = (outcome.kind == RETURNED and not fault) or (
+            outcome.kind == RAISED and outcome.error_type != "NotImplementedError"
         )
         return Verdict(
             status, text, full, headline=failure.headline, shrinkable=shrinkable, fault=fault

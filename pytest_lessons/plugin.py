@@ -23,7 +23,7 @@ from pytest_lessons import diagnose, model, reports, sandbox, settings, summary
 from pytest_lessons.compare import Numbers, nested, read_numbers, split_outputs
 from pytest_lessons.generate import smaller
 from pytest_lessons.nodes import BrokenExercise, CaseItem, ExerciseFile, FailureText, judge
-from pytest_lessons.outcome import RAISED, RETURNED, Outcome
+from pytest_lessons.outcome import RAISED, RETURNED, TAG, Outcome
 from pytest_lessons.report import abbreviate
 from pytest_lessons.runner import Runner, make_runner
 
@@ -190,14 +190,29 @@ class LessonSession:
         return shown, abbreviate(_rounded(_view(outcome.answer)))
 
 
+class _Shown(str):
+    """Text shown as is inside a rendered value (its repr is the text itself)."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
 def _view(answer: Any) -> Any:
-    """An encoded answer as nested lists, for display (packed parts unpacked)."""
+    """An encoded answer as nested lists, for display (packed parts unpacked). Our wire
+    encoding never reaches a person: a tensor shows its values and type, another object its
+    type."""
     if isinstance(answer, list):
         return [_view(part) for part in answer]
     try:
         return nested(read_numbers(answer))
     except Exception:
-        return answer
+        pass
+    if isinstance(answer, dict) and TAG in answer:
+        kind = str(answer.get("type", answer[TAG]))
+        if "values" in answer:
+            return _Shown(f"{kind}({abbreviate(_rounded(_view(answer['values'])))})")
+        return _Shown(f"<a {kind}>")
+    return answer
 
 
 def _rounded(value: Any) -> Any:

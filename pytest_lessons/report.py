@@ -333,11 +333,13 @@ def describe_mismatch(
 ) -> Failure:
     """The failure for a returned answer that is not right: the diagnosis (or the comparison's
     own headline), then the evidence."""
+    # Which output is wrong, for an exercise with several: "In out (value 1 of 3): ".
+    part = comparison.headline.split(": ", 1)[0][3:] if comparison.part else ""
     if diagnosis is not None and repeat_of:
-        first = _first_sentence(diagnosis.headline)
+        first = _in_part(_first_sentence(diagnosis.headline), part)
         lines = [f"  (the same mistake as {repeat_of}; its explanation is there)"]
     elif diagnosis is not None:
-        first, lines = diagnosis.headline, []
+        first, lines = _in_part(diagnosis.headline, part), []
         for detail in diagnosis.details:
             lines += _indent(_wrap(detail))
     else:
@@ -375,6 +377,15 @@ def describe_mismatch(
             lines.append(f"    ... and {more} more")
     lines += mismatch_map(comparison)
     return Failure(first, lines)
+
+
+def _in_part(headline: str, part: str) -> str:
+    """*headline* naming the output it is about (*part*, such as ``out (value 1 of 3)``)."""
+    if not part:
+        return headline
+    if headline.startswith("Watch out: "):
+        return f"Watch out, in {part}: {headline[len('Watch out: ') :]}"
+    return f"In {part}: {headline}"
 
 
 def _first_sentence(text: str) -> str:
@@ -590,6 +601,8 @@ def describe_hidden(
         what = "your answer is wrong"
         if comparison is not None and comparison.problem not in ("values", "nonfinite"):
             what = "your answer does not have the expected type or shape"
+        if comparison is not None and comparison.part:
+            what += f" (in {comparison.part})"
     elif outcome.kind == RAISED:
         where = ""
         if outcome.frames:
