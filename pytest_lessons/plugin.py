@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from pytest_lessons import diagnose, model, reports, sandbox, settings, summary
+from pytest_lessons import course, diagnose, model, reports, sandbox, settings, summary
 from pytest_lessons.compare import Numbers, nested, read_numbers, split_outputs
 from pytest_lessons.generate import smaller
 from pytest_lessons.nodes import BrokenExercise, CaseItem, ExerciseFile, FailureText, judge
@@ -488,6 +488,45 @@ def sandbox_line(lessons: LessonSession) -> str:
     )
 
 
+def _courses(paths: Any) -> list[course.Course]:
+    """The courses of the exercise files *paths*, each once, in order of first appearance."""
+    found: list[course.Course] = []
+    for path in paths:
+        try:
+            mine = course.find(path)
+        except course.CourseError as error:
+            raise pytest.UsageError(str(error)) from None
+        if mine is not None and mine not in found:
+            found.append(mine)
+    return found
+
+
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    """Lessons of a course run in the order its ``course.toml`` gives (stable otherwise)."""
+    files = [item.path for item in items if item.path.name == model.EXERCISE_FILE]
+    courses = _courses(dict.fromkeys(files))
+    if not courses:
+        return
+    order = summary.course_order(courses)
+    first: dict[Any, int] = {}
+    for index, item in enumerate(items):
+        if item.path.name == model.EXERCISE_FILE:
+            found = order(item.path)
+            first.setdefault(found[0] if found[0] < len(courses) else item.path, index)
+
+    def key(pair: tuple[int, pytest.Item]) -> tuple[int, int, int]:
+        index, item = pair
+        if item.path.name != model.EXERCISE_FILE:
+            return index, 0, index
+        number, position, _ = order(item.path)
+        group = number if number < len(courses) else item.path
+        return first[group], position, index
+
+    items[:] = [item for _, item in sorted(enumerate(items), key=key)]
+
+
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Any:
     if file_path.name == model.EXERCISE_FILE:
         return ExerciseFile.from_parent(parent, path=file_path)
@@ -669,6 +708,7 @@ def pytest_terminal_summary(
         hints=config.getoption("lesson_hints"),
         solution=config.getoption("lesson_solution"),
         rerun=_paths(config),
+        courses=_courses(Path(str(r["path"])) for r in results),
     )
     terminalreporter.write_sep("=", "lessons")
     for line in lines:

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any, Callable, Protocol
 
 from pytest_lessons import model
+from pytest_lessons.course import Course
+from pytest_lessons.report import wrap
 
 BAR = 10
 
@@ -50,8 +52,10 @@ class ExerciseState:
         return bool(self.broken) or self.seen != self.passed
 
 
-def collect(results: Sequence[dict[str, Any]]) -> list[ExerciseState]:
-    """Group per-case results by exercise, in path order."""
+def collect(
+    results: Sequence[dict[str, Any]], order: Callable[[Path], Any] | None = None
+) -> list[ExerciseState]:
+    """Group per-case results by exercise, in path order (or in *order*'s, given a path)."""
     states: dict[str, ExerciseState] = {}
     for result in results:
         path = str(result["path"])
@@ -69,7 +73,10 @@ def collect(results: Sequence[dict[str, Any]]) -> list[ExerciseState]:
             state.mistakes.setdefault(str(result["diagnosis"]), []).append(number)
         elif result.get("fault"):
             state.faults.setdefault(str(result["fault"]), []).append(number)
-    return [states[key] for key in sorted(states)]
+    keys = sorted(states)
+    if order is not None:
+        keys.sort(key=lambda key: order(Path(key)))
+    return [states[key] for key in keys]
 
 
 def _key(kind: str, state: ExerciseState) -> str:
@@ -86,8 +93,15 @@ def _cases(numbers: list[int]) -> str:
     return f"{label} {', '.join(str(n) for n in ordered)}"
 
 
-def progress_lines(states: list[ExerciseState]) -> list[str]:
-    """One line per exercise, then the course line ``lessons: 1/3 passed [###-------]``."""
+def progress_lines(
+    states: list[ExerciseState],
+    courses: Sequence[Course] = (),
+    cache: Cache | None = None,
+) -> list[str]:
+    """One line per exercise, then the course line ``lessons: 1/3 passed [###-------]``.
+
+    A lesson of one of *courses* counts whether this run selected it or not: one it did not
+    run counts as passed when its last complete run passed (remembered in *cache*)."""
     width = max(len(s.slug) for s in states)
     lines = []
     for state in states:
@@ -109,10 +123,42 @@ def progress_lines(states: list[ExerciseState]) -> list[str]:
                     first, *rest = sorted(cases)
                     status += f"   {_cases(rest)} failed as case {first} did"
         lines.append(f"{state.slug.ljust(width)}   {status}")
-    done = sum(1 for s in states if s.complete)
-    filled = round(BAR * done / len(states))
-    lines.append(f"lessons: {done}/{len(states)} passed [{'#' * filled}{'-' * (BAR - filled)}]")
+    for state in states:
+        _remember(state, cache)
+    ran = {str(s.path.resolve()): s for s in states}
+    # A run of some passing cases (-k, --lf) says nothing new: what the last full run said holds.
+    counted: dict[str, bool] = {
+        key: s.complete or (not s.failing and _last_passed(s.path, cache))
+        for key, s in ran.items()
+    }
+    for course in courses:
+        for lesson in course.lessons:
+            if str(lesson) not in counted:
+                counted[str(lesson)] = _last_passed(lesson, cache)
+    done = sum(counted.values())
+    filled = round(BAR * done / len(counted))
+    lines.append(f"lessons: {done}/{len(counted)} passed [{'#' * filled}{'-' * (BAR - filled)}]")
     return lines
+
+
+def _state_key(path: Path) -> str:
+    digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:10]
+    return f"lessons/state/{path.resolve().parent.name}-{digest}"
+
+
+def _remember(state: ExerciseState, cache: Cache | None) -> None:
+    """Keep whether the exercise passed, when this run says: every case passed, or one failed
+    (a selection of passing cases says nothing about the others)."""
+    if cache is None:
+        return
+    if state.complete:
+        cache.set(_state_key(state.path), "passed")
+    elif state.failing:
+        cache.set(_state_key(state.path), "failing")
+
+
+def _last_passed(path: Path, cache: Cache | None) -> bool:
+    return cache is not None and cache.get(_state_key(path), "") == "passed"
 
 
 def _load(state: ExerciseState) -> model.Exercise | None:
@@ -127,28 +173,48 @@ def hint_lines(
 ) -> list[str]:
     """With --lesson-hints: the hints opened so far and the next one, for each failing
     exercise. Without: one line saying hints exist. Never how many are left."""
+    if mode == "reset":
+        # Every exercise of the run, passed or not: a reset is confirmed, never silent.
+        lines: list[str] = []
+        for state in states:
+            exercise = _load(state)
+            if exercise is None or not exercise.hints:
+                continue
+            if cache is not None:
+                cache.set(_key("hints", state), 0)
+            lines += ["", f"Hints for {state.slug} are closed again."]
+        if not lines:
+            lines = ["", "No hints to close: the exercises of this run have none."]
+        return lines
     failing = [(s, ex) for s in states if s.failing and (ex := _load(s)) and ex.hints]
     if not failing:
         return []
+
+    def opened(state: ExerciseState) -> int:
+        return int(cache.get(_key("hints", state), 0)) if cache is not None else 0
+
     command = " ".join(["pytest", *rerun, "--lesson-hints"])
     if mode is None:
+        if all(opened(state) >= len(exercise.hints) for state, exercise in failing):
+            # Every hint is open already: offering another one would be a false promise.
+            return ["", f"Every hint is open: `{command}` shows them again."]
         return ["", f"Stuck? `{command}` opens a hint."]
-    lines: list[str] = []
+    lines = []
     for state, exercise in failing:
         key = _key("hints", state)
-        opened = int(cache.get(key, 0)) if cache is not None else 0
-        if mode == "reset":
-            if cache is not None:
-                cache.set(key, 0)
-            lines += ["", f"Hints for {state.slug} are closed again."]
-            continue
-        show = len(exercise.hints) if mode == "all" else min(opened + 1, len(exercise.hints))
+        before = opened(state)
+        show = len(exercise.hints) if mode == "all" else min(before + 1, len(exercise.hints))
         if cache is not None:
-            cache.set(key, max(show, opened))
+            cache.set(key, max(show, before))
         lines += ["", f"Hints for {state.slug}:"]
         for number, hint in enumerate(exercise.hints[:show], 1):
             lines.append(f"Hint {number}: {hint.title}")
             lines += ["    " + line if line else "" for line in hint.text.splitlines()]
+        if show >= len(exercise.hints):
+            lines.append(
+                f"That was the last hint of {state.slug}. The worked solution opens once every "
+                "case passes."
+            )
     return lines
 
 
@@ -186,7 +252,8 @@ def solution_lines(
                 "--lesson-solution=show-anyway.)"
             )
         for number, step in enumerate(exercise.solution_steps, 1):
-            lines.append(f"{number}. {step}")
+            wrapped = wrap(f"{number}. {step}", 84)
+            lines += [wrapped[0], *("   " + line for line in wrapped[1:])]
         reference = exercise.reference
         if reference is not None and reference.is_file():
             lines += ["", f"{show(reference)}:", ""]
@@ -201,11 +268,26 @@ def render(
     hints: str | None,
     solution: str | None,
     rerun: list[str],
+    courses: Sequence[Course] = (),
 ) -> list[str]:
-    """Every line of the ``lessons`` section."""
-    states = collect(results)
+    """Every line of the ``lessons`` section, lessons in their courses' order."""
+    states = collect(results, course_order(courses))
     return [
-        *progress_lines(states),
+        *progress_lines(states, courses, cache),
         *solution_lines(states, solution, cache, show, rerun),
         *hint_lines(states, hints, cache, rerun),
     ]
+
+
+def course_order(courses: Sequence[Course]) -> Callable[[Path], tuple[int, int, str]]:
+    """A sort key for exercise files: the lessons of each course in its order (courses in the
+    order given), then any other exercise by path."""
+
+    def key(path: Path) -> tuple[int, int, str]:
+        for number, course in enumerate(courses):
+            position = course.position(path)
+            if position is not None:
+                return number, position, ""
+        return len(courses), 0, str(path)
+
+    return key

@@ -6,9 +6,10 @@ import torch.nn.functional as F
 
 def solve(Q, K, V):
     q, k, v = (torch.tensor(x, dtype=torch.float64) for x in (Q, K, V))
-    heads, time, width = q.shape
-    # Attention treats the leading (heads) dimension as a batch: [heads, time, width].
-    per_head = F.scaled_dot_product_attention(q, k, v)
-    # Tokens first, so that each token's heads sit next to each other in memory order.
-    by_token = per_head.permute(1, 0, 2)
-    return by_token.reshape(time, heads * width).tolist()
+    time = q.shape[1]
+    # 1. Attention for every head at once, heads as a batch: [heads, time, width].
+    out = F.scaled_dot_product_attention(q, k, v)
+    # 2. Time first, so each token's heads sit side by side: [time, heads, width].
+    out = out.transpose(0, 1)
+    # 3. Join each token's heads into one row: [time, heads * width].
+    return out.reshape(time, -1).tolist()

@@ -1,0 +1,92 @@
+"""A course: the lessons of a folder, in the order its author gives in ``course.toml``.
+
+```toml
+[course]
+title = "Attention in PyTorch"
+lessons = ["split_heads", "causal_attention", "combine_heads"]
+```
+
+Each entry is a lesson's folder, relative to ``course.toml``. Collection runs the lessons in this
+order, the ``lessons`` summary lists them in it, and the progress line counts every lesson of the
+course, also those the run did not select. Without a ``course.toml`` lessons run in folder order
+and the progress line counts the lessons of the run. This module imports no pytest.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on old Pythons only
+    import tomli as tomllib
+
+from pytest_lessons.model import EXERCISE_FILE
+
+#: The file that declares a course, in the folder that holds its lessons.
+COURSE_FILE = "course.toml"
+
+
+class CourseError(Exception):
+    """``course.toml`` cannot be used; the message says why and where."""
+
+
+@dataclass(frozen=True)
+class Course:
+    """A course file and its lessons' ``exercise.toml`` files, in the author's order."""
+
+    path: Path
+    title: str
+    lessons: tuple[Path, ...]
+
+    def position(self, exercise: Path) -> int | None:
+        """Where the lesson whose file is *exercise* comes in the course (None: not in it)."""
+        try:
+            return self.lessons.index(Path(exercise).resolve())
+        except ValueError:
+            return None
+
+
+def find(exercise: Path) -> Course | None:
+    """The course the exercise file *exercise* belongs to: the nearest ``course.toml`` in one
+    of its folders' parents that lists it."""
+    folder = Path(exercise).resolve().parent
+    for parent in folder.parents:
+        candidate = parent / COURSE_FILE
+        if candidate.is_file():
+            course = load(candidate)
+            if course.position(folder / EXERCISE_FILE) is not None:
+                return course
+    return None
+
+
+@lru_cache(maxsize=None)
+def load(path: Path) -> Course:
+    """Read *path*; raise :class:`CourseError` naming the file, line and problem."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CourseError(f"{path}: cannot be read ({exc})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise CourseError(f"{path}: not valid TOML ({exc})") from None
+    table = data.get("course")
+    if not isinstance(table, dict):
+        raise CourseError(f"{path}: a [course] table with a lessons list is required")
+    unknown = sorted(set(table) - {"title", "lessons"})
+    if unknown:
+        raise CourseError(f"{path}: unknown key course.{unknown[0]} (known: title, lessons)")
+    lessons = table.get("lessons")
+    if not isinstance(lessons, list) or not all(isinstance(x, str) for x in lessons):
+        raise CourseError(f"{path}: course.lessons must be a list of lesson folder names")
+    files = []
+    for name in lessons:
+        file = (path.parent / name / EXERCISE_FILE).resolve()
+        if not file.is_file():
+            raise CourseError(f"{path}: course.lessons names {name!r}, which has no {EXERCISE_FILE}")
+        if file in files:
+            raise CourseError(f"{path}: course.lessons names {name!r} twice")
+        files.append(file)
+    return Course(path.resolve(), str(table.get("title", "")), tuple(files))

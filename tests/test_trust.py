@@ -1,0 +1,299 @@
+"""Feedback a learner can trust (issue 11): loops cost the lesson twice the per-case limit, one
+fault gets one message, shapes and outputs are named, nothing internal shows, hints say when
+the last one is open, and the course's own order and progress hold whatever the selection."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from conftest import COMBINE_HEADS, DOUBLE_RIGHT, REFERENCE, dedent, said
+
+Make = Callable[..., Path]
+EXERCISES = COMBINE_HEADS.parent
+
+FIVE_CASES = """
+[exercise]
+title = "Double every number"
+inputs = ["x"]
+timeout = 1
+
+[[case]]
+x = [1, 2]
+expected = [2, 4]
+
+[[case]]
+x = [3, 4]
+expected = [6, 8]
+
+[[case]]
+x = [5, 6]
+expected = [10, 12]
+
+[[case]]
+x = [7, 8]
+expected = [14, 16]
+
+[[case]]
+x = [9, 10]
+expected = [18, 20]
+"""
+
+LOOP = "def solve(x):\n    while True:\n        pass\n"
+
+
+def failures(result: pytest.RunResult) -> str:
+    return said(result).split("short test summary info")[0]
+
+
+# --- 1. loops ---------------------------------------------------------------------------------
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_a_loop_spends_two_limits_then_the_rest_is_reported_not_run(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    make_exercise(solution=LOOP, toml=FIVE_CASES)
+    result = pytester.runpytest("double", "--lesson-report=report.json")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*= 2 failed, 3 failed the same way in *"])
+    text = failures(result)
+    assert "Make solve finish sooner: it ran longer than 1 s and was stopped." in text
+    assert (
+        "Make solve finish sooner, then run the lesson again: this case was not run, because "
+        "cases 1 and 2 of double already ran out of time." in text
+    )
+    assert "they score no points" in text
+    assert "double 0 of 5 cases case 2 failed as case 1 did cases 3 to 5 not run" in text
+    report = json.loads((pytester.path / "report.json").read_text())
+    cases = report["results"]
+    assert [r["passed"] for r in cases] == [False] * 5
+    assert [r["points"] for r in cases] == [0] * 5
+    assert all("was not run" in r["message"] for r in cases[2:])
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_a_right_but_slow_solution_under_the_limit_passes_every_case(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    toml = FIVE_CASES.replace("timeout = 1", "timeout = 3")
+    slow = "import time\n\n" + dedent(DOUBLE_RIGHT).replace(
+        "def solve(x):\n", "def solve(x):\n    time.sleep(1.5)\n"
+    )
+    make_exercise(solution=slow, toml=toml)
+    result = pytester.runpytest("double")
+    result.assert_outcomes(passed=5)
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_the_loop_budget_is_per_learner_in_a_batch(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    make_exercise(toml=FIVE_CASES)
+    for learner, code in (("ada", LOOP), ("bob", DOUBLE_RIGHT)):
+        folder = pytester.path / "subs" / learner / "double"
+        folder.mkdir(parents=True)
+        (folder / "solution.py").write_text(dedent(code))
+    result = pytester.runpytest("double", "--lesson-submissions=subs", "--lesson-gradebook=g.csv")
+    book = (pytester.path / "g.csv").read_text().splitlines()
+    assert book[1:] == ["ada,double,0,5", "bob,double,5,5"]
+    assert "ada: double: case 3" in result.stdout.str()
+
+
+# --- 2. one fault, one message ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("code", "words"),
+    [
+        ("def solve(x)\n    return x\n", "Fix the syntax error in double/solution.py"),
+        (None, "Create double/solution.py and write solve(x) in it"),
+        ("def solve(x, y):\n    return x\n", "Give solve 1 parameter, in this order"),
+        ("def solve(x):\n    return {}[x[0]]\n", "solve raised KeyError in your code"),
+    ],
+    ids=["syntax", "missing-file", "signature", "same-exception"],
+)
+@pytest.mark.usefixtures("no_preload")
+def test_a_fault_every_case_shares_is_explained_once(
+    pytester: pytest.Pytester, make_exercise: Make, code: str | None, words: str
+) -> None:
+    make_exercise(solution=code, toml=FIVE_CASES)
+    result = pytester.runpytest("double")
+    result.stdout.fnmatch_lines(["*= 1 failed, 4 failed the same way in *"])
+    text = failures(result)
+    assert text.count(words) == 1
+    assert "cases 2 to 5 failed as case 1 did" in text
+
+
+def test_a_tensor_returned_is_explained_once_without_the_wire_encoding(
+    pytester: pytest.Pytester, combine_heads: Make
+) -> None:
+    combine_heads(REFERENCE.replace(".tolist()", ""))
+    result = pytester.runpytest("combine_heads")
+    text = said(result)
+    assert text.count("Return plain Python numbers: add .tolist() to your result.") == 1
+    assert "'$'" not in text and "float64le" not in text
+
+
+def test_a_tensor_in_a_smaller_input_shows_as_values_not_encoding(
+    pytester: pytest.Pytester, combine_heads: Make
+) -> None:
+    # Wrong values, so the shrinker runs, returned as a tensor: the smaller input shows it.
+    combine_heads(REFERENCE.replace(".tolist()", " * 2"))
+    result = pytester.runpytest("combine_heads", "-k", "generated")
+    text = said(result)
+    assert "'$'" not in text and "float64le" not in text
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_printed_output_is_capped_per_case_and_per_exercise(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    flood = "def solve(x):\n    for i in range(200_000):\n        print(i)\n    return x\n"
+    make_exercise(solution=flood, toml=FIVE_CASES.replace("timeout = 1", "timeout = 20"))
+    result = pytester.runpytest("double", "--lesson-report=report.json")
+    text = result.stdout.str()
+    assert len(result.outlines) < 200
+    assert text.count("lines not shown here]") == 3
+    assert "what your code printed: not shown, because this exercise's earlier cases" in text
+    report = json.loads((pytester.path / "report.json").read_text())
+    kept = sum(len(r["output"]) for r in report["results"])
+    assert kept < 70_000
+
+
+# --- 3. shapes and outputs --------------------------------------------------------------------
+
+
+def kv_lesson(pytester: pytest.Pytester, code: str) -> None:
+    shutil.copytree(EXERCISES / "kv_cache_step", pytester.path / "kv_cache_step")
+    (pytester.path / "kv_cache_step" / "solution.py").write_text(code)
+
+
+def test_a_forgotten_squeeze_is_named_with_its_position_and_output(
+    pytester: pytest.Pytester,
+) -> None:
+    reference = (EXERCISES / "kv_cache_step" / "reference.py").read_text()
+    kv_lesson(pytester, reference.replace(").squeeze(1)", ")"))
+    result = pytester.runpytest("kv_cache_step", "-k", "case-3")
+    text = said(result)
+    assert (
+        "In out (value 1 of 3): Remove the extra dimension of size 1 at position 1 with "
+        ".squeeze(1): your answer has shape [3, 1, 2], the expected one [3, 2]." in text
+    )
+    assert "Your values are right, in the right order; only the shape is not." in text
+    assert "different order" not in text
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_a_missing_size_one_dimension_asks_for_unsqueeze(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    toml = '[exercise]\ntitle = "Column"\ninputs = ["x"]\n\n[[case]]\nx = [1, 2]\nexpected = [[1], [2]]\n'
+    make_exercise(solution="def solve(x):\n    return x\n", toml=toml)
+    result = pytester.runpytest("double")
+    assert "Add the missing dimension of size 1 at position 1 with .unsqueeze(1)" in said(result)
+
+
+def test_a_watch_out_on_a_later_output_names_that_output(pytester: pytest.Pytester) -> None:
+    mistakes = (EXERCISES / "kv_cache_step" / "mistakes.py").read_text()
+    kv_lesson(pytester, mistakes.replace("def new_token_first(", "def solve("))
+    result = pytester.runpytest("kv_cache_step", "-k", "case-1")
+    assert "Watch out, in k_cache (value 2 of 3): append the new token" in said(result)
+
+
+# --- 5. hints and worked solutions ------------------------------------------------------------
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_the_last_hint_is_announced_then_stuck_is_dropped_and_reset_confirmed(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    toml = FIVE_CASES + '\n[[hint]]\ntitle = "One"\ntext = "Multiply."\n'
+    toml += '\n[[hint]]\ntitle = "Two"\ntext = "By two."\n'
+    make_exercise(solution="def solve(x):\n    return x\n", toml=toml)
+    first = said(pytester.runpytest("double", "--lesson-hints"))
+    assert "Hint 1: One" in first and "last hint" not in first
+    second = said(pytester.runpytest("double", "--lesson-hints"))
+    assert "That was the last hint of double." in second
+    assert not re.search(r"\d+ (more )?hints? (left|remain)", second)
+    plain = said(pytester.runpytest("double"))
+    assert "Stuck?" not in plain
+    assert "Every hint is open: `pytest double --lesson-hints` shows them again." in plain
+    # A reset is confirmed, also once the exercise passes.
+    (pytester.path / "double" / "solution.py").write_text(dedent(DOUBLE_RIGHT))
+    reset = said(pytester.runpytest("double", "--lesson-hints=reset"))
+    assert "Hints for double are closed again." in reset
+    (pytester.path / "double" / "solution.py").write_text("def solve(x):\n    return x\n")
+    assert "Stuck? `pytest double --lesson-hints` opens a hint." in said(
+        pytester.runpytest("double")
+    )
+
+
+def test_worked_solution_steps_are_wrapped_and_match_the_code(
+    pytester: pytest.Pytester, combine_heads: Make
+) -> None:
+    combine_heads(REFERENCE)
+    result = pytester.runpytest("combine_heads", "--lesson-solution")
+    shown = result.stdout.str().split("Worked solution of combine_heads")[1]
+    steps = shown.split("reference.py:")[0].strip().splitlines()
+    assert steps and all(len(line) <= 88 for line in steps)
+    assert "2. Put time first with .transpose(0, 1)" in result.stdout.str()
+
+
+@pytest.mark.parametrize("lesson", sorted(p.parent.name for p in EXERCISES.glob("*/exercise.toml")))
+def test_every_method_a_step_names_is_in_the_code_shown(lesson: str) -> None:
+    from pytest_lessons import model
+
+    exercise = model.load(EXERCISES / lesson / "exercise.toml")
+    code = (EXERCISES / lesson / "reference.py").read_text()
+    for step in exercise.solution_steps:
+        for method in re.findall(r"\.(\w+)\(", step):
+            assert f".{method}(" in code or f"{method}(" in code, (lesson, step, method)
+        for call in re.findall(r"\.(?:transpose|reshape|squeeze|unsqueeze)\([^)]*\)", step):
+            assert call in code, (lesson, call)
+
+
+# --- 6. the course's order and progress -------------------------------------------------------
+
+
+def course(pytester: pytest.Pytester) -> list[str]:
+    names = [
+        "split_heads",
+        "causal_attention",
+        "combine_heads",
+        "kv_cache_step",
+        "grouped_query_attention",
+    ]
+    for name in names:
+        shutil.copytree(
+            EXERCISES / name, pytester.path / name, ignore=shutil.ignore_patterns("__pycache__")
+        )
+    shutil.copy(EXERCISES / "course.toml", pytester.path / "course.toml")
+    return names
+
+
+def test_the_course_runs_and_reports_in_its_declared_order(pytester: pytest.Pytester) -> None:
+    names = course(pytester)
+    collected = pytester.runpytest("--collect-only", "-q", *sorted(names)).stdout.str()
+    firsts = [collected.find(f"{name}/exercise.toml") for name in names]
+    assert firsts == sorted(firsts) and all(p >= 0 for p in firsts)
+
+
+def test_progress_counts_the_whole_course_whatever_the_selection(
+    pytester: pytest.Pytester,
+) -> None:
+    names = course(pytester)
+    for name in ("split_heads", "combine_heads", "kv_cache_step"):
+        shutil.copy(pytester.path / name / "reference.py", pytester.path / name / "solution.py")
+    full = pytester.runpytest(*names, "-p", "no:randomly")
+    full.stdout.fnmatch_lines(["lessons: 3/5 passed [[]######----[]]"])
+    lines = said(full).split("= lessons =")[1]
+    assert [lines.find(n + " ") for n in names] == sorted(lines.find(n + " ") for n in names)
+    for options in (["-x"], ["--lf"], ["-k", "generated", "combine_heads"]):
+        result = pytester.runpytest(*(options if "-k" in options else [*names, *options]))
+        result.stdout.fnmatch_lines(["lessons: 3/5 passed [[]######----[]]"])
