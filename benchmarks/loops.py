@@ -54,7 +54,7 @@ def main() -> None:
     print(f"per-case limit {args.timeout:g} s; budget 2 x limit = {limit:g} s")
     print(f"stub (start-up + grading, no timeout): {stub:6.1f} s")
     print(f"one looping learner, 10 cases:         {loop:6.1f} s  (target <= {limit + stub:.1f})")
-    print(f"4 looping learners, 10 cases each:     {batch:6.1f} s  (target <= 4 x {limit:g} + start-up)")
+    print(f"4 looping learners, 10 cases each:     {batch:6.1f} s  (4 x {limit:g} s + start-up)")
 
 
 if __name__ == "__main__":

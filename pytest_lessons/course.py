@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 if sys.version_info >= (3, 11):
@@ -63,7 +63,7 @@ def find(exercise: Path) -> Course | None:
     return None
 
 
-@lru_cache(maxsize=None)
+@cache
 def load(path: Path) -> Course:
     """Read *path*; raise :class:`CourseError` naming the file, line and problem."""
     try:
@@ -85,7 +85,9 @@ def load(path: Path) -> Course:
     for name in lessons:
         file = (path.parent / name / EXERCISE_FILE).resolve()
         if not file.is_file():
-            raise CourseError(f"{path}: course.lessons names {name!r}, which has no {EXERCISE_FILE}")
+            raise CourseError(
+                f"{path}: course.lessons names {name!r}, which has no {EXERCISE_FILE}"
+            )
         if file in files:
             raise CourseError(f"{path}: course.lessons names {name!r} twice")
         files.append(file)

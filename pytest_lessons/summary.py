@@ -128,8 +128,7 @@ def progress_lines(
     ran = {str(s.path.resolve()): s for s in states}
     # A run of some passing cases (-k, --lf) says nothing new: what the last full run said holds.
     counted: dict[str, bool] = {
-        key: s.complete or (not s.failing and _last_passed(s.path, cache))
-        for key, s in ran.items()
+        key: s.complete or (not s.failing and _last_passed(s.path, cache)) for key, s in ran.items()
     }
     for course in courses:
         for lesson in course.lessons:
