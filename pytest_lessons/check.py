@@ -35,10 +35,15 @@ class LessonCheck(pytest.Item):
         self.exercise = exercise
 
     def _grade(
-        self, solution: Path, entry: str, exercise: model.Exercise | None = None
+        self,
+        solution: Path,
+        entry: str,
+        exercise: model.Exercise | None = None,
+        argument: str | None = None,
     ) -> list[tuple[model.Case, Verdict, Any]]:
         """Grade *entry* of *solution* on every case (of *exercise*, by default the lesson), as
-        a learner's answer is graded."""
+        a learner's answer is graded (given *argument*'s value as its last argument, for a
+        fitted watch-out)."""
         graded = []
         exercise = exercise or self.exercise
         for case in exercise.cases:
@@ -49,7 +54,8 @@ class LessonCheck(pytest.Item):
                 case=case,
                 solution=solution,
                 entry=entry,
-                learner="(lesson check)",
+                learner=f"(lesson check{f' {argument}' if argument else ''})",
+                argument=argument,
             )
             verdict = item.grade()
             answer = item.outcome.answer if item.outcome and item.outcome.kind == RETURNED else None
@@ -84,24 +90,41 @@ class LessonCheck(pytest.Item):
         graded_by: dict[str, tuple[Path, str, list[tuple[model.Case, Verdict, Any]]]] = {
             f"the starter {exercise.solution.name}": (exercise.solution, exercise.entry, starter)
         }
+        proofs: list[tuple[model.WatchOut, str | None]] = []
         for watch in exercise.watch_outs:
             if not watch.mistake:
                 continue
+            if watch.fit is None:
+                proofs.append((watch, None))
+            elif not watch.named:
+                problems.append(
+                    f"{name}: watch-out {watch.id} has fit but no named values, so no case "
+                    "can prove it"
+                )
+            else:
+                proofs += [(watch, expression) for expression, _ in watch.named]
+        for watch, argument in proofs:
+            assert watch.mistake is not None
             graded = self._grade(
-                exercise.mistakes or exercise.folder / "mistakes.py", watch.mistake
-            )
-            graded_by[f"watch-out {watch.id} (mistake {watch.mistake})"] = (
                 exercise.mistakes or exercise.folder / "mistakes.py",
                 watch.mistake,
-                graded,
+                argument=argument,
             )
-            answers[watch.id] = [answer for _, _, (answer, _, _) in graded]
+            if argument is None:
+                graded_by[f"watch-out {watch.id} (mistake {watch.mistake})"] = (
+                    exercise.mistakes or exercise.folder / "mistakes.py",
+                    watch.mistake,
+                    graded,
+                )
+            label = f"{watch.id}={argument}" if argument else watch.id
+            answers[label] = [answer for _, _, (answer, _, _) in graded]
             failing = [
                 (case, verdict, d)
                 for case, verdict, (_, d, _) in graded
                 if verdict.status != "passed"
             ]
-            where = f"{name}: watch-out {watch.id} (mistake {watch.mistake})"
+            called = f"{watch.mistake}({argument})" if argument else watch.mistake
+            where = f"{name}: watch-out {watch.id} (mistake {called})"
             if not failing:
                 problems.append(f"{where} passes every case, so no case can catch it")
             wrong: dict[str, list[int]] = {}

@@ -13,7 +13,7 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from pytest_lessons.compare import Numbers, fmt_index, fmt_shape, outside, size_one_positions
 from pytest_lessons.model import WatchOut
@@ -80,24 +80,62 @@ def close(got: Numbers, want: Numbers, rtol: float, atol: float) -> bool:
 # --- lesson watch-outs ------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Fitted:
+    """A watch-out's free parameter, fitted to the learner's answer on one case."""
+
+    value: float
+    """The value that gives the learner's answer."""
+    words: str
+    """The value for the message's ``{fitted}``: ``4.9 = √24, the model width``."""
+    right: str = ""
+    """The right value for the message's ``{right}``: ``√width = 2``."""
+    expression: str = ""
+    """The author's expression that named the value, if one did."""
+
+
+def fill(message: str, fitted: Fitted) -> str:
+    """A fitted watch-out's message with ``{fitted}`` and ``{right}`` put in."""
+    return message.replace("{fitted}", fitted.words).replace("{right}", fitted.right)
+
+
 def match_watch_outs(
     evidence: Evidence,
     watch_outs: Sequence[WatchOut],
     mistake_answers: dict[str, Numbers | None],
     generic: Diagnosis | None = None,
+    fitter: Callable[[WatchOut], Fitted | None] | None = None,
+    consistent: Callable[[WatchOut, Fitted | None], bool] | None = None,
 ) -> Diagnosis | None:
     """The first watch-out whose mistake gives the learner's answer on this case.
 
     *mistake_answers* maps a watch-out id to its mistake function's answer on the case (None
     when the function failed). A mistake that gives the right answer on this case tells nothing
-    and never fires. A watch-out with a ``detector`` fires when *generic* has that id.
+    and never fires. A watch-out with a ``detector`` fires when *generic* has that id. A
+    watch-out with ``fit`` asks *fitter* for the value of its free parameter that gives the
+    learner's answer here and on the other cases. *consistent* may veto another watch-out's
+    match that other cases contradict.
     """
     for watch in watch_outs:
+        if watch.fit is not None:
+            # The fitter checks the other cases itself: it picks the value that explains them.
+            found = fitter(watch) if fitter is not None else None
+            if found is not None:
+                return Diagnosis(
+                    watch.id,
+                    f"Watch out: {fill(watch.message, found)}",
+                    WATCH_OUT,
+                    shows_values=True,
+                    kind="watch_out",
+                )
+            continue
         if watch.mistake:
             answer = mistake_answers.get(watch.id)
             if answer is None or close(answer, evidence.expected, evidence.rtol, evidence.atol):
                 continue
-            if close(evidence.got, answer, evidence.rtol, evidence.atol):
+            if close(evidence.got, answer, evidence.rtol, evidence.atol) and (
+                consistent is None or consistent(watch, None)
+            ):
                 return Diagnosis(
                     watch.id, f"Watch out: {watch.message}", WATCH_OUT, kind="watch_out"
                 )

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
+from pytest_lessons import fit
 from pytest_lessons.generate import GenerateSpec, axis_names, distinct_possible, draw
 
 if sys.version_info >= (3, 11):
@@ -121,6 +122,14 @@ class WatchOut:
     """The function in the lesson's ``mistakes.py`` that makes this mistake."""
     detector: str | None = None
     """A generic detector whose finding this watch-out words in the lesson's terms."""
+    fit: tuple[float, float] | None = None
+    """Bounds of a free last argument of the mistake function, fitted to the learner's answer
+    (see :mod:`pytest_lessons.fit`)."""
+    right: str | None = None
+    """With ``fit``: the right value, an expression of axis sizes (the message's ``{right}``)."""
+    named: tuple[tuple[str, str], ...] = ()
+    """With ``fit``: (expression, words) for values a learner is likely to use, tried first and
+    named in the message's ``{fitted}``."""
 
 
 @dataclass(frozen=True)
@@ -285,6 +294,14 @@ def _axes(value: Any) -> str | None:
     return None
 
 
+def _labels(value: Any) -> str | None:
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        return 'must be a table of expression = "words"'
+    return None
+
+
 def _strings(value: Any) -> str | None:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         return "must be a list of strings"
@@ -342,6 +359,25 @@ WATCH_OUT_FIELDS: tuple[Field, ...] = (
         "detector",
         _detector,
         "A generic detector this watch-out words for the lesson.",
+        default=None,
+    ),
+    Field(
+        "fit",
+        _range,
+        "[lowest, highest]: the mistake function takes one more argument, fitted to the "
+        "learner's answer within these bounds.",
+        default=None,
+    ),
+    Field(
+        "right",
+        _text,
+        'With fit: the right value, as an expression of axis sizes such as "sqrt(width)".',
+        default=None,
+    ),
+    Field(
+        "named",
+        _labels,
+        'With fit: expression -> words, such as "sqrt(heads*width)" = "√ of the model width".',
         default=None,
     ),
 )
@@ -507,7 +543,7 @@ def _build(
             raise ExerciseError(path, "exercise.points is set, but every case is worth 0 points")
         cases = [replace(c, points=c.points * ex["points"] / total) for c in cases]
     watch_outs = tuple(
-        WatchOut(w["id"], w["message"].strip(), w["mistake"], w["detector"])
+        _watch_out(w, path, ex, data)
         for w in _read_array(data, "watch_out", WATCH_OUT_FIELDS, path)
     )
     ids = [w.id for w in watch_outs]
@@ -585,6 +621,41 @@ def _generate_spec(raw: Any, inputs: tuple[str, ...], path: Path) -> GenerateSpe
         decimals=table["decimals"],
         points=float(table["points"]),
         hidden=table["hidden"],
+    )
+
+
+def _watch_out(w: dict[str, Any], path: Path, ex: dict[str, Any], data: dict[str, Any]) -> WatchOut:
+    """A watch-out, its fitted parameter's expressions checked against the lesson's axes."""
+    where = f'watch_out "{w["id"]}"'
+    fitted = w["fit"] is not None
+    if not fitted and (w["right"] is not None or w["named"] is not None):
+        raise ExerciseError(path, f"{where}: right and named need fit = [lowest, highest]")
+    if fitted and not w["mistake"]:
+        raise ExerciseError(path, f"{where}: fit needs a mistake function to fit")
+    if fitted and w["fit"][0] <= 0:
+        raise ExerciseError(path, f"{where}.fit must be [lowest, highest], both above 0")
+    axes = set((data.get("generate") or {}).get("axes", {}) or {})
+    expressions = [*([w["right"]] if w["right"] else []), *(w["named"] or {})]
+    for expression in expressions:
+        try:
+            used = fit.names(expression)
+        except fit.ExpressionError as error:
+            raise ExerciseError(path, f"{where}: {error}") from None
+        unknown = [name for name in used if name not in axes]
+        if unknown:
+            raise ExerciseError(
+                path,
+                f'{where}: "{expression}" names "{unknown[0]}", which is not an axis of '
+                "[generate.axes]",
+            )
+    return WatchOut(
+        w["id"],
+        w["message"].strip(),
+        w["mistake"],
+        w["detector"],
+        fit=(float(w["fit"][0]), float(w["fit"][1])) if fitted else None,
+        right=w["right"],
+        named=tuple((w["named"] or {}).items()),
     )
 
 

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
-from pytest_lessons import model
+from pytest_lessons import fit, model
 from pytest_lessons.compare import Comparison, compare, compare_outputs, split_outputs
 from pytest_lessons.diagnose import Diagnosis, Evidence, best
-from pytest_lessons.outcome import INTERNAL, RAISED, RETURNED, SETUP, TIMEOUT, Outcome
+from pytest_lessons.outcome import INTERNAL, RAISED, RETURNED, SETUP, Outcome
 from pytest_lessons.report import (
     OUTPUT_LINES,
     Context,
@@ -224,9 +224,13 @@ class CaseItem(pytest.Item):
         solution: Path | None = None,
         learner: str = "",
         entry: str | None = None,
+        argument: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        self.argument = argument
+        """--lesson-check of a fitted watch-out: an expression of axis sizes whose value is
+        given to the mistake function as its last argument."""
         self.exercise = exercise
         self.case = case
         self.solution = solution or exercise.solution
@@ -243,15 +247,27 @@ class CaseItem(pytest.Item):
         """What the summary and the report files need, as plain data (it travels with
         pytest-xdist); set by :meth:`runtest`."""
 
-    def job(self, solution: Path, entry: str, inputs: dict[str, Any] | None = None) -> Job:
-        """A job running *entry* of *solution* on this case's inputs (or *inputs*)."""
+    def job(
+        self,
+        solution: Path,
+        entry: str,
+        inputs: dict[str, Any] | None = None,
+        learner: bool = False,
+    ) -> Job:
+        """A job running *entry* of *solution* on this case's inputs (or *inputs*); for the
+        graded code (*learner*) with the check's :attr:`argument` too."""
         lessons = _lessons(self.config)
         limits = lessons.settings.limits(self.exercise.limits)
         given = self.case.inputs if inputs is None else inputs
+        extra = []
+        if self.argument is not None and learner:
+            spec = self.exercise.generate
+            sizes = fit.axis_sizes(spec.inputs, given) if spec is not None else {}
+            extra = [fit.evaluate(self.argument, sizes)]
         return Job(
             solution=solution,
             entry=entry,
-            inputs=[given[name] for name in self.exercise.inputs],
+            inputs=[*(given[name] for name in self.exercise.inputs), *extra],
             timeout=limits.timeout,
             memory_mb=limits.memory_mb,
             output_cap=limits.output_cap,
@@ -303,10 +319,8 @@ class CaseItem(pytest.Item):
                 )
                 return Verdict("internal", text, text, headline=text.strip())
         job = self.job(self.solution, self.entry)
-        outcome = lessons.runner.run(job)
+        outcome = lessons.learner_outcome(self, case)
         self.outcome = outcome
-        if outcome.kind == TIMEOUT:
-            timed_out.append((f"case {case.number}", job.timeout))
         if outcome.kind == RETURNED:
             self.comparison = judge(exercise, expected, outcome.answer, case.rtol, case.atol)
             if self.comparison.passed:
@@ -342,7 +356,12 @@ class CaseItem(pytest.Item):
         repeat_of = ""
         fault = ""
         if self.diagnosis is not None:
-            key = (str(exercise.path), self.learner, self.diagnosis.headline)
+            # A watch-out's words may hold this case's numbers (a fitted value): its id says
+            # whether it is the same mistake.
+            said = self.diagnosis.headline
+            if self.diagnosis.kind == "watch_out":
+                said = self.diagnosis.id
+            key = (str(exercise.path), self.learner, said)
             first = lessons.first_seen.setdefault(key, case.label)
             repeat_of = "" if first == case.label else first
         else:

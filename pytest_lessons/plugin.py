@@ -8,6 +8,7 @@ torch nor any learner code.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.metadata
 import json
 import math
@@ -19,11 +20,11 @@ from typing import Any
 
 import pytest
 
-from pytest_lessons import course, diagnose, model, reports, sandbox, settings, summary
+from pytest_lessons import course, diagnose, fit, model, reports, sandbox, settings, summary
 from pytest_lessons.compare import Numbers, nested, read_numbers, split_outputs
 from pytest_lessons.generate import smaller
 from pytest_lessons.nodes import BrokenExercise, CaseItem, ExerciseFile, FailureText, judge
-from pytest_lessons.outcome import RAISED, RETURNED, TAG, Outcome
+from pytest_lessons.outcome import RAISED, RETURNED, TAG, TIMEOUT, Outcome
 from pytest_lessons.report import abbreviate
 from pytest_lessons.runner import Runner, make_runner
 
@@ -48,7 +49,10 @@ class LessonSession:
     fault_reports: dict[tuple[str, str, str], tuple[str, str]] = field(default_factory=dict)
     """(exercise file, learner, fault) -> (node id, label) of the first report with it, as
     the terminal saw them (also from pytest-xdist workers)."""
-    mistakes: dict[tuple[str, int, str, int], Numbers | None] = field(default_factory=dict)
+    raw_mistakes: dict[tuple[str, int, str, float | None], Any] = field(default_factory=dict)
+    """(exercise file, case, watch-out, fitted value) -> the mistake function's answer."""
+    outcomes: dict[tuple[str, str, str, int], Outcome] = field(default_factory=dict)
+    """(learner's file, entry, exercise file, case) -> the learner's outcome on it."""
     references: dict[tuple[str, str], Any] = field(default_factory=dict)
     shrunk: dict[tuple[str, str], str] = field(default_factory=dict)
     """(exercise file, learner) -> the case under which a smaller failing input is shown."""
@@ -86,31 +90,174 @@ class LessonSession:
         except ValueError:  # another drive on Windows
             return str(path)
 
-    def mistake_answer(
-        self, item: CaseItem, watch: model.WatchOut, part: int = -1
-    ) -> Numbers | None:
-        """What the author's mistake function returns on *item*'s case (None if it fails).
+    def mistake_raw(
+        self, item: CaseItem, watch: model.WatchOut, case: model.Case, value: float | None = None
+    ) -> Any:
+        """What the author's mistake function returns on *case* (encoded plain data; None if
+        it fails), given *value* as its last argument when the watch-out has ``fit``.
 
         Author code, but it runs like learner code (in the worker), on fresh inputs: the judge
         only ever reads plain data, whoever wrote the code.
         """
         exercise = item.exercise
-        key = (str(exercise.path), item.case.number, watch.id, part)
-        if key not in self.mistakes:
-            answer: Numbers | None = None
+        key = (str(exercise.path), case.number, watch.id, value)
+        if key not in self.raw_mistakes:
+            answer = None
             if exercise.mistakes is not None and watch.mistake:
-                outcome = self.runner.run(item.job(exercise.mistakes, watch.mistake))
+                job = item.job(exercise.mistakes, watch.mistake, case.inputs)
+                if value is not None:
+                    job = dataclasses.replace(job, inputs=[*job.inputs, value])
+                outcome = self.runner.run(job)
                 if outcome.kind == RETURNED:
-                    value = outcome.answer
-                    if part >= 0:
-                        parts = split_outputs(value, len(exercise.outputs))
-                        value = parts[part] if parts is not None else None
-                    try:
-                        answer = read_numbers(value)
-                    except Exception:  # not numbers: this mistake cannot be matched
-                        answer = None
-            self.mistakes[key] = answer
-        return self.mistakes[key]
+                    answer = outcome.answer
+            self.raw_mistakes[key] = answer
+        return self.raw_mistakes[key]
+
+    def mistake_answer(
+        self, item: CaseItem, watch: model.WatchOut, part: int = -1, value: float | None = None
+    ) -> Numbers | None:
+        """:meth:`mistake_raw` on *item*'s case as numbers (of output *part*), or None."""
+        raw = self.mistake_raw(item, watch, item.case, value)
+        if raw is None:
+            return None
+        if part >= 0:
+            parts = split_outputs(raw, len(item.exercise.outputs))
+            raw = parts[part] if parts is not None else None
+        try:
+            return read_numbers(raw)
+        except Exception:  # not numbers: this mistake cannot be matched
+            return None
+
+    def learner_outcome(self, item: CaseItem, case: model.Case) -> Outcome:
+        """The learner's outcome on *case*, run once per session: the case's own grading and a
+        watch-out's look at other cases share it. A timeout counts against the exercise's loop
+        budget when it happens."""
+        entry = f"{item.entry}({item.argument})" if item.argument else item.entry
+        key = (str(item.solution), entry, str(item.exercise.path), case.number)
+        if key not in self.outcomes:
+            job = item.job(item.solution, item.entry, case.inputs, learner=True)
+            outcome = self.runner.run(job)
+            if outcome.kind == TIMEOUT:
+                mine = (str(item.exercise.path), item.learner)
+                self.timed_out.setdefault(mine, []).append((f"case {case.number}", job.timeout))
+            self.outcomes[key] = outcome
+        return self.outcomes[key]
+
+    def fitted(
+        self, item: CaseItem, watch: model.WatchOut, evidence: diagnose.Evidence
+    ) -> diagnose.Fitted | None:
+        """The value of *watch*'s free parameter that gives the learner's answer on *item*'s
+        case, within its bounds: the author's named values first, then a search."""
+        assert watch.fit is not None
+        exercise = item.exercise
+        sizes = _sizes(exercise, item.case.inputs)
+        low, high = watch.fit
+        right_value = fit.evaluate(watch.right, sizes) if watch.right else None
+        right = ""
+        if watch.right and right_value is not None:
+            right = f"{fit.symbolic(watch.right)} = {fit.fmt(right_value)}"
+        got, want = evidence.got, evidence.expected
+        rtol, atol = evidence.rtol, evidence.atol
+
+        def answer(value: float) -> Numbers | None:
+            return self.mistake_answer(item, watch, evidence.part_index, value)
+
+        def is_right(value: float) -> bool:
+            return right_value is not None and math.isclose(value, right_value, rel_tol=1e-6)
+
+        for expression, label in watch.named:
+            value = fit.evaluate(expression, sizes)
+            if value is None or not low <= value <= high or is_right(value):
+                continue
+            mine = answer(value)
+            if (
+                mine is not None
+                and not diagnose.close(mine, want, rtol, atol)
+                and diagnose.close(got, mine, rtol, atol)
+            ):
+                words = fit.fmt(value)
+                shown = fit.numeric(expression, sizes)
+                if shown != words:
+                    words += f" = {shown}"
+                found = diagnose.Fitted(value, f"{words}, {label}", right, expression)
+                # Two expressions may give the same value on this case (√(2·2) = 2): the one
+                # that explains the other cases too is the learner's.
+                if self.consistent(item, watch, found):
+                    return found
+        if got.shape != want.shape or not math.isfinite(max(got.flat, default=0.0)):
+            return None
+
+        def gap(value: float) -> float:
+            mine = answer(value)
+            if mine is None or mine.shape != got.shape:
+                return math.inf
+            return max((abs(a - b) for a, b in zip(mine.flat, got.flat)), default=0.0)
+
+        # Golden-section search on a log scale: a scale inside a softmax changes the answer
+        # smoothly, so the gap has one valley between the bounds in the cases that matter.
+        a, b = math.log(low), math.log(high)
+        ratio = (math.sqrt(5) - 1) / 2
+        c, d = b - ratio * (b - a), a + ratio * (b - a)
+        gc, gd = gap(math.exp(c)), gap(math.exp(d))
+        for _ in range(FIT_STEPS):
+            if gc <= gd:
+                b, d, gd = d, c, gc
+                c = b - ratio * (b - a)
+                gc = gap(math.exp(c))
+            else:
+                a, c, gc = c, d, gd
+                d = a + ratio * (b - a)
+                gd = gap(math.exp(d))
+        value = float(f"{math.exp(c if gc <= gd else d):.3g}")
+        mine = answer(value)
+        if (
+            mine is None
+            or is_right(value)
+            or diagnose.close(mine, want, rtol, atol)
+            or not diagnose.close(got, mine, rtol, atol)
+        ):
+            return None
+        found = diagnose.Fitted(value, fit.fmt(value), right)
+        return found if self.consistent(item, watch, found) else None
+
+    def consistent(
+        self, item: CaseItem, watch: model.WatchOut, found: diagnose.Fitted | None
+    ) -> bool:
+        """Whether *watch* explains every other failing case where its mistake differs from the
+        right answer (a degenerate case alone must not name a mistake). Cases whose code did
+        not return an answer tell nothing and are left out."""
+        exercise = item.exercise
+        if item.case.hidden or any(self.timed_out.get((str(exercise.path), item.learner), [])):
+            return True
+        for case in exercise.cases:
+            if case.number == item.case.number:
+                continue
+            if case.generated:
+                expected = self.reference_answer(item, case.inputs)
+                if expected is None:
+                    continue
+            else:
+                expected = case.expected
+            outcome = self.learner_outcome(item, case)
+            if outcome.kind != RETURNED:
+                continue
+            rtol, atol = case.rtol, case.atol
+            try:
+                if judge(exercise, expected, outcome.answer, rtol, atol).passed:
+                    continue
+                value = None
+                if found is not None:
+                    value = found.value
+                    if found.expression:
+                        value = fit.evaluate(found.expression, _sizes(exercise, case.inputs))
+                mistake = self.mistake_raw(item, watch, case, value)
+                if mistake is None or judge(exercise, expected, mistake, rtol, atol).passed:
+                    continue
+                if not judge(exercise, mistake, outcome.answer, rtol, atol).passed:
+                    return False
+            except Exception:  # an answer that is not numbers tells nothing here
+                continue
+        return True
 
     def reference_answer(self, item: CaseItem, inputs: dict[str, Any]) -> Any:
         """The lesson's reference answer on *inputs* (encoded plain data), or None if the
@@ -197,6 +344,17 @@ class _Shown(str):
         return str(self)
 
 
+#: Steps of the search for a fitted parameter (each runs the mistake function once).
+FIT_STEPS = 16
+
+
+def _sizes(exercise: model.Exercise, inputs: dict[str, Any]) -> dict[str, int]:
+    """The sizes of the lesson's named axes in a case with *inputs*."""
+    if exercise.generate is None:
+        return {}
+    return fit.axis_sizes(exercise.generate.inputs, inputs)
+
+
 def _view(answer: Any) -> Any:
     """An encoded answer as nested lists, for display (packed parts unpacked). Our wire
     encoding never reaches a person: a tensor shows its values and type, another object its
@@ -249,10 +407,17 @@ class WatchOutMatcher:
         answers = {
             w.id: lessons.mistake_answer(item, w, evidence.part_index)
             for w in watch_outs
-            if w.mistake
+            if w.mistake and w.fit is None
         }
         generic = diagnose.detect(evidence) if any(w.detector for w in watch_outs) else None
-        return diagnose.match_watch_outs(evidence, watch_outs, answers, generic)
+        return diagnose.match_watch_outs(
+            evidence,
+            watch_outs,
+            answers,
+            generic,
+            fitter=lambda watch: lessons.fitted(item, watch, evidence),
+            consistent=lambda watch, found: lessons.consistent(item, watch, found),
+        )
 
 
 class GenericDetectors:

@@ -44,6 +44,7 @@ CHECKS: dict[Any, dict[str, Any]] = {
     model._slug: {"type": "string", "pattern": r"^[a-z0-9][a-z0-9-]*$"},
     model._detector: {"enum": list(model.DETECTORS)},
     model._strings: {"type": "array", "items": {"type": "string"}},
+    model._labels: {"type": "object", "additionalProperties": {"type": "string"}},
     model._boolean: {"type": "boolean"},
     model._integer: {"type": "integer"},
     model._count: {"type": "integer", "minimum": 1, "maximum": 1000},

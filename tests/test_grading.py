@@ -163,7 +163,8 @@ def run_double(
         ("def solve(x):\n    return [x, [1]]\n", "Make every row the same length*"),
         (
             "def solve(x):\n    return [x]\n",
-            "Return shape [[]2[]]: your answer has shape [[]1, 2[]]*",
+            "Remove the extra dimension of size 1 at position 0 with .squeeze(0): your "
+            "answer has shape [[]1, 2[]], the expected one [[]2[]].*",
         ),
         (
             "def solve(x):\n    return [float('nan') for v in x]\n",

@@ -297,3 +297,137 @@ def test_progress_counts_the_whole_course_whatever_the_selection(
     for options in (["-x"], ["--lf"], ["-k", "generated", "combine_heads"]):
         result = pytester.runpytest(*(options if "-k" in options else [*names, *options]))
         result.stdout.fnmatch_lines(["lessons: 3/5 passed [[]######----[]]"])
+
+
+# --- 7. fitted watch-outs and cross-case consistency ------------------------------------------
+
+MODEL_WIDTH_SCALE = """
+import math
+
+import torch
+
+
+def solve(Q, K, V):
+    q, k, v = (torch.tensor(x, dtype=torch.float64) for x in (Q, K, V))
+    heads, time, width = q.shape
+    scores = q @ k.transpose(-2, -1) / math.sqrt(heads * width)
+    out = torch.softmax(scores, dim=-1) @ v
+    return out.transpose(0, 1).reshape(time, -1).tolist()
+"""
+
+
+def test_a_scale_by_the_model_width_is_fitted_and_named(
+    pytester: pytest.Pytester, combine_heads: Make
+) -> None:
+    combine_heads(MODEL_WIDTH_SCALE)
+    result = pytester.runpytest("combine_heads", "-k", "case-3")
+    assert (
+        "Watch out: divide the scores by √width = 1.41, the square root of one head's width: "
+        "yours are divided by 2 = √4, the square root of the model width (heads × width)."
+        in said(result)
+    )
+
+
+def test_a_scale_no_author_named_is_still_fitted_as_a_number(
+    pytester: pytest.Pytester, combine_heads: Make
+) -> None:
+    combine_heads(MODEL_WIDTH_SCALE.replace("math.sqrt(heads * width)", "7.0"))
+    result = pytester.runpytest("combine_heads", "-k", "case-3")
+    assert "yours are divided by 7." in said(result)
+
+
+FIT_TOML = """
+[exercise]
+title = "Scale"
+inputs = ["x"]
+
+[[case]]
+x = [1.0, 2.0]
+expected = [0.5, 1.0]
+
+[[case]]
+x = [1.0, 2.0, 3.0, 4.0]
+expected = [0.25, 0.5, 0.75, 1.0]
+
+[generate]
+count = 2
+seed = 1
+
+[generate.axes]
+n = [2, 5]
+
+[generate.inputs]
+x = ["n"]
+
+[[watch_out]]
+id = "wrong-divisor"
+mistake = "divided_by"
+fit = [0.1, 100.0]
+right = "n"
+named = { "sqrt(n)" = "the square root of the length" }
+message = "divide by {right}, the length: yours divides by {fitted}."
+"""
+
+FIT_REFERENCE = "def solve(x):\n    return [v / len(x) for v in x]\n"
+FIT_MISTAKES = "def divided_by(x, d):\n    return [v / d for v in x]\n"
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_lesson_check_proves_a_fitted_watch_out_with_each_named_value(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    make_exercise(
+        "scale",
+        solution="def solve(x):\n    raise NotImplementedError\n",
+        toml=FIT_TOML,
+        reference__py=FIT_REFERENCE,
+        mistakes__py=FIT_MISTAKES,
+    )
+    pytester.runpytest("--lesson-check", "scale").assert_outcomes(passed=1)
+    # A named value the mistake cannot be told from is reported with its expression.
+    toml = FIT_TOML.replace('"sqrt(n)" = "the square root of the length"', '"n" = "the length"')
+    (pytester.path / "scale" / "exercise.toml").write_text(dedent(toml))
+    result = pytester.runpytest("--lesson-check", "scale")
+    result.stdout.fnmatch_lines(["*watch-out wrong-divisor (mistake divided_by(n)) passes every*"])
+
+
+CONSISTENT_TOML = """
+[exercise]
+title = "Double"
+inputs = ["x"]
+
+[[case]]
+name = "degenerate"
+x = [3]
+expected = [6]
+
+[[case]]
+x = [5]
+expected = [10]
+
+[[watch_out]]
+id = "squared"
+mistake = "squared"
+message = "multiply by two, not by the number itself."
+
+[[watch_out]]
+id = "plus-six"
+mistake = "plus_six"
+message = "multiply by two, do not add six."
+"""
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_a_watch_out_is_named_only_when_it_explains_every_failing_case(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    make_exercise(
+        solution="def solve(x):\n    return [v + 6 for v in x]\n",
+        toml=CONSISTENT_TOML,
+        mistakes__py="def squared(x):\n    return [v * v for v in x]\n\n\n"
+        "def plus_six(x):\n    return [v + 6 for v in x]\n",
+    )
+    text = failures(pytester.runpytest("double"))
+    # Case 1 alone fits "squared" too (3 * 3 = 3 + 6), case 2 does not.
+    assert "Watch out: multiply by two, do not add six." in text
+    assert "not by the number itself" not in text

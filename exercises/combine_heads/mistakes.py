@@ -37,3 +37,11 @@ def softmax_over_queries(Q, K, V):
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
     weights = torch.softmax(scores, dim=-2)
     return (weights @ v).transpose(0, 1).reshape(q.shape[1], -1).tolist()
+
+
+def scores_divided_by(Q, K, V, divisor):
+    """Attention whose scores are divided by *divisor* instead of √width; the grader fits the
+    divisor to the learner's answer (watch-out "wrong-scale")."""
+    q, k, v = _tensors(Q, K, V)
+    weights = torch.softmax(q @ k.transpose(-2, -1) / divisor, dim=-1)
+    return (weights @ v).transpose(0, 1).reshape(q.shape[1], -1).tolist()
