@@ -80,6 +80,7 @@ def axis_sizes(shapes: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str
     """The sizes of a case's named axes, read off its inputs: *shapes* maps an input to its axis
     names (``[generate.inputs]``), or to one axis name for an input that is that size."""
     sizes: dict[str, int] = {}
+    products: list[tuple[list[str], int]] = []
     for name, axes in shapes.items():
         value = inputs.get(name)
         if isinstance(axes, str):
@@ -91,7 +92,15 @@ def axis_sizes(shapes: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str
                 break
             if "*" not in axis:
                 sizes.setdefault(axis, len(value))
+            else:
+                products.append((axis.split("*"), len(value)))
             value = value[0] if value else None
+    # A product axis gives its one unknown factor: "kv_heads*group" of size 6 with kv_heads 2.
+    for factors, size in products:
+        unknown = [f for f in factors if f not in sizes]
+        known = math.prod(sizes[f] for f in factors if f in sizes)
+        if len(unknown) == 1 and known and size % known == 0:
+            sizes[unknown[0]] = size // known
     return sizes
 
 

@@ -253,7 +253,7 @@ class LessonSession:
                 mistake = self.mistake_raw(item, watch, case, value)
                 if mistake is None or judge(exercise, expected, mistake, rtol, atol).passed:
                     continue
-                if not judge(exercise, mistake, outcome.answer, rtol, atol).passed:
+                if not _same(exercise, mistake, outcome.answer, rtol, atol):
                     return False
             except Exception:  # an answer that is not numbers tells nothing here
                 continue
@@ -346,6 +346,19 @@ class _Shown(str):
 
 #: Steps of the search for a fitted parameter (each runs the mistake function once).
 FIT_STEPS = 16
+
+
+def _same(exercise: model.Exercise, a: Any, b: Any, rtol: float, atol: float) -> bool:
+    """Whether two encoded answers are the same within tolerance, NaN matching NaN (a mistake
+    that makes NaN is matched by the same NaN)."""
+    if exercise.outputs:
+        first, second = (split_outputs(x, len(exercise.outputs)) for x in (a, b))
+        if first is None or second is None:
+            return False
+        pairs = list(zip(first, second))
+    else:
+        pairs = [(a, b)]
+    return all(diagnose.close(read_numbers(x), read_numbers(y), rtol, atol) for x, y in pairs)
 
 
 def _sizes(exercise: model.Exercise, inputs: dict[str, Any]) -> dict[str, int]:

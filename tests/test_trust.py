@@ -431,3 +431,53 @@ def test_a_watch_out_is_named_only_when_it_explains_every_failing_case(
     # Case 1 alone fits "squared" too (3 * 3 = 3 + 6), case 2 does not.
     assert "Watch out: multiply by two, do not add six." in text
     assert "not by the number itself" not in text
+
+
+# --- 8. the course's catalogue ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("lesson", "function", "words"),
+    [
+        (
+            "causal_attention",
+            "softmax_over_queries",
+            "Watch out: take the softmax over the last dimension (dim=-1), the keys.",
+        ),
+        (
+            "causal_attention",
+            "masked_with_zero",
+            'Watch out: fill the hidden scores with -inf (float("-inf")), not 0.',
+        ),
+        (
+            "kv_cache_step",
+            "causal_flag_with_one_query",
+            "Watch out, in out (value 1 of 3): leave out is_causal=True for this one new token.",
+        ),
+    ],
+)
+def test_real_attention_mistakes_are_named(
+    pytester: pytest.Pytester, lesson: str, function: str, words: str
+) -> None:
+    shutil.copytree(EXERCISES / lesson, pytester.path / lesson)
+    (pytester.path / lesson / "solution.py").write_text(
+        f"from mistakes import {function} as solve\n"
+    )
+    result = pytester.runpytest(lesson, "-k", "case-1")
+    assert words in said(result)
+
+
+def test_a_model_width_scale_in_the_kv_step_is_named(pytester: pytest.Pytester) -> None:
+    reference = (EXERCISES / "kv_cache_step" / "reference.py").read_text()
+    wrong = reference.replace(
+        "F.scaled_dot_product_attention(q_new, keys, values)",
+        "F.scaled_dot_product_attention(q_new, keys, values, scale=1 / (q_new.shape[0] * "
+        "q_new.shape[-1]) ** 0.5)",
+    )
+    kv_lesson(pytester, wrong)
+    result = pytester.runpytest("kv_cache_step", "-k", "case-3")
+    assert (
+        "Watch out, in out (value 1 of 3): divide the scores by √width = 1.41, the square root "
+        "of one head's width: yours are divided by 2.45 = √6, the square root of the model "
+        "width (heads × width)." in said(result)
+    )

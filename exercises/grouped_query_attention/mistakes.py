@@ -27,3 +27,12 @@ def scores_not_scaled(Q, K, V):
     k, v = k.repeat_interleave(group, dim=0), v.repeat_interleave(group, dim=0)
     weights = torch.softmax(q @ k.transpose(-2, -1), dim=-1)
     return (weights @ v).tolist()
+
+
+def scores_divided_by(Q, K, V, divisor):
+    """Grouped attention whose scores are divided by *divisor*; fitted by the grader."""
+    q, k, v = _tensors(Q, K, V)
+    group = q.shape[0] // k.shape[0]
+    k, v = k.repeat_interleave(group, dim=0), v.repeat_interleave(group, dim=0)
+    weights = torch.softmax(q @ k.transpose(-2, -1) / divisor, dim=-1)
+    return (weights @ v).tolist()
