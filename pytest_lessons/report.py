@@ -14,7 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from pytest_lessons.compare import Comparison, fmt_index, fmt_number, fmt_shape
+from pytest_lessons.compare import (
+    Comparison,
+    fmt_index,
+    fmt_number,
+    fmt_shape,
+    size_one_positions,
+)
 from pytest_lessons.diagnose import Diagnosis
 from pytest_lessons.outcome import (
     DIED,
@@ -551,9 +557,14 @@ def fault_key(outcome: Outcome, comparison: Comparison | None) -> str:
         where = f" at {Path(frame.file).name}:{frame.line}" if frame else ""
         return f"raised {outcome.error_type}{where}"
     if outcome.kind == RETURNED and comparison is not None:
+        part = f" in {comparison.part}" if comparison.part else ""
+        got, want = comparison.got_shape, comparison.expected_shape
+        if comparison.problem == "shape" and got is not None and size_one_positions(got, want):
+            # A forgotten .squeeze() or .unsqueeze() is the same fault whatever the sizes.
+            extra = "extra" if len(got) > len(want) else "missing"
+            return f"returned an {extra} size-1 dimension{part}"
         if comparison.problem in ("", "values", "shape", "nonfinite"):
             return ""
-        part = f" in {comparison.part}" if comparison.part else ""
         return f"returned {comparison.problem}{part}"
     return ""
 
