@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -30,6 +30,8 @@ class GenerateSpec:
     decimals: int
     points: float
     hidden: bool
+    ranges: dict[str, tuple[float, float]] = field(default_factory=dict)
+    """Input name -> its own [lowest, highest] drawn value, instead of ``values``."""
 
 
 def distinct_possible(axes: dict[str, tuple[int, int]]) -> bool:
@@ -57,11 +59,13 @@ def _sizes(spec: GenerateSpec, rng: random.Random) -> dict[str, int]:
     raise ValueError("the axes' size ranges leave no way to give every axis its own size")
 
 
-def _fill(shape: list[int], spec: GenerateSpec, rng: random.Random) -> Any:
+def _fill(
+    shape: list[int], spec: GenerateSpec, rng: random.Random, bounds: tuple[float, float]
+) -> Any:
     if not shape:
-        low, high = spec.values
+        low, high = bounds
         return round(rng.uniform(low, high), spec.decimals)
-    return [_fill(shape[1:], spec, rng) for _ in range(shape[0])]
+    return [_fill(shape[1:], spec, rng, bounds) for _ in range(shape[0])]
 
 
 def size_of(axis: str, sizes: dict[str, int]) -> int:
@@ -78,11 +82,16 @@ def axis_names(axis: str) -> list[str]:
 
 
 def _input(
-    axes: tuple[str, ...] | str, sizes: dict[str, int], spec: GenerateSpec, rng: random.Random
+    name: str,
+    axes: tuple[str, ...] | str,
+    sizes: dict[str, int],
+    spec: GenerateSpec,
+    rng: random.Random,
 ) -> Any:
     if isinstance(axes, str):
         return sizes[axes]
-    return _fill([size_of(a, sizes) for a in axes], spec, rng)
+    bounds = spec.ranges.get(name, spec.values)
+    return _fill([size_of(a, sizes) for a in axes], spec, rng, bounds)
 
 
 def draw(spec: GenerateSpec) -> list[tuple[dict[str, int], dict[str, Any]]]:
@@ -91,7 +100,7 @@ def draw(spec: GenerateSpec) -> list[tuple[dict[str, int], dict[str, Any]]]:
     for index in range(spec.count):
         rng = random.Random(f"pytest-lessons:{spec.seed}:{index}")
         sizes = _sizes(spec, rng)
-        inputs = {name: _input(axes, sizes, spec, rng) for name, axes in spec.inputs.items()}
+        inputs = {name: _input(name, axes, sizes, spec, rng) for name, axes in spec.inputs.items()}
         cases.append((sizes, inputs))
     return cases
 

@@ -294,6 +294,12 @@ def _axes(value: Any) -> str | None:
     return None
 
 
+def _ranges(value: Any) -> str | None:
+    if not isinstance(value, dict) or any(_range(v) for v in value.values()):
+        return "must be a table of input name = [lowest, highest]"
+    return None
+
+
 def _labels(value: Any) -> str | None:
     if not isinstance(value, dict) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in value.items()
@@ -416,6 +422,12 @@ GENERATE_FIELDS: tuple[Field, ...] = (
     ),
     Field("seed", _integer, "The same seed draws the same cases.", default=0),
     Field("values", _range, "[lowest, highest] value drawn.", default=[-1.0, 1.0]),
+    Field(
+        "ranges",
+        _ranges,
+        "Input name -> its own [lowest, highest] value drawn (a temperature above 0).",
+        default=None,
+    ),
     Field("decimals", _decimals, "Digits each drawn value is rounded to.", default=2),
     Field("points", _non_negative, "What each generated case is worth.", default=1),
     Field("hidden", _boolean, "Hide the generated cases' inputs and answers.", default=False),
@@ -609,7 +621,16 @@ def _generate_spec(raw: Any, inputs: tuple[str, ...], path: Path) -> GenerateSpe
             for part in axis_names(axis):
                 if part not in axes:
                     raise ExerciseError(path, f'generate.inputs.{name} names unknown axis "{part}"')
+    ranges = table["ranges"] or {}
+    for name in ranges:
+        if name not in inputs:
+            raise ExerciseError(path, f"generate.ranges: {_unknown(name, list(inputs))}")
+        if isinstance(shapes.get(name), str):
+            raise ExerciseError(
+                path, f"generate.ranges.{name}: this input is an axis size, drawn from its axis"
+            )
     return GenerateSpec(
+        ranges={name: (float(b[0]), float(b[1])) for name, b in ranges.items()},
         count=table["count"],
         seed=table["seed"],
         axes=axes,

@@ -45,6 +45,10 @@ CHECKS: dict[Any, dict[str, Any]] = {
     model._detector: {"enum": list(model.DETECTORS)},
     model._strings: {"type": "array", "items": {"type": "string"}},
     model._labels: {"type": "object", "additionalProperties": {"type": "string"}},
+    model._ranges: {
+        "type": "object",
+        "additionalProperties": {"type": "array", "items": _NUMBER, "minItems": 2, "maxItems": 2},
+    },
     model._boolean: {"type": "boolean"},
     model._integer: {"type": "integer"},
     model._count: {"type": "integer", "minimum": 1, "maximum": 1000},

@@ -481,3 +481,57 @@ def test_a_model_width_scale_in_the_kv_step_is_named(pytester: pytest.Pytester) 
         "of one head's width: yours are divided by 2.45 = √6, the square root of the model "
         "width (heads × width)." in said(result)
     )
+
+
+# --- 9. authoring -----------------------------------------------------------------------------
+
+RANGED_TOML = """
+[exercise]
+title = "Softmax with a temperature"
+inputs = ["x", "temperature", "n"]
+
+[[case]]
+x = [1.0, 2.0]
+temperature = 1.0
+n = 2
+expected = [1.0, 2.0]
+
+[generate]
+count = 20
+values = [-3.0, 3.0]
+
+[generate.axes]
+n = [2, 5]
+
+[generate.inputs]
+x = ["n"]
+temperature = []
+n = "n"
+
+[generate.ranges]
+temperature = [0.5, 2.0]
+"""
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_a_per_input_range_keeps_a_scalar_input_in_bounds(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    checker = (
+        "def solve(x, temperature, n):\n"
+        "    assert 0.5 <= temperature <= 2.0, temperature\n"
+        "    assert n == len(x) and isinstance(n, int)\n"
+        "    return x\n"
+    )
+    make_exercise(solution=checker, toml=RANGED_TOML, reference__py=checker)
+    pytester.runpytest("double").assert_outcomes(passed=21)
+    bad = RANGED_TOML.replace("temperature = [0.5, 2.0]", "temprature = [0.5, 2.0]")
+    (pytester.path / "double" / "exercise.toml").write_text(dedent(bad))
+    result = pytester.runpytest("double")
+    assert 'generate.ranges: unknown key "temprature" (did you mean "temperature"?)' in said(result)
+
+
+def test_the_generate_features_are_documented() -> None:
+    text = (EXERCISES.parent / "docs" / "ci-grading.md").read_text()
+    for feature in ("temperature = []", 'heads = "heads"', "kv_heads*group", "[generate.ranges]"):
+        assert feature in text
