@@ -9,12 +9,18 @@ exercise, the watch-out and the case. The mistakes are graded exactly as a learn
 
 from __future__ import annotations
 
+import difflib
+import re
+import shutil
+import subprocess
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_lessons import export, model
+from pytest_lessons.compare import nested, read_numbers
 from pytest_lessons.generate import draw
 from pytest_lessons.nodes import CaseItem, LessonFailure, Verdict, judge, repr_failure
 from pytest_lessons.outcome import RETURNED
@@ -72,17 +78,28 @@ class LessonCheck(pytest.Item):
         if reference is None or not reference.is_file():
             problems.append(f"{name}: reference.py is missing")
         else:
-            for case, verdict, _ in self._grade(reference, exercise.entry):
-                if verdict.status != "passed":
-                    problems.append(
-                        f"{name}: the reference fails {case.label}: {_headline(verdict)}"
+            failed: dict[str, list[int]] = {}
+            for case, verdict, (answer, _, _) in self._grade(reference, exercise.entry):
+                if verdict.status == "passed":
+                    continue
+                what = _headline(verdict)
+                if verdict.status == "failed" and not case.generated:
+                    # A wrong expected value is the likeliest cause: show both, in full.
+                    what = (
+                        f"the case at line {case.line} of exercise.toml expects "
+                        f"{abbreviate(case.expected, 100)}, the reference returns "
+                        f"{abbreviate(_plain(answer), 100)}"
                     )
+                failed.setdefault(what, []).append(case.number)
+            for what, numbers in failed.items():
+                problems.append(f"{name}: the reference fails {_cases(numbers)}: {what}")
 
-        starter = self._grade(exercise.solution, exercise.entry)
+        starter_file, shipped = self._starter()
+        starter = self._grade(starter_file, exercise.entry)
         if all(verdict.status == "passed" for _, verdict, _ in starter):
             problems.append(
-                f"{name}: the starter {exercise.solution.name} passes every case; learners "
-                "would start with a finished exercise"
+                f"{name}: the starter {exercise.solution.name}{shipped} passes every case; "
+                "learners would start with a finished exercise"
             )
 
         answers: dict[str, list[Any]] = {}
@@ -128,18 +145,19 @@ class LessonCheck(pytest.Item):
             if not failing:
                 problems.append(f"{where} passes every case, so no case can catch it")
             wrong: dict[str, list[int]] = {}
+            no_answer: dict[str, list[int]] = {}
             for case, verdict, found in failing:
                 if verdict.status != "failed":
-                    problems.append(
-                        f"{where}: on {case.label} the mistake does not return an answer: "
-                        f"{_headline(verdict)}"
-                    )
+                    no_answer.setdefault(self._why(verdict, watch.mistake), []).append(case.number)
                 elif found != watch.id:
                     what = f"watch-out {found} fires instead" if found else "no watch-out fires"
                     wrong.setdefault(what, []).append(case.number)
+            for why, numbers in no_answer.items():
+                problems.append(
+                    f"{where}: on {_cases(numbers)} the mistake does not return an answer: {why}"
+                )
             for what, numbers in wrong.items():
-                label = "case" if len(numbers) == 1 else "cases"
-                problems.append(f"{where}: on {label} {', '.join(map(str, numbers))} {what}")
+                problems.append(f"{where}: on {_cases(numbers)} {what}")
         problems += self._look_alikes(answers)
         if not problems:
             problems += self._learner_copy(graded_by)
@@ -182,6 +200,40 @@ class LessonCheck(pytest.Item):
                     "cases catch it, so a learner would never see it caught"
                 )
         return problems
+
+    def _why(self, verdict: Verdict, function: str) -> str:
+        """Why a mistake function gave no answer; for a misspelled name, the likely one."""
+        why = _headline(verdict)
+        mistakes = self.exercise.mistakes or self.exercise.folder / "mistakes.py"
+        if "Define a function named" in verdict.headline and mistakes.is_file():
+            defined = re.findall(r"^def (\w+)\(", mistakes.read_text(), re.M)
+            close = difflib.get_close_matches(function, defined, n=1)
+            why = f"{mistakes.name} defines no function {function}"
+            if close:
+                why += f' (did you mean "{close[0]}"?)'
+        return why
+
+    def _starter(self) -> tuple[Path, str]:
+        """The starter as it will be shipped: the committed file when the lesson is in git and
+        the working copy differs (an author who solved the lesson to test it), else the file."""
+        solution = self.exercise.solution
+        try:
+            shipped = subprocess.run(
+                ["git", "show", f"HEAD:./{solution.name}"],
+                cwd=solution.parent,
+                capture_output=True,
+                check=True,
+                timeout=10,
+            ).stdout
+        except (OSError, subprocess.SubprocessError):
+            return solution, ""
+        if solution.is_file() and solution.read_bytes() == shipped:
+            return solution, ""
+        folder = Path(tempfile.mkdtemp(prefix="lesson-starter-"))
+        self.config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
+        copy = folder / solution.name
+        copy.write_bytes(shipped)
+        return copy, " (as committed)"
 
     def _same(self, a: Any, b: Any) -> bool:
         if a is None or b is None:
@@ -243,6 +295,29 @@ class LessonCheck(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, 0, f"{self.exercise.slug}: lesson check"
+
+
+def _cases(numbers: list[int]) -> str:
+    return f"case {numbers[0]}" if len(numbers) == 1 else "cases " + ", ".join(map(str, numbers))
+
+
+def _plain(answer: Any) -> Any:
+    """An encoded answer as plain lists for an author to read (never the wire encoding),
+    numbers short: 6 for 6.0, 6 significant digits."""
+    try:
+        if isinstance(answer, list):
+            return [_plain(part) for part in answer]
+        return _short(nested(read_numbers(answer)))
+    except Exception:
+        return answer if not isinstance(answer, dict) else f"a {answer.get('type', 'value')}"
+
+
+def _short(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_short(v) for v in value]
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return int(value)
+    return float(f"{value:.6g}") if isinstance(value, float) else value
 
 
 def _headline(verdict: Verdict) -> str:

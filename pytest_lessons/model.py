@@ -455,6 +455,7 @@ def load(path: Path) -> Exercise:
 
 def parse(text: str, path: Path) -> Exercise:
     """Validate the TOML *text* of the exercise file at *path*."""
+    lines = text.splitlines()
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -462,13 +463,66 @@ def parse(text: str, path: Path) -> Exercise:
         position = _TOML_POSITION.search(message)
         line = int(position.group(1)) if position else None
         problem = _TOML_POSITION.sub("", message).strip()
+        if line is not None and re.search(r"array|\]", problem, re.I):
+            line = _unclosed(lines, line)
         raise ExerciseError(path, f"is not valid TOML: {problem}", line) from None
-    lines = text.splitlines()
     case_lines = [n for n, line in enumerate(lines, 1) if _CASE_HEADER.match(line)]
     generate_line = next(
         (n for n, line in enumerate(lines, 1) if _GENERATE_HEADER.match(line)), None
     )
-    return _build(data, path, case_lines, generate_line)
+    try:
+        return _build(data, path, case_lines, generate_line)
+    except ExerciseError as error:
+        error.line = _key_line(lines, error) or error.line
+        raise
+
+
+def _brackets(line: str) -> int:
+    """How many more [ than ] a line opens, outside strings and comments (roughly)."""
+    depth, quote = 0, ""
+    for char in line:
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "\"'":
+            quote = char
+        elif char == "#":
+            break
+        elif char == "[":
+            depth += 1
+        elif char == "]":
+            depth -= 1
+    return depth
+
+
+def _unclosed(lines: list[str], reported: int) -> int:
+    """The line of an array left open: the parser notices it on a later line (the next key),
+    the author needs the line where the ] is missing."""
+    for number in range(min(reported, len(lines)), 0, -1):
+        line = lines[number - 1]
+        if number < reported and line.strip() and _brackets(line) > 0:
+            stripped = line.strip()
+            if not stripped.startswith("[") or "=" in stripped:
+                return number
+        if number < reported - 20:
+            break
+    return reported
+
+
+def _key_line(lines: list[str], error: ExerciseError) -> int | None:
+    """The line of the key an error names (``unknown key "expect"``, ``missing "x"``), looked
+    for from the table the error is in; None when not found."""
+    match = re.search(r'(?:unknown key|key|input|missing) "([^"]+)"', error.problem)
+    if not match:
+        return None
+    key = re.escape(match.group(1))
+    start = error.line or 1
+    pattern = re.compile(rf"^\s*{key}\s*=")
+    for number in range(start, len(lines) + 1):
+        if number > start and lines[number - 1].lstrip().startswith("[") and error.line:
+            break  # the next table: the key is not in the error's own table
+        if pattern.match(lines[number - 1]):
+            return number
+    return None
 
 
 def _unknown(key: str, known: list[str]) -> str:

@@ -7,6 +7,7 @@ Collection parses TOML only; it imports neither torch nor learner code.
 
 from __future__ import annotations
 
+import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -131,6 +132,31 @@ class ExerciseFile(pytest.File):
                 )
 
 
+def restore_hint(path: Path, shown: str) -> str:
+    """How a learner who changed a lesson's file by accident gets the course's copy back: git
+    when the file is committed and changed, else a fresh copy of the lesson."""
+
+    def git(*args: str) -> int:
+        return subprocess.run(
+            ["git", *args], cwd=path.parent, capture_output=True, timeout=10
+        ).returncode
+
+    try:
+        tracked = git("ls-files", "--error-unmatch", "--", path.name) == 0
+        changed = git("diff", "--quiet", "HEAD", "--", path.name) if tracked else -1
+    except (OSError, subprocess.SubprocessError):
+        changed = -1
+    if changed == 1:
+        return (
+            f"\n  If you did not mean to change it, restore the course's copy with\n"
+            f"  `git checkout -- {shown}` (your solution.py is not touched).\n"
+        )
+    return (
+        "\n  If you did not mean to change it, take this file again from the course's\n"
+        "  download (your solution.py can stay).\n"
+    )
+
+
 def learners(submissions: Path) -> list[str]:
     """The learners of a submissions folder: its sub-folders, in name order."""
     return sorted(
@@ -184,7 +210,7 @@ class BrokenExercise(pytest.Item):
         where = _lessons(self.config).show(self.error.path)
         raise LessonFailure(
             f"Fix {where}: this exercise cannot be graded until its file is valid.\n\n"
-            f"  {self.error}\n",
+            f"  {self.error}\n" + restore_hint(self.error.path, where),
             f"Fix {where}{f', line {self.error.line}' if self.error.line else ''}: "
             f"{self.error.problem.splitlines()[0]}",
         )

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Callable
 
@@ -535,3 +536,85 @@ def test_the_generate_features_are_documented() -> None:
     text = (EXERCISES.parent / "docs" / "ci-grading.md").read_text()
     for feature in ("temperature = []", 'heads = "heads"', "kv_heads*group", "[generate.ranges]"):
         assert feature in text
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_lesson_check_shows_a_wrong_expected_value_and_groups_cases(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    toml = FIVE_CASES.replace("expected = [6, 8]", "expected = [6, 9]").replace("timeout = 1", "")
+    toml += '\n[[watch_out]]\nid = "plus"\nmistake = "plus_tow"\nmessage = "double it."\n'
+    make_exercise(
+        solution="def solve(x):\n    raise NotImplementedError\n",
+        toml=toml,
+        reference__py=DOUBLE_RIGHT,
+        mistakes__py="def plus_two(x):\n    return [v + 2 for v in x]\n",
+    )
+    result = pytester.runpytest("--lesson-check", "double")
+    text = said(result)
+    assert (
+        "double: the reference fails case 2: the case at line 10 of exercise.toml expects "
+        "[6, 9], the reference returns [6, 8]" in text
+    )
+    assert (
+        "on cases 1, 2, 3, 4, 5 the mistake does not return an answer: mistakes.py defines no "
+        'function plus_tow (did you mean "plus_two"?)' in text
+    )
+    assert text.count("plus_tow") == 2  # the heading and the one grouped problem
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_lesson_check_checks_the_starter_as_committed(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    make_exercise(
+        solution="def solve(x):\n    raise NotImplementedError\n",
+        toml=FIVE_CASES,
+        reference__py=DOUBLE_RIGHT,
+    )
+    git = ["git", "-c", "user.name=a", "-c", "user.email=a@b", "-c", "commit.gpgsign=false"]
+    subprocess.run(["git", "init", "-q"], cwd=pytester.path, check=True)
+    subprocess.run(["git", "add", "."], cwd=pytester.path, check=True)
+    subprocess.run([*git, "commit", "-qm", "lesson"], cwd=pytester.path, check=True)
+    # The author solves the lesson to try it: the shipped starter is still the stub.
+    (pytester.path / "double" / "solution.py").write_text(dedent(DOUBLE_RIGHT))
+    pytester.runpytest("--lesson-check", "double").assert_outcomes(passed=1)
+    subprocess.run([*git, "commit", "-qam", "oops"], cwd=pytester.path, check=True)
+    result = pytester.runpytest("--lesson-check", "double")
+    assert "the starter solution.py passes every case" in said(result)
+
+
+def test_toml_errors_name_the_line_to_fix_and_how_to_restore(
+    pytester: pytest.Pytester, combine_heads: Make
+) -> None:
+    folder = combine_heads()
+    original = (folder / "exercise.toml").read_text()
+    lines = original.splitlines()
+    q_line = next(n for n, line in enumerate(lines) if line.startswith("Q = [[[0], [0]]"))
+    broken = list(lines)
+    broken[q_line] = broken[q_line][:-1]  # the closing ] is missing
+    (folder / "exercise.toml").write_text("\n".join(broken) + "\n")
+    result = pytester.runpytest("combine_heads")
+    text = said(result)
+    assert f"exercise.toml, line {q_line + 1}: is not valid TOML" in text
+    assert "If you did not mean to change it, take this file again" in text
+
+    expected_line = next(n for n, line in enumerate(lines) if line.startswith("expected = "))
+    typo = list(lines)
+    typo[expected_line] = typo[expected_line].replace("expected", "expect", 1)
+    (folder / "exercise.toml").write_text("\n".join(typo) + "\n")
+    text = said(pytester.runpytest("combine_heads"))
+    assert (
+        f'exercise.toml, line {expected_line + 1}: case 1: unknown key "expect" '
+        '(did you mean "expected"?)' in text
+    )
+
+    # In a git checkout, the learner is told the command that restores the course's copy.
+    git = ["git", "-c", "user.name=a", "-c", "user.email=a@b", "-c", "commit.gpgsign=false"]
+    (folder / "exercise.toml").write_text(original)
+    subprocess.run(["git", "init", "-q"], cwd=pytester.path, check=True)
+    subprocess.run(["git", "add", "."], cwd=pytester.path, check=True)
+    subprocess.run([*git, "commit", "-qm", "course"], cwd=pytester.path, check=True)
+    (folder / "exercise.toml").write_text("\n".join(typo) + "\n")
+    text = said(pytester.runpytest("combine_heads"))
+    assert "restore the course's copy with `git checkout -- combine_heads/exercise.toml`" in text
