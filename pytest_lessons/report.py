@@ -514,7 +514,7 @@ def printed_lines(output: str, output_cut: int, limit: int = OUTPUT_LINES) -> li
     else:
         lines += ["  | " + line for line in printed]
     if output_cut:
-        lines.append(f"  [… {output_cut} more bytes were cut: a case keeps only so much output]")
+        lines.append(f"  [… {output_cut} bytes cut]")
     return lines
 
 

@@ -353,7 +353,7 @@ BROKEN = {
     ),
     "typo": (
         "[exercise]\ntitle='t'\ninputs=['x']\n[[case]]\nx=[1]\nexpectd=[2]\n",
-        'exercise.toml, line 4: case 1: unknown key "expectd" (did you mean "expected"?)',
+        'exercise.toml, line 6: case 1: unknown key "expectd" (did you mean "expected"?)',
     ),
     "rtol": (
         "[exercise]\ntitle='t'\ninputs=['x']\nrtol='a'\n[[case]]\nx=1\nexpected=2\n",

@@ -234,7 +234,8 @@ def test_an_always_equal_object_is_not_a_pass(
     """
     make_exercise(solution=solution)
     result = pytester.runpytest("double")
-    result.assert_outcomes(failed=2)
+    # Both cases fail; the second for the same reason, so it is counted, not explained again.
+    result.stdout.fnmatch_lines(["*= 1 failed, 1 failed the same way in *"])
     assert "solve returned a solution.Anything" in said(result)
 
 
@@ -314,7 +315,7 @@ def test_cases_are_seeded_so_random_answers_repeat(
 
     def solve(x):
         print(random.random())
-        return None
+        return [0]
     """
     make_exercise(solution=solution)
     result = pytester.runpytest("double")

@@ -144,10 +144,17 @@ def test_a_tensor_returned_is_explained_once_without_the_wire_encoding(
 def test_a_tensor_in_a_smaller_input_shows_as_values_not_encoding(
     pytester: pytest.Pytester, combine_heads: Make
 ) -> None:
-    # Wrong values, so the shrinker runs, returned as a tensor: the smaller input shows it.
-    combine_heads(REFERENCE.replace(".tolist()", " * 2"))
-    result = pytester.runpytest("combine_heads", "-k", "generated")
+    # Wrong values, so the shrinker runs; on the smaller input the code returns a tensor.
+    combine_heads(
+        REFERENCE.replace(
+            "return out.reshape(time, -1).tolist()",
+            "wrong = out.reshape(time, -1) * 2\n    return wrong if time <= 2 else wrong.tolist()",
+        )
+    )
+    result = pytester.runpytest("combine_heads", "-k", "generated-5")
     text = said(result)
+    assert "A smaller input that fails the same way" in text
+    assert "yours torch.Tensor([[" in text
     assert "'$'" not in text and "float64le" not in text
 
 
@@ -618,3 +625,12 @@ def test_toml_errors_name_the_line_to_fix_and_how_to_restore(
     (folder / "exercise.toml").write_text("\n".join(typo) + "\n")
     text = said(pytester.runpytest("combine_heads"))
     assert "restore the course's copy with `git checkout -- combine_heads/exercise.toml`" in text
+
+
+def test_one_fault_is_explained_once_under_xdist_too(
+    pytester: pytest.Pytester, combine_heads: Make
+) -> None:
+    combine_heads()
+    result = pytester.runpytest("combine_heads", "-n", "2")
+    result.stdout.fnmatch_lines(["*= 1 failed, 9 failed the same way in *"])
+    assert failures(result).count("combine_heads is not implemented yet") == 1
