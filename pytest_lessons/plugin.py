@@ -51,6 +51,8 @@ class LessonSession:
     the terminal saw them (also from pytest-xdist workers)."""
     raw_mistakes: dict[tuple[str, int, str, float | None], Any] = field(default_factory=dict)
     """(exercise file, case, watch-out, fitted value) -> the mistake function's answer."""
+    fit_failed: set[tuple[str, str, str]] = field(default_factory=set)
+    """(exercise file, learner, watch-out) whose search for a fitted value found nothing."""
     outcomes: dict[tuple[str, str, str, int], Outcome] = field(default_factory=dict)
     """(learner's file, entry, exercise file, case) -> the learner's outcome on it."""
     references: dict[tuple[str, str], Any] = field(default_factory=dict)
@@ -184,8 +186,16 @@ class LessonSession:
                 # that explains the other cases too is the learner's.
                 if self.consistent(item, watch, found):
                     return found
-        if got.shape != want.shape or not math.isfinite(max(got.flat, default=0.0)):
+        searched = (str(exercise.path), item.learner, watch.id)
+        if (
+            searched in self.fit_failed
+            or got.shape != want.shape
+            or not all(math.isfinite(v) for v in got.flat)
+        ):
             return None
+        # One search that finds nothing is enough: the same code makes the same mistake on
+        # every case, and each search runs the mistake function a dozen times or more.
+        self.fit_failed.add(searched)
 
         def gap(value: float) -> float:
             mine = answer(value)
@@ -208,17 +218,24 @@ class LessonSession:
                 a, c, gc = c, d, gd
                 d = a + ratio * (b - a)
                 gd = gap(math.exp(d))
-        value = float(f"{math.exp(c if gc <= gd else d):.3g}")
-        mine = answer(value)
-        if (
-            mine is None
-            or is_right(value)
-            or diagnose.close(mine, want, rtol, atol)
-            or not diagnose.close(got, mine, rtol, atol)
-        ):
+        best = math.exp(c if gc <= gd else d)
+        # The roundest value that gives the learner's answer: a learner writes 8, not 7.9983.
+        for value in dict.fromkeys(float(f"{best:.{n}g}") for n in (1, 2, 3, 4)):
+            mine = answer(value)
+            if (
+                mine is not None
+                and not is_right(value)
+                and not diagnose.close(mine, want, rtol, atol)
+                and diagnose.close(got, mine, rtol, atol)
+            ):
+                break
+        else:
             return None
         found = diagnose.Fitted(value, fit.fmt(value), right)
-        return found if self.consistent(item, watch, found) else None
+        if not self.consistent(item, watch, found):
+            return None
+        self.fit_failed.discard(searched)
+        return found
 
     def consistent(
         self, item: CaseItem, watch: model.WatchOut, found: diagnose.Fitted | None
