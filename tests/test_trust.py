@@ -468,9 +468,9 @@ def test_real_attention_mistakes_are_named(
     pytester: pytest.Pytester, lesson: str, function: str, words: str
 ) -> None:
     shutil.copytree(EXERCISES / lesson, pytester.path / lesson)
-    (pytester.path / lesson / "solution.py").write_text(
-        f"from mistakes import {function} as solve\n"
-    )
+    # Graded code may read only its own file: the mistake's code is copied into it.
+    mistakes = (EXERCISES / lesson / "mistakes.py").read_text()
+    (pytester.path / lesson / "solution.py").write_text(f"{mistakes}\n\nsolve = {function}\n")
     result = pytester.runpytest(lesson, "-k", "case-1")
     assert words in said(result)
 
