@@ -84,6 +84,15 @@ def said(result: pytest.RunResult) -> str:
     return " ".join(result.stdout.str().split())
 
 
+def failed(result: pytest.RunResult) -> int:
+    """How many cases failed, counting those that failed the same way as an earlier one (the
+    last line says "1 failed, 9 failed the same way"; parseoutcomes keeps only one count)."""
+    import re
+
+    last = result.stdout.lines[-1] if result.stdout.lines else ""
+    return sum(int(n) for n in re.findall(r"(\d+) failed", last))
+
+
 def dedent(code: str) -> str:
     return textwrap.dedent(code).lstrip("\n")
 

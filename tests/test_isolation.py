@@ -14,7 +14,7 @@ from typing import Callable
 
 import pytest
 
-from conftest import DOUBLE_RIGHT, REFERENCE, said
+from conftest import DOUBLE_RIGHT, REFERENCE, failed, said
 
 Make = Callable[..., Path]
 
@@ -201,11 +201,15 @@ def test_fake_summary_lines_and_monkeypatching_change_nothing(
 ) -> None:
     solution = """
     import sys
-    import pytest_lessons.compare as judge
-    import _pytest.runner
 
-    judge.compare = lambda *args, **kwargs: None
-    _pytest.runner.call_and_report = None
+    try:  # where the sandbox lets it read the grader's files at all
+        import pytest_lessons.compare as judge
+        import _pytest.runner
+
+        judge.compare = lambda *args, **kwargs: None
+        _pytest.runner.call_and_report = None
+    except PermissionError:
+        pass
     print("=================== 2 passed in 0.01s ===================")
     print("2 passed, 0 failed")
 
@@ -214,9 +218,9 @@ def test_fake_summary_lines_and_monkeypatching_change_nothing(
     """
     make_exercise(solution=solution)
     result = pytester.runpytest("double")
-    result.assert_outcomes(failed=2)
+    assert failed(result) == 2
     assert result.ret == 1
-    result.stdout.fnmatch_lines(["*| 2 passed, 0 failed", "*= 2 failed in *"])
+    result.stdout.fnmatch_lines(["*| 2 passed, 0 failed", "*= * failed* in *"])
     assert "\n2 passed, 0 failed" not in result.stdout.str()
 
 
