@@ -716,8 +716,10 @@ def _watch_out(w: dict[str, Any], path: Path, ex: dict[str, Any], data: dict[str
             used = fit.names(expression)
         except fit.ExpressionError as error:
             raise ExerciseError(path, f"{where}: {error}") from None
+        # Without [generate] (a learner's copy may leave it out) sizes are unknown, and only
+        # the search can fit the value: nothing to check the names against.
         unknown = [name for name in used if name not in axes]
-        if unknown:
+        if axes and unknown:
             raise ExerciseError(
                 path,
                 f'{where}: "{expression}" names "{unknown[0]}", which is not an axis of '
