@@ -105,7 +105,7 @@ class LessonCheck(pytest.Item):
         answers: dict[str, list[Any]] = {}
         # Who is graded, and how the full course graded them: for the learner's copy below.
         graded_by: dict[str, tuple[Path, str, list[tuple[model.Case, Verdict, Any]]]] = {
-            f"the starter {exercise.solution.name}": (exercise.solution, exercise.entry, starter)
+            f"the starter {exercise.solution.name}": (starter_file, exercise.entry, starter)
         }
         proofs: list[tuple[model.WatchOut, str | None]] = []
         for watch in exercise.watch_outs:
