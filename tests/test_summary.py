@@ -169,7 +169,12 @@ def test_hints_open_one_at_a_time_and_are_remembered(tmp_path: Path) -> None:
     (key,) = cache.data
     assert key.startswith("lessons/hints/double-") and cache.data[key] == 1
     second = summary.hint_lines(states, "next", cache, [])
-    assert second == [*first, "Hint 2: Second", "    x * 2"]
+    assert second == [
+        *first,
+        "Hint 2: Second",
+        "    x * 2",
+        "That was the last hint of double. The worked solution opens once every case passes.",
+    ]
     assert summary.hint_lines(states, "next", cache, []) == second  # no third hint to open
     assert cache.data[key] == 2
 
@@ -178,7 +183,11 @@ def test_all_shows_every_hint_and_reset_closes_them(tmp_path: Path) -> None:
     states = summary.collect([result(lesson(tmp_path), 1, False)])
     cache = Cache()
     shown = summary.hint_lines(states, "all", cache, [])
-    assert shown[-2:] == ["Hint 2: Second", "    x * 2"]
+    assert shown[-3:] == [
+        "Hint 2: Second",
+        "    x * 2",
+        "That was the last hint of double. The worked solution opens once every case passes.",
+    ]
     assert list(cache.data.values()) == [2]
     assert summary.hint_lines(states, "reset", cache, []) == [
         "",
