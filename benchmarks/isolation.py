@@ -4,6 +4,7 @@
     python benchmarks/isolation.py --rounds 10
     python benchmarks/isolation.py --only 4        # spawn mode against fork (about 3 minutes)
     python benchmarks/isolation.py --only 5        # huge pages and the cost of a fork (Linux)
+    python benchmarks/isolation.py --only 6        # closing the sandbox (Linux with Landlock)
 
 1. ``pytest exercises/combine_heads`` with a right solution, against a hand-written parametrized
    pytest file of the same four cases using ``torch.testing.assert_close``; the two commands
@@ -17,6 +18,9 @@
    against each started only when its case is due.
 5. Fork and exit of a process that has imported torch, with and without the worker's huge
    pages (``worker._huge_pages``): fresh processes of each kind alternate.
+6. Closing the sandbox in a case's child: ``confine()`` timed in children forked from a
+   process holding torch, with the fixed rules built ahead as the fork server does, and cold
+   (target <= 1 ms; see benchmarks/sandbox.py).
 """
 
 from __future__ import annotations
@@ -104,10 +108,14 @@ def overhead(rounds: int) -> None:
 
     import torch  # noqa: F401  - the direct call runs with torch already imported, as in the worker
 
+    from pytest_lessons import sandbox
     from pytest_lessons.runner import ForkRunner, Job
 
     inputs = [[[[0], [0]], [[1], [1]]], [[[0], [0]], [[0], [5]]], [[[2], [4]], [[10], [30]]]]
-    job = Job(LESSON / "reference.py", "solve", inputs, 10.0, 2048.0, 65536, 1)
+    # In the sandbox, as a graded case runs (where this system has one).
+    support = sandbox.probe()
+    policy = sandbox.make_policy(support, os.environ, user=None).for_course([LESSON], ROOT)
+    job = Job(LESSON / "reference.py", "solve", inputs, 10.0, 2048.0, 65536, 1, sandbox=policy)
     # The baseline: the learner's solve imported once, then called on a fresh copy of the
     # inputs, so the fork, the per-case import and the transfer are all in the difference.
     spec = importlib.util.spec_from_file_location("bench_reference", job.solution)
@@ -131,7 +139,8 @@ def overhead(rounds: int) -> None:
     finally:
         runner.close()
     a, b = statistics.median(isolated), statistics.median(direct)
-    print(f"2. isolated case round trip: median {a * 1000:.1f} ms over {rounds} cases")
+    boxed = f"sandbox Landlock ABI {support.abi}" if support.abi else "no sandbox here"
+    print(f"2. isolated case round trip ({boxed}): median {a * 1000:.1f} ms over {rounds} cases")
     print(f"   direct call of the imported solve: median {b * 1000:.2f} ms")
     print(f"   overhead {1000 * (a - b):.1f} ms median (target <= 10 ms)")
 
@@ -281,7 +290,7 @@ def huge_pages(rounds: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=30)
-    parser.add_argument("--only", choices=["1", "2", "3", "4", "5"])
+    parser.add_argument("--only", choices=["1", "2", "3", "4", "5", "6"])
     args = parser.parse_args()
     python = platform.python_version()
     print(f"machine: {platform.platform()}, {os.cpu_count()} cores, Python {python}")
@@ -295,6 +304,12 @@ def main() -> None:
         spawn_against_fork(max(3, args.rounds // 10))
     if args.only == "5":
         huge_pages(args.rounds)
+    if args.only in (None, "6"):
+        # What closing the sandbox costs a case, inside the overhead of 2 (benchmarks/sandbox.py).
+        sys.path.insert(0, str(Path(__file__).parent))
+        import sandbox as sandbox_benchmark
+
+        sandbox_benchmark.confine_cost(args.rounds)
 
 
 if __name__ == "__main__":
