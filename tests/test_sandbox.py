@@ -19,7 +19,7 @@ import pytest
 
 from pytest_lessons import sandbox
 
-from conftest import DOUBLE_RIGHT, ROOT, failed, said
+from conftest import DOUBLE_RIGHT, DOUBLE_TOML, ROOT, failed, said
 
 Make = Callable[..., Path]
 
@@ -43,27 +43,17 @@ def solve(x):
     return [[2 * v for v in row] for row in x]
 """
 
-#: A hidden case whose answer no learner output may ever show.
-HIDDEN_TOML = """
-[exercise]
-title = "Double every number"
-inputs = ["x"]
-
-[[case]]
-name = "a row"
-x = [1, 2]
-expected = [2, 4]
-
-[[case]]
-x = [[1.5, 2], [3, 4]]
-expected = [[3, 4], [6, 8]]
-
+#: The double exercise with a hidden case whose answer no learner output may ever show.
+HIDDEN_TOML = (
+    DOUBLE_TOML
+    + """
 [[case]]
 name = "secret"
 hidden = true
 x = [[7.25], [8.5625]]
 expected = [[14.5], [17.125]]
 """
+)
 
 #: A line of the reference that no learner output may ever show.
 REFERENCE_MARK = "# the author's own answer: 5c1d"
@@ -375,6 +365,8 @@ refused = []
 for pid in targets:
     try:
         os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass  # a group id that is no process's id
     except OSError as exc:
         refused.append(exc)
 if refused:
