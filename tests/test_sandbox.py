@@ -413,6 +413,7 @@ def test_a_solution_using_many_torch_operators_passes_in_the_sandbox(
     result.assert_outcomes(passed=10)
 
 
+@pytest.mark.torch
 def test_every_lesson_of_the_course_passes_with_its_reference_in_the_sandbox(
     pytester: pytest.Pytester,
 ) -> None:

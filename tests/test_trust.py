@@ -182,6 +182,7 @@ def kv_lesson(pytester: pytest.Pytester, code: str) -> None:
     (pytester.path / "kv_cache_step" / "solution.py").write_text(code)
 
 
+@pytest.mark.torch
 def test_a_forgotten_squeeze_is_named_with_its_position_and_output(
     pytester: pytest.Pytester,
 ) -> None:
@@ -207,6 +208,7 @@ def test_a_missing_size_one_dimension_asks_for_unsqueeze(
     assert "Add the missing dimension of size 1 at position 1 with .unsqueeze(1)" in said(result)
 
 
+@pytest.mark.torch
 def test_a_watch_out_on_a_later_output_names_that_output(pytester: pytest.Pytester) -> None:
     mistakes = (EXERCISES / "kv_cache_step" / "mistakes.py").read_text()
     kv_lesson(pytester, mistakes.replace("def new_token_first(", "def solve("))
@@ -292,6 +294,7 @@ def test_the_course_runs_and_reports_in_its_declared_order(pytester: pytest.Pyte
     assert firsts == sorted(firsts) and all(p >= 0 for p in firsts)
 
 
+@pytest.mark.torch
 def test_progress_counts_the_whole_course_whatever_the_selection(
     pytester: pytest.Pytester,
 ) -> None:
@@ -464,6 +467,7 @@ def test_a_watch_out_is_named_only_when_it_explains_every_failing_case(
         ),
     ],
 )
+@pytest.mark.torch
 def test_real_attention_mistakes_are_named(
     pytester: pytest.Pytester, lesson: str, function: str, words: str
 ) -> None:
@@ -475,6 +479,7 @@ def test_real_attention_mistakes_are_named(
     assert words in said(result)
 
 
+@pytest.mark.torch
 def test_a_model_width_scale_in_the_kv_step_is_named(pytester: pytest.Pytester) -> None:
     reference = (EXERCISES / "kv_cache_step" / "reference.py").read_text()
     wrong = reference.replace(
