@@ -47,8 +47,9 @@ FLOORS = {
     "generate": 97,
     # Issue 11 added the course order, the last-hint notice and the reset confirmation to
     # summary.py, tested end to end but not yet by unit tests that kill their mutants: 75.4%
-    # on 2026-11-30 after it landed (95.3% before). Raise it back as those tests come.
-    "summary": 75,
+    # on 2026-11-30 after it landed (95.3% before); one point below that, as a mutant that
+    # times out on a loaded machine can count either way. Raise it back as those tests come.
+    "summary": 74,
     "report": 88,
     "reports": 97,
 }
