@@ -16,11 +16,14 @@ import pytest
 
 if TYPE_CHECKING:
     from pytest_lessons.diagnose import Diagnosis, Evidence
+    from pytest_lessons.grading import Attempt
     from pytest_lessons.nodes import CaseItem
 
 
 @pytest.hookspec
-def pytest_lessons_diagnose(item: CaseItem, evidence: Evidence) -> Diagnosis | None:
+def pytest_lessons_diagnose(
+    item: CaseItem | Attempt, evidence: Evidence, attempt: Attempt
+) -> Diagnosis | None:
     """Say what went wrong with a failing case's answer, or return None.
 
     Called only when the learner's code returned an answer that is wrong (errors, crashes and
@@ -29,9 +32,13 @@ def pytest_lessons_diagnose(item: CaseItem, evidence: Evidence) -> Diagnosis | N
     ``diagnose.DETECTOR`` = 20), so a lesson's own words win over generic ones. A diagnosis
     with ``shows_values=True`` is not shown for hidden cases.
 
-    :param item: the failing case; ``item.exercise`` and ``item.case`` are the model objects.
+    :param item: the failing case: its test item in a grading run, the graded ``attempt``
+        under ``--lesson-check``; both have ``item.exercise`` and ``item.case``, the model
+        objects.
     :param evidence: the learner's answer and the expected one as plain numbers
         (``evidence.got.shape``, ``evidence.got.flat``), the tolerances and the case's inputs.
+    :param attempt: what is graded (:class:`pytest_lessons.grading.Attempt`): the exercise,
+        the case, the graded file and function, and the learner in batch grading.
 
     Example, in ``exercises/combine_heads/conftest.py``::
 

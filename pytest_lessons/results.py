@@ -105,4 +105,3 @@ class CaseResult:
         values = {k: v for k, v in data.items() if k in known}
         values["status"] = Status(values["status"])
         return cls(**values)
-

@@ -1,9 +1,9 @@
 """The ``lessons`` section at the end of a run: each exercise's state, the course's progress,
 hints and worked solutions.
 
-It reads only the plain results that travel on test reports (so it works under pytest-xdist),
-the exercise files, and pytest's cache (duck-typed: ``get(key, default)`` and ``set(key,
-value)``). It imports no pytest.
+It reads only the typed results (``results.CaseResult``) that travel on test reports (so it
+works under pytest-xdist), the exercise files, and pytest's cache (duck-typed: ``get(key,
+default)`` and ``set(key, value)``). It imports no pytest.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from typing import Any, Callable, Protocol
 
 from pytest_lessons import model
 from pytest_lessons.course import Course
-from pytest_lessons.report import wrap
+from pytest_lessons.results import CaseResult, Status
+from pytest_lessons.texts import wrap
 
 BAR = 10
 
@@ -40,7 +41,7 @@ class ExerciseState:
     mistakes: dict[str, list[int]] = field(default_factory=dict)
     """Watch-out id -> the cases where it fired."""
     faults: dict[str, list[int]] = field(default_factory=dict)
-    """A failure's cause that no input changes (see ``report.fault_key``) -> its cases."""
+    """A failure's cause that no input changes (see ``texts.fault_key``) -> its cases."""
 
     @property
     def complete(self) -> bool:
@@ -53,26 +54,26 @@ class ExerciseState:
 
 
 def collect(
-    results: Sequence[dict[str, Any]], order: Callable[[Path], Any] | None = None
+    results: Sequence[CaseResult], order: Callable[[Path], Any] | None = None
 ) -> list[ExerciseState]:
     """Group per-case results by exercise, in path order (or in *order*'s, given a path)."""
     states: dict[str, ExerciseState] = {}
     for result in results:
-        path = str(result["path"])
+        path = result.path
         state = states.setdefault(
-            path, ExerciseState(str(result["exercise"]), Path(path), int(result.get("cases", 0)))
+            path, ExerciseState(result.exercise, Path(path), result.cases)
         )
-        if result.get("status") == "broken":
-            state.broken = str(result.get("headline", "broken"))
+        if result.status == Status.BROKEN:
+            state.broken = result.headline or "broken"
             continue
-        number = int(result["case"])
+        number = result.case
         state.seen.add(number)
-        if result.get("passed"):
+        if result.passed:
             state.passed.add(number)
-        elif result.get("diagnosis_kind") == "watch_out":
-            state.mistakes.setdefault(str(result["diagnosis"]), []).append(number)
-        elif result.get("fault"):
-            state.faults.setdefault(str(result["fault"]), []).append(number)
+        elif result.diagnosis_kind == "watch_out":
+            state.mistakes.setdefault(str(result.diagnosis), []).append(number)
+        elif result.fault:
+            state.faults.setdefault(str(result.fault), []).append(number)
     keys = sorted(states)
     if order is not None:
         keys.sort(key=lambda key: order(Path(key)))
@@ -261,7 +262,7 @@ def solution_lines(
 
 
 def render(
-    results: Sequence[dict[str, Any]],
+    results: Sequence[CaseResult],
     show: Callable[[Path | str], str],
     cache: Cache | None,
     hints: str | None,

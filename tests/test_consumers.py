@@ -19,7 +19,7 @@ import jsonschema
 import pytest
 import xmlschema
 
-from pytest_lessons import reports
+from pytest_lessons import formats
 
 from conftest import DOUBLE_TOML
 
@@ -215,7 +215,7 @@ def test_a_classroom_report_of_a_flooding_learner_fits_the_reporters_variable(
     report = pytester.path / "classroom.json"
     data = json.loads(report.read_text())
     jsonschema.validate(data, json.loads((SCHEMAS / "classroom.schema.json").read_text()))
-    assert len(report.read_bytes()) <= reports.CLASSROOM_BUDGET
+    assert len(report.read_bytes()) <= formats.CLASSROOM_BUDGET
     assert "yyyy" not in report.read_text()  # no learner output
     assert len(data["tests"]) == 50 and data["max_score"] == 50
     assert data["tests"][1]["message"].startswith("Check")  # the headline, one line
@@ -277,11 +277,11 @@ def test_a_huge_course_is_cut_to_the_budget_with_a_notice_and_every_point() -> N
         }
         for n in range(4000)
     ]
-    report = reports.classroom(results)
-    text = reports.classroom_text(report)
-    assert len(text.encode()) <= reports.CLASSROOM_BUDGET
+    report = formats.classroom(results)
+    text = formats.classroom_text(report)
+    assert len(text.encode()) <= formats.CLASSROOM_BUDGET
     assert sum(t["score"] for t in report["tests"]) == pytest.approx(
-        reports.totals(results)["points"]
+        formats.totals(results)["points"]
     )
     assert report["max_score"] == 2000
     assert report["tests"][0]["test_code"].startswith("Shortened to fit GitHub Classroom")

@@ -1,30 +1,38 @@
 """The package's layers: a grading core that imports no pytest (the worker, the child that runs
-learner code and any other front end load it), and a thin pytest layer on top."""
+learner code and the notebook front end load it), and a thin pytest layer on top; no import
+cycle anywhere, and no import hidden inside a function to dodge one."""
 
 from __future__ import annotations
 
+import ast
 import json
 import pkgutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest_lessons
 
 #: The pytest layer: the only modules that may import pytest.
-PYTEST_LAYER = {"plugin", "nodes", "check", "hooks"}
+PYTEST_LAYER = {"plugin", "nodes", "hooks", "session"}
+
+PACKAGE = Path(pytest_lessons.__file__).parent
+
+
+def modules() -> list[str]:
+    return sorted(module.name for module in pkgutil.iter_modules(pytest_lessons.__path__))
 
 
 def core_modules() -> list[str]:
-    names = [module.name for module in pkgutil.iter_modules(pytest_lessons.__path__)]
-    return sorted(f"pytest_lessons.{name}" for name in names if name not in PYTEST_LAYER)
+    return [f"pytest_lessons.{name}" for name in modules() if name not in PYTEST_LAYER]
 
 
 def test_the_grading_core_imports_neither_pytest_nor_torch() -> None:
-    modules = core_modules()
-    assert "pytest_lessons.runner" in modules and "pytest_lessons.sandbox" in modules
+    core = core_modules()
+    assert "pytest_lessons.runner" in core and "pytest_lessons.grading" in core
     code = (
         "import importlib, json, sys\n"
-        f"for name in {modules!r}:\n"
+        f"for name in {core!r}:\n"
         "    importlib.import_module(name)\n"
         "print(json.dumps(sorted(m for m in ('pytest', '_pytest', 'torch') if m in sys.modules)))\n"
     )
@@ -32,3 +40,72 @@ def test_the_grading_core_imports_neither_pytest_nor_torch() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
     assert json.loads(done.stdout) == []
+
+
+def imports(name: str) -> dict[str, bool]:
+    """The package's modules that *name* imports, each with whether the import is at the
+    module's top level (``if TYPE_CHECKING:`` blocks count as top level)."""
+    tree = ast.parse((PACKAGE / f"{name}.py").read_text(encoding="utf-8"))
+    found: dict[str, bool] = {}
+    top = set(map(id, tree.body))
+    for node in tree.body:
+        if isinstance(node, ast.If):
+            top.update(map(id, node.body))
+    for node in ast.walk(tree):
+        targets: list[str] = []
+        if isinstance(node, ast.ImportFrom) and node.module:
+            if node.module == "pytest_lessons":
+                targets = [alias.name for alias in node.names]
+            elif node.module.startswith("pytest_lessons."):
+                targets = [node.module.split(".")[1]]
+        elif isinstance(node, ast.Import):
+            targets = [
+                a.name.split(".")[1] for a in node.names if a.name.startswith("pytest_lessons.")
+            ]
+        for target in targets:
+            if target in modules():
+                found[target] = found.get(target, False) or id(node) in top
+    return found
+
+
+def test_no_module_imports_another_of_the_package_inside_a_function() -> None:
+    # A lazy import is how a cycle hides. The package's __init__ is the one exception: it must
+    # stay light for the worker, so it loads the notebook extension only when asked.
+    lazy = {
+        (name, target)
+        for name in modules()
+        if name != "__init__"
+        for target, at_top in imports(name).items()
+        if not at_top
+    }
+    assert lazy == set()
+
+
+def test_the_package_has_no_import_cycle() -> None:
+    graph = {name: set(imports(name)) for name in modules()}
+    cycles = []
+
+    def visit(name: str, path: list[str]) -> None:
+        for target in sorted(graph[name]):
+            if target in path:
+                cycles.append(path[path.index(target) :] + [target])
+            elif target not in done:
+                visit(target, [*path, target])
+        done.add(name)
+
+    done: set[str] = set()
+    for name in graph:
+        if name not in done:
+            visit(name, [name])
+    assert cycles == []
+
+
+def test_the_core_never_imports_the_pytest_layer() -> None:
+    upward = {
+        (name, target)
+        for name in modules()
+        if name not in PYTEST_LAYER
+        for target in imports(name)
+        if target in PYTEST_LAYER
+    }
+    assert upward == set()

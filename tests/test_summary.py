@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from pytest_lessons import summary
+from pytest_lessons.results import CaseResult
 
 
 class Cache:
@@ -57,15 +58,17 @@ def lesson(tmp_path: Path, slug: str = "double", text: str = LESSON) -> Path:
     return folder / "exercise.toml"
 
 
-def result(path: Path, case: int, passed: bool, **extra: Any) -> dict[str, Any]:
-    return {
+def result(path: Path, case: int, passed: bool, **extra: Any) -> CaseResult:
+    data = {
         "path": str(path),
         "exercise": path.parent.name,
+        "title": path.parent.name,
         "cases": 2,
         "case": case,
-        "passed": passed,
+        "status": "passed" if passed else "failed",
         **extra,
     }
+    return CaseResult.from_dict(data)
 
 
 def show(path: Path | str) -> str:
@@ -92,13 +95,10 @@ def test_collect_groups_cases_by_exercise_in_path_order(tmp_path: Path) -> None:
 
 def test_a_broken_exercise_is_recorded_with_its_headline(tmp_path: Path) -> None:
     path = lesson(tmp_path)
-    (state,) = summary.collect(
-        [{"path": str(path), "exercise": "double", "status": "broken", "headline": "no cases"}]
-    )
+    broken = result(path, 0, False, status="broken", headline="no cases", cases=0)
+    (state,) = summary.collect([broken])
     assert state.broken == "no cases" and state.total == 0 and not state.seen
     assert state.failing and not state.complete
-    (state,) = summary.collect([{"path": str(path), "exercise": "double", "status": "broken"}])
-    assert state.broken == "broken"
 
 
 def test_complete_means_every_case_ran_and_passed(tmp_path: Path) -> None:
@@ -120,7 +120,7 @@ def test_progress_lines_say_each_exercise_state_and_the_course_bar(tmp_path: Pat
             result(two, 1, False, diagnosis="halved", diagnosis_kind="watch_out"),
             result(two, 2, False, diagnosis="halved", diagnosis_kind="watch_out"),
             result(three, 2, False, diagnosis="x", diagnosis_kind="watch_out"),
-            {"path": str(tmp_path / "z" / "exercise.toml"), "exercise": "z", "status": "broken"},
+            result(tmp_path / "z" / "exercise.toml", 0, False, status="broken", cases=0),
         ]
     )
     assert summary.progress_lines(states) == [

@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SURVIVORS = ROOT / "docs" / "mutation-survivors.md"
 
 #: The grading core: every module mutmut mutates (pyproject.toml, [tool.mutmut] only_mutate).
-CORE = ("compare", "model", "settings", "diagnose", "generate", "summary", "report", "reports")
+CORE = ("compare", "model", "settings", "diagnose", "generate", "summary", "texts", "formats")
 
 #: What .ci/run always checks: small modules whose tests run fast, so the check fits CI's time.
 CI_SAMPLE = ("settings", "generate", "summary")
@@ -50,8 +50,8 @@ FLOORS = {
     # on 2026-11-30 after it landed (95.3% before); one point below that, as a mutant that
     # times out on a loaded machine can count either way. Raise it back as those tests come.
     "summary": 74,
-    "report": 88,
-    "reports": 97,
+    "texts": 88,
+    "formats": 97,
 }
 
 #: mutmut's verdicts that mean a test noticed the mutant.

@@ -1,75 +1,87 @@
-"""``pytest --lesson-check``: prove a lesson sound before learners see it.
+"""The lesson check (``pytest --lesson-check``) and the learner's copy (``--lesson-export``):
+prove a lesson sound before learners see it.
 
 For every exercise: its file is valid (collection already says when not); the reference passes
 every case, generated ones included; the starter fails; each watch-out's mistake function fails
 at least one case and, wherever it fails, gets exactly its own watch-out; and no two mistakes give
 the same answer on every case (the cases could not tell them apart). Each problem names the
-exercise, the watch-out and the case. The mistakes are graded exactly as a learner's answer is.
+exercise, the watch-out and the case. The mistakes are graded exactly as a learner's answer is:
+through :meth:`Grader.grade <pytest_lessons.grading.Grader.grade>`.
+
+This module imports neither pytest nor torch.
 """
 
 from __future__ import annotations
 
 import difflib
 import re
-import shutil
 import subprocess
 import tempfile
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-import pytest
+from typing import Any
 
 from pytest_lessons import export, model
 from pytest_lessons.compare import nested, read_numbers
 from pytest_lessons.generate import draw
-from pytest_lessons.nodes import CaseItem, LessonFailure, Verdict, judge, repr_failure
+from pytest_lessons.grading import Attempt, Diagnoser, Graded, Grader, judge
 from pytest_lessons.outcome import RETURNED
-from pytest_lessons.report import abbreviate
-
-if TYPE_CHECKING:
-    from pytest_lessons.plugin import LessonSession
+from pytest_lessons.results import Status
+from pytest_lessons.texts import abbreviate
 
 #: Extra inputs drawn to find one that tells two look-alike mistakes apart.
 SEARCH = 40
 
+#: The learner name the check's grading runs under (its caches are kept apart by it).
+CHECKER = "(lesson check)"
 
-class LessonCheck(pytest.Item):
-    """The authoring check of one exercise."""
 
-    def __init__(self, *, exercise: model.Exercise, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+class LessonProblem(Exception):
+    """The lesson cannot be used as it is; the message is the whole text for its author."""
+
+
+Grades = list[tuple[model.Case, Graded]]
+
+
+class LessonCheck:
+    """The authoring check of one exercise, graded by *grader* and diagnosed by *diagnose*
+    (the front end's diagnosis, so a lesson's own ``conftest.py`` counts as for learners)."""
+
+    def __init__(
+        self, grader: Grader, exercise: model.Exercise, diagnose: Diagnoser | None = None
+    ) -> None:
+        self.grader = grader
         self.exercise = exercise
+        self.diagnose = diagnose
 
-    def _grade(
+    def grade(
         self,
         solution: Path,
         entry: str,
         exercise: model.Exercise | None = None,
         argument: str | None = None,
-    ) -> list[tuple[model.Case, Verdict, Any]]:
+    ) -> Grades:
         """Grade *entry* of *solution* on every case (of *exercise*, by default the lesson), as
         a learner's answer is graded (given *argument*'s value as its last argument, for a
         fitted watch-out)."""
-        graded = []
         exercise = exercise or self.exercise
-        for case in exercise.cases:
-            item = CaseItem.from_parent(
-                self.parent,
-                name=f"{entry}-{case.id}",
-                exercise=exercise,
-                case=case,
-                solution=solution,
-                entry=entry,
-                learner=f"(lesson check{f' {argument}' if argument else ''})",
-                argument=argument,
+        learner = f"{CHECKER[:-1]} {argument})" if argument else CHECKER
+        return [
+            (
+                case,
+                self.grader.grade(
+                    Attempt(exercise, case, solution, learner, entry, argument), self.diagnose
+                ),
             )
-            verdict = item.grade()
-            answer = item.outcome.answer if item.outcome and item.outcome.kind == RETURNED else None
-            diagnosis = item.diagnosis.id if item.diagnosis is not None else None
-            graded.append((case, verdict, (answer, diagnosis, item.diagnosis)))
-        return graded
+            for case in exercise.cases
+        ]
 
-    def runtest(self) -> None:
+    def problems(self) -> list[str]:
+        """Everything wrong with the lesson, one sentence each; empty when it is sound."""
+        with tempfile.TemporaryDirectory(prefix="lesson-starter-") as folder:
+            return self._problems(Path(folder))
+
+    def _problems(self, scratch: Path) -> list[str]:
         exercise = self.exercise
         problems: list[str] = []
         name = exercise.slug
@@ -79,33 +91,34 @@ class LessonCheck(pytest.Item):
             problems.append(f"{name}: reference.py is missing")
         else:
             failed: dict[str, list[int]] = {}
-            for case, verdict, (answer, _, _) in self._grade(reference, exercise.entry):
-                if verdict.status == "passed":
+            for case, graded in self.grade(reference, exercise.entry):
+                if graded.passed:
                     continue
-                what = _headline(verdict)
-                if verdict.status == "failed" and not case.generated:
+                what = first_sentence(graded.result.headline)
+                if graded.status == Status.FAILED and not case.generated:
                     # A wrong expected value is the likeliest cause: show both, in full.
                     what = (
                         f"the case at line {case.line} of exercise.toml expects "
                         f"{abbreviate(case.expected, 100)}, the reference returns "
-                        f"{abbreviate(_plain(answer), 100)}"
+                        f"{abbreviate(_plain(graded.answer), 100)}"
                     )
                 failed.setdefault(what, []).append(case.number)
             for what, numbers in failed.items():
                 problems.append(f"{name}: the reference fails {_cases(numbers)}: {what}")
 
-        starter_file, shipped = self._starter()
-        starter = self._grade(starter_file, exercise.entry)
-        if all(verdict.status == "passed" for _, verdict, _ in starter):
+        starter_file, shipped = starter(exercise, scratch)
+        starter_graded = self.grade(starter_file, exercise.entry)
+        if all(graded.passed for _, graded in starter_graded):
             problems.append(
                 f"{name}: the starter {exercise.solution.name}{shipped} passes every case; "
                 "learners would start with a finished exercise"
             )
 
+        mistakes = exercise.mistakes or exercise.folder / "mistakes.py"
         answers: dict[str, list[Any]] = {}
         # Who is graded, and how the full course graded them: for the learner's copy below.
-        graded_by: dict[str, tuple[Path, str, list[tuple[model.Case, Verdict, Any]]]] = {
-            f"the starter {exercise.solution.name}": (starter_file, exercise.entry, starter)
+        graded_by: dict[str, tuple[Path, str, Grades]] = {
+            f"the starter {exercise.solution.name}": (starter_file, exercise.entry, starter_graded)
         }
         proofs: list[tuple[model.WatchOut, str | None]] = []
         for watch in exercise.watch_outs:
@@ -122,33 +135,27 @@ class LessonCheck(pytest.Item):
                 proofs += [(watch, expression) for expression, _ in watch.named]
         for watch, argument in proofs:
             assert watch.mistake is not None
-            graded = self._grade(
-                exercise.mistakes or exercise.folder / "mistakes.py",
-                watch.mistake,
-                argument=argument,
-            )
+            graded_list = self.grade(mistakes, watch.mistake, argument=argument)
             if argument is None:
                 graded_by[f"watch-out {watch.id} (mistake {watch.mistake})"] = (
-                    exercise.mistakes or exercise.folder / "mistakes.py",
+                    mistakes,
                     watch.mistake,
-                    graded,
+                    graded_list,
                 )
             label = f"{watch.id}={argument}" if argument else watch.id
-            answers[label] = [answer for _, _, (answer, _, _) in graded]
-            failing = [
-                (case, verdict, d)
-                for case, verdict, (_, d, _) in graded
-                if verdict.status != "passed"
-            ]
+            answers[label] = [graded.answer for _, graded in graded_list]
+            failing = [(case, graded) for case, graded in graded_list if not graded.passed]
             called = f"{watch.mistake}({argument})" if argument else watch.mistake
             where = f"{name}: watch-out {watch.id} (mistake {called})"
             if not failing:
                 problems.append(f"{where} passes every case, so no case can catch it")
             wrong: dict[str, list[int]] = {}
             no_answer: dict[str, list[int]] = {}
-            for case, verdict, found in failing:
-                if verdict.status != "failed":
-                    no_answer.setdefault(self._why(verdict, watch.mistake), []).append(case.number)
+            for case, graded in failing:
+                found = graded.result.diagnosis
+                if graded.status != Status.FAILED:
+                    why = self._why(graded, watch.mistake)
+                    no_answer.setdefault(why, []).append(case.number)
                 elif found != watch.id:
                     what = f"watch-out {found} fires instead" if found else "no watch-out fires"
                     wrong.setdefault(what, []).append(case.number)
@@ -161,79 +168,50 @@ class LessonCheck(pytest.Item):
         problems += self._look_alikes(answers)
         if not problems:
             problems += self._learner_copy(graded_by)
-        if problems:
-            raise LessonFailure(
-                f"Fix the lesson {name}: {len(problems)} problem"
-                f"{'s' if len(problems) != 1 else ''}.\n\n"
-                + "\n".join(f"  - {problem}" for problem in problems)
-                + "\n"
-            )
+        return problems
 
-    def _learner_copy(
-        self, graded_by: dict[str, tuple[Path, str, list[tuple[model.Case, Verdict, Any]]]]
-    ) -> list[str]:
+    def _learner_copy(self, graded_by: dict[str, tuple[Path, str, Grades]]) -> list[str]:
         """Problems of the lesson's learner copy (``--lesson-export``), read back from the text
         it would be written as: it must grade the starter and every mistake as the full course
         does on each case it keeps, and still fail each of them somewhere."""
         exercise = self.exercise
         name = exercise.slug
         try:
-            text, origin = learner_copy(self, exercise)
+            text, origin = learner_copy(self.grader, exercise)
             copy = model.parse(text, exercise.path)
         except Exception as error:  # the copy cannot be made or read: say so, as a problem
             return [f"{name}: the learner's copy cannot be made: {error}"]
         problems = []
         for who, (solution, entry, full) in graded_by.items():
-            verdicts = {case.number: (v.status, d) for case, v, (_, d, _) in full}
-            graded = self._grade(solution, entry, copy)
-            for (case, verdict, (_, found, _)), number in zip(graded, origin):
-                if (verdict.status, found) != verdicts[number]:
+            verdicts = {case.number: (g.status, g.result.diagnosis) for case, g in full}
+            graded_list = self.grade(solution, entry, copy)
+            for (case, graded), number in zip(graded_list, origin):
+                found = graded.result.diagnosis
+                if (graded.status, found) != verdicts[number]:
                     problems.append(
                         f"{name}: {who}: the learner's copy grades {case.label} "
-                        f"{verdict.status} ({found or 'no watch-out'}), the course "
+                        f"{graded.status} ({found or 'no watch-out'}), the course "
                         f"{verdicts[number][0]} ({verdicts[number][1] or 'no watch-out'})"
                     )
-            failing_full = any(v.status != "passed" for _, v, _ in full)
-            if failing_full and all(v.status == "passed" for _, v, _ in graded):
+            failing_full = any(not g.passed for _, g in full)
+            if failing_full and all(g.passed for _, g in graded_list):
                 problems.append(
                     f"{name}: {who} passes every case of the learner's copy: only hidden "
                     "cases catch it, so a learner would never see it caught"
                 )
         return problems
 
-    def _why(self, verdict: Verdict, function: str) -> str:
+    def _why(self, graded: Graded, function: str) -> str:
         """Why a mistake function gave no answer; for a misspelled name, the likely one."""
-        why = _headline(verdict)
+        why = first_sentence(graded.result.headline)
         mistakes = self.exercise.mistakes or self.exercise.folder / "mistakes.py"
-        if "Define a function named" in verdict.headline and mistakes.is_file():
+        if "Define a function named" in graded.result.headline and mistakes.is_file():
             defined = re.findall(r"^def (\w+)\(", mistakes.read_text(), re.M)
             close = difflib.get_close_matches(function, defined, n=1)
             why = f"{mistakes.name} defines no function {function}"
             if close:
                 why += f' (did you mean "{close[0]}"?)'
         return why
-
-    def _starter(self) -> tuple[Path, str]:
-        """The starter as it will be shipped: the committed file when the lesson is in git and
-        the working copy differs (an author who solved the lesson to test it), else the file."""
-        solution = self.exercise.solution
-        try:
-            shipped = subprocess.run(
-                ["git", "show", f"HEAD:./{solution.name}"],
-                cwd=solution.parent,
-                capture_output=True,
-                check=True,
-                timeout=10,
-            ).stdout
-        except (OSError, subprocess.SubprocessError):
-            return solution, ""
-        if solution.is_file() and solution.read_bytes() == shipped:
-            return solution, ""
-        folder = Path(tempfile.mkdtemp(prefix="lesson-starter-"))
-        self.config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
-        copy = folder / solution.name
-        copy.write_bytes(shipped)
-        return copy, " (as committed)"
 
     def _same(self, a: Any, b: Any) -> bool:
         if a is None or b is None:
@@ -264,37 +242,75 @@ class LessonCheck(pytest.Item):
         spec = exercise.generate
         if spec is None:
             return "Add a case on which their answers differ."
-        lessons: LessonSession = _lessons(self.config)
-        mistakes = {w.id: w.mistake for w in exercise.watch_outs}
-        base = exercise.cases[0]
-        from dataclasses import replace
-
+        functions = {w.id: w.mistake for w in exercise.watch_outs}
+        mistakes = exercise.mistakes or exercise.folder / "mistakes.py"
         for _, inputs in draw(replace(spec, seed=spec.seed + 1, count=SEARCH)):
-            probe = replace(base, inputs=inputs)
-            item = CaseItem.from_parent(
-                self.parent, name="probe", exercise=exercise, case=probe, learner="(lesson check)"
-            )
             results = []
             for watch_id in (first, second):
-                job = item.job(
-                    exercise.mistakes or exercise.folder / "mistakes.py",
-                    str(mistakes[watch_id]),
-                    inputs,
-                )
-                outcome = lessons.runner.run(job)
+                job = self.grader.job(exercise, mistakes, str(functions[watch_id]), inputs)
+                outcome = self.grader.runner.run(job)
                 results.append(outcome.answer if outcome.kind == RETURNED else None)
             if not self._same(*results):
                 shown = ", ".join(f"{k} = {abbreviate(v, 80)}" for k, v in inputs.items())
                 return f"A case with these inputs would: {shown}"
         return "No drawn input told them apart either: they may be the same mistake."
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
-        if isinstance(excinfo.value, LessonFailure):
-            return repr_failure(self, excinfo, style)
-        return super().repr_failure(excinfo, style)
 
-    def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.path, 0, f"{self.exercise.slug}: lesson check"
+def check_text(exercise: model.Exercise, problems: list[str]) -> str:
+    """The lesson check's failure text for *problems*."""
+    count = len(problems)
+    return (
+        f"Fix the lesson {exercise.slug}: {count} problem{'s' if count != 1 else ''}.\n\n"
+        + "\n".join(f"  - {problem}" for problem in problems)
+        + "\n"
+    )
+
+
+def starter(exercise: model.Exercise, scratch: Path) -> tuple[Path, str]:
+    """The starter as it will be shipped: the committed file when the lesson is in git and
+    the working copy differs (an author who solved the lesson to test it, copied into
+    *scratch*), else the file; and words saying which."""
+    solution = exercise.solution
+    try:
+        shipped = subprocess.run(
+            ["git", "show", f"HEAD:./{solution.name}"],
+            cwd=solution.parent,
+            capture_output=True,
+            check=True,
+            timeout=10,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return solution, ""
+    if solution.is_file() and solution.read_bytes() == shipped:
+        return solution, ""
+    copy = scratch / solution.name
+    copy.write_bytes(shipped)
+    return copy, " (as committed)"
+
+
+def learner_copy(grader: Grader, exercise: model.Exercise) -> tuple[str, list[int]]:
+    """The learner's ``exercise.toml`` of *exercise* (see :mod:`pytest_lessons.export`) and
+    the full course's case number of each of its cases; generated cases' answers are computed
+    by the reference in the isolated worker. Raises :class:`LessonProblem` when the reference
+    fails on one."""
+    answers = {}
+    for case in exercise.cases:
+        if case.generated and not case.hidden:
+            answer = grader.reference_answer(exercise, case.inputs)
+            if answer is None:
+                raise LessonProblem(
+                    f"Fix {exercise.slug}'s reference.py: it fails on {case.label}, so that "
+                    "case cannot be frozen into the learner's copy.\n"
+                )
+            answers[case.number] = export.plain_answer(exercise, answer)
+    raw = model.tomllib.loads(exercise.path.read_text(encoding="utf-8"))
+    return export.learner_toml(raw, exercise, answers)
+
+
+def first_sentence(headline: str) -> str:
+    """The first sentence of a headline."""
+    end = headline.find(". ")
+    return headline if end < 0 else headline[: end + 1]
 
 
 def _cases(numbers: list[int]) -> str:
@@ -318,59 +334,3 @@ def _short(value: Any) -> Any:
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
         return int(value)
     return float(f"{value:.6g}") if isinstance(value, float) else value
-
-
-def _headline(verdict: Verdict) -> str:
-    """The first sentence of a verdict's headline."""
-    end = verdict.headline.find(". ")
-    return verdict.headline if end < 0 else verdict.headline[: end + 1]
-
-
-def _lessons(config: pytest.Config) -> LessonSession:
-    from pytest_lessons.plugin import session_of
-
-    return session_of(config)
-
-
-def learner_copy(item: pytest.Item, exercise: model.Exercise) -> tuple[str, list[int]]:
-    """The learner's ``exercise.toml`` of *exercise* (see :mod:`pytest_lessons.export`),
-    its generated cases' answers computed by the reference in the isolated worker."""
-    lessons = _lessons(item.config)
-    answers = {}
-    for case in exercise.cases:
-        if case.generated and not case.hidden:
-            probe = CaseItem.from_parent(
-                item.parent, name=f"export-{case.id}", exercise=exercise, case=case
-            )
-            answer = lessons.reference_answer(probe, case.inputs)
-            if answer is None:
-                raise LessonFailure(
-                    f"Fix {exercise.slug}'s reference.py: it fails on {case.label}, so that "
-                    "case cannot be frozen into the learner's copy.\n"
-                )
-            answers[case.number] = export.plain_answer(exercise, answer)
-    raw = model.tomllib.loads(exercise.path.read_text(encoding="utf-8"))
-    return export.learner_toml(raw, exercise, answers)
-
-
-class LessonExport(pytest.Item):
-    """``--lesson-export=DIR``: writes one lesson's learner copy to ``DIR/<lesson>``."""
-
-    def __init__(self, *, exercise: model.Exercise, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.exercise = exercise
-
-    def runtest(self) -> None:
-        exercise = self.exercise
-        text, _ = learner_copy(self, exercise)
-        target = Path(self.config.invocation_params.dir, self.config.getoption("lesson_export"))
-        folder = target / exercise.slug
-        export.write_files(folder, exercise, text)
-
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
-        if isinstance(excinfo.value, LessonFailure):
-            return repr_failure(self, excinfo, style)
-        return super().repr_failure(excinfo, style)
-
-    def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.path, 0, f"{self.exercise.slug}: learner's copy"

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from pytest_lessons import report
+from pytest_lessons import texts
 from pytest_lessons.compare import compare
 from pytest_lessons.diagnose import Diagnosis
 from pytest_lessons.outcome import Frame, Outcome
@@ -18,7 +18,7 @@ from pytest_lessons.outcome import Frame, Outcome
 SOLUTION = Path("/course/double/solution.py")
 
 
-def context(**changes: Any) -> report.Context:
+def context(**changes: Any) -> texts.Context:
     fields: dict[str, Any] = {
         "slug": "double",
         "entry": "solve",
@@ -29,32 +29,32 @@ def context(**changes: Any) -> report.Context:
         "show": lambda path: str(path).replace("/course/", ""),
     }
     fields.update(changes)
-    return report.Context(**fields)
+    return texts.Context(**fields)
 
 
 def headline(outcome: Outcome, **changes: Any) -> str:
-    return report.describe_error(outcome, context(**changes)).headline
+    return texts.describe_error(outcome, context(**changes)).headline
 
 
 FRAME = Frame("/course/double/solution.py", 3, "solve", "  return x[5]  ")
 
 
 def test_a_failure_renders_its_headline_wrapped_then_its_lines() -> None:
-    failure = report.Failure("word " * 30, ["", "  evidence"])
+    failure = texts.Failure("word " * 30, ["", "  evidence"])
     assert failure.headline == ("word " * 30).strip()
     assert failure.render() == (
         " ".join(["word"] * 17) + "\n  " + " ".join(["word"] * 13) + "\n\n  evidence\n"
     )
-    assert report.Failure("Multi-line\n   author   text.").headline == "Multi-line author text."
-    assert report.Failure("").render() == "\n"
+    assert texts.Failure("Multi-line\n   author   text.").headline == "Multi-line author text."
+    assert texts.Failure("").render() == "\n"
 
 
 def test_wrap_keeps_lines_within_the_width() -> None:
-    assert report._wrap("aa bb cc", 5) == ["aa bb", "cc"]
-    assert report._wrap("aa bb", 5) == ["aa bb"]
-    assert report._wrap("toolongword x", 5) == ["toolongword", "x"]
-    assert report._wrap("") == []
-    assert report._indent(["a", "", "b"], "> ") == ["> a", "", "> b"]
+    assert texts._wrap("aa bb cc", 5) == ["aa bb", "cc"]
+    assert texts._wrap("aa bb", 5) == ["aa bb"]
+    assert texts._wrap("toolongword x", 5) == ["toolongword", "x"]
+    assert texts._wrap("") == []
+    assert texts._indent(["a", "", "b"], "> ") == ["> a", "", "> b"]
 
 
 @pytest.mark.parametrize(
@@ -165,11 +165,11 @@ def test_a_process_that_died_says_how(outcome: Outcome, memory: float, words: st
     assert headline(outcome, memory_mb=memory) == words
 
 
-def raised(error_type: str, message: str = "", **changes: Any) -> report.Failure:
+def raised(error_type: str, message: str = "", **changes: Any) -> texts.Failure:
     fields: dict[str, Any] = {"error_type": error_type, "message": message, "phase": "call"}
     fields.setdefault("frames", (FRAME,))
     fields.update(changes)
-    return report.describe_error(Outcome("raised", **fields), context())
+    return texts.describe_error(Outcome("raised", **fields), context())
 
 
 def test_not_implemented_points_at_the_line_to_replace() -> None:
@@ -240,7 +240,7 @@ def test_exits_interrupts_memory_and_recursion_have_their_own_words() -> None:
     ]
     torch_memory = raised("RuntimeError", "DefaultCPUAllocator: can't allocate memory: 8 GB")
     assert torch_memory.headline.startswith("Use less memory: your code asked for more than")
-    no_cap = report.describe_error(
+    no_cap = texts.describe_error(
         Outcome("raised", error_type="MemoryError"), context(memory_mb=0)
     )
     assert no_cap.headline.startswith("Use less memory: your code asked for more than the memory.")
@@ -298,7 +298,7 @@ def test_a_wrong_answer_shows_shapes_counts_the_worst_gap_and_a_table() -> None:
     comparison = compare(
         [[1.0, 2.0, 3.0]] * 7, [[1.0, 2.0, 3.5]] * 6 + [[1.0, 9.0, 3.0]], 1e-4, 1e-4
     )
-    failure = report.describe_mismatch(comparison, context())
+    failure = texts.describe_mismatch(comparison, context())
     assert failure.headline == comparison.headline
     assert failure.lines == [
         "",
@@ -329,15 +329,15 @@ def test_a_wrong_answer_shows_shapes_counts_the_worst_gap_and_a_table() -> None:
 def test_a_shape_mismatch_shows_only_the_shapes() -> None:
     comparison = compare([1.0, 2.0], [[1.0, 2.0]], 1e-4, 1e-4)
     # An extra size-1 dimension gets its own headline; the notes say only that the values hold.
-    assert report.describe_mismatch(comparison, context()).lines == [
+    assert texts.describe_mismatch(comparison, context()).lines == [
         "  Your values are right, in the right order; only the shape is not.",
         "",
         "  shape   expected [2]   got [1, 2]",
     ]
     cut = compare([1.0, 2.0], None, 1e-4, 1e-4)
-    assert report.describe_mismatch(cut, context()).lines == ["", "  shape   expected [2]   got -"]
+    assert texts.describe_mismatch(cut, context()).lines == ["", "  shape   expected [2]   got -"]
     number = compare(1.0, 2.0, 1e-4, 1e-4)
-    assert report.describe_mismatch(number, context()).lines[1] == (
+    assert texts.describe_mismatch(number, context()).lines[1] == (
         "  shape         expected a single number   got a single number"
     )
 
@@ -345,24 +345,24 @@ def test_a_shape_mismatch_shows_only_the_shapes() -> None:
 def test_numbers_that_print_alike_are_shown_in_full() -> None:
     comparison = compare([1.0000001, 5.0], [1.0000002, 5.0], 0, 0)
     assert "got 1.0000002, expected 1.0000001 (allowed ±0)" in "\n".join(
-        report.describe_mismatch(comparison, context()).lines
+        texts.describe_mismatch(comparison, context()).lines
     )
 
 
 def test_a_nan_gap_has_no_tolerance_to_show() -> None:
     comparison = compare([1.0, 2.0], [1.0, float("nan")], 1e-4, 1e-4)
     if comparison.worst is not None:
-        text = "\n".join(report.describe_mismatch(comparison, context()).lines)
+        text = "\n".join(texts.describe_mismatch(comparison, context()).lines)
         assert "(allowed" not in text.split("largest gap")[1].splitlines()[0]
 
 
 def test_a_diagnosis_speaks_first_and_a_repeat_points_back() -> None:
     comparison = compare([[1.0, 2.0], [3.0, 4.0]], [[1.0, 3.0], [2.0, 4.0]], 1e-4, 1e-4)
     found = Diagnosis("layout", "Swap rows and columns. Why it matters.", details=("Detail one.",))
-    failure = report.describe_mismatch(comparison, context(), found)
+    failure = texts.describe_mismatch(comparison, context(), found)
     assert failure.headline == "Swap rows and columns. Why it matters."
     assert failure.lines[:2] == ["  Detail one.", ""]
-    again = report.describe_mismatch(comparison, context(), found, repeat_of="case 1")
+    again = texts.describe_mismatch(comparison, context(), found, repeat_of="case 1")
     assert again.headline == "Swap rows and columns."
     assert again.lines[:2] == ["  (the same mistake as case 1; its explanation is there)", ""]
 
@@ -371,53 +371,53 @@ def test_a_diagnosis_keeps_the_comparisons_own_advice_for_other_problems() -> No
     tensor = {"$": "tensor", "type": "torch.Tensor", "shape": [2], "values": [1.0, 2.0]}
     comparison = compare([1.0, 2.0], tensor, 1e-4, 1e-4)
     found = Diagnosis("x", "Watch out: this.")
-    lines = report.describe_mismatch(comparison, context(), found).lines
+    lines = texts.describe_mismatch(comparison, context(), found).lines
     assert lines[0].startswith("  Return plain Python numbers: add .tolist()")
 
 
 def test_the_map_marks_wrong_values_with_x() -> None:
     comparison = compare([1.0, 2.0], [1.0, 3.0], 1e-4, 1e-4)
-    plain = report.mismatch_map(comparison)
+    plain = texts.mismatch_map(comparison)
     assert plain == ["", "  where it differs: x is outside tolerance", "       0 1", "    0  . x"]
 
 
 def test_the_map_covers_the_last_two_dimensions_and_only_small_grids() -> None:
     expected = [[[1.0, 2.0], [3.0, 4.0]], [[5.0, 6.0], [7.0, 8.0]]]
     got = [[[1.0, 2.0], [3.0, 4.0]], [[5.0, 6.0], [7.0, 0.0]]]
-    lines = report.mismatch_map(compare(expected, got, 1e-4, 1e-4))
+    lines = texts.mismatch_map(compare(expected, got, 1e-4, 1e-4))
     assert lines[1] == (
         "  where it differs (last two dimensions; x if wrong in any slice): x is outside tolerance"
     )
     assert lines[-3:] == ["       0 1", "    0  . .", "    1  . x"]
     wide = [[0.0] * 25, [0.0] * 25]
-    assert report.mismatch_map(compare(wide, [[1.0] * 25, [0.0] * 25], 0, 0)) == []
+    assert texts.mismatch_map(compare(wide, [[1.0] * 25, [0.0] * 25], 0, 0)) == []
     tall = [[0.0]] * 13
-    assert report.mismatch_map(compare(tall, [[1.0]] + [[0.0]] * 12, 0, 0)) == []
-    assert report.mismatch_map(compare([[0.0]] * 12, [[1.0]] + [[0.0]] * 11, 0, 0)) != []
-    assert report.mismatch_map(compare([0.0] * 24, [1.0] + [0.0] * 23, 0, 0)) != []
-    assert report.mismatch_map(compare([0.0], [1.0], 0, 0)) == []
-    assert report.mismatch_map(compare(0.0, 1.0, 0, 0)) == []
-    assert report.mismatch_map(compare([0.0, 1.0], [0.0, 1.0], 0, 0)) == []
-    ten = report.mismatch_map(compare([[0.0] * 11] * 11, [[1.0] * 11] + [[0.0] * 11] * 10, 0, 0))
+    assert texts.mismatch_map(compare(tall, [[1.0]] + [[0.0]] * 12, 0, 0)) == []
+    assert texts.mismatch_map(compare([[0.0]] * 12, [[1.0]] + [[0.0]] * 11, 0, 0)) != []
+    assert texts.mismatch_map(compare([0.0] * 24, [1.0] + [0.0] * 23, 0, 0)) != []
+    assert texts.mismatch_map(compare([0.0], [1.0], 0, 0)) == []
+    assert texts.mismatch_map(compare(0.0, 1.0, 0, 0)) == []
+    assert texts.mismatch_map(compare([0.0, 1.0], [0.0, 1.0], 0, 0)) == []
+    ten = texts.mismatch_map(compare([[0.0] * 11] * 11, [[1.0] * 11] + [[0.0] * 11] * 10, 0, 0))
     assert ten[2] == "         0  1  2  3  4  5  6  7  8  9 10"
     assert ten[3] == "     0   x  x  x  x  x  x  x  x  x  x  x"
     assert ten[-1] == "    10   .  .  .  .  .  .  .  .  .  .  ."
 
 
 def test_abbreviate_cuts_long_inputs_with_their_shape() -> None:
-    assert report.abbreviate([1, 2]) == "[1, 2]"
+    assert texts.abbreviate([1, 2]) == "[1, 2]"
     long = [[1.5] * 40] * 3
-    text = report.abbreviate(long)
-    assert len(text) == report.INPUT_WIDTH and text.endswith(" ... (shape [3, 40])")
-    assert report.abbreviate("x" * 200, 20) == "'xxxxxxxxxxxxxxx ..."
-    assert report.abbreviate([[]] * 60, 30).endswith(" ... (shape [60, 0])")
+    text = texts.abbreviate(long)
+    assert len(text) == texts.INPUT_WIDTH and text.endswith(" ... (shape [3, 40])")
+    assert texts.abbreviate("x" * 200, 20) == "'xxxxxxxxxxxxxxx ..."
+    assert texts.abbreviate([[]] * 60, 30).endswith(" ... (shape [60, 0])")
     exact = "x" * 158
-    assert report.abbreviate(exact) == repr(exact)
+    assert texts.abbreviate(exact) == repr(exact)
 
 
 def test_context_lines_show_inputs_file_and_printed_output() -> None:
     outcome = Outcome("returned", output="hello\nworld\n", output_cut=12)
-    assert report.context_lines(outcome, context(inputs={"Q": [1], "Kv": 2})) == [
+    assert texts.context_lines(outcome, context(inputs={"Q": [1], "Kv": 2})) == [
         "",
         "  inputs     Q  = [1]",
         "             Kv = 2",
@@ -428,28 +428,28 @@ def test_context_lines_show_inputs_file_and_printed_output() -> None:
         "  | world",
         "  [… 12 bytes cut]",
     ]
-    quiet = report.context_lines(Outcome("returned"), context(), show_inputs=False)
+    quiet = texts.context_lines(Outcome("returned"), context(), show_inputs=False)
     assert quiet == ["", "  your code  double/solution.py"]
-    assert report.context_lines(Outcome("returned"), context(inputs={})) == quiet
-    only_cut = report.context_lines(Outcome("returned", output_cut=3), context(inputs={}))
+    assert texts.context_lines(Outcome("returned"), context(inputs={})) == quiet
+    only_cut = texts.context_lines(Outcome("returned", output_cut=3), context(inputs={}))
     assert only_cut[2:] == ["", "  what your code printed:", "  | ", "  [… 3 bytes cut]"]
 
 
 def test_describe_adds_the_context_except_for_internal_failures() -> None:
     comparison = compare([1.0, 2.0], [1.0, 3.0], 1e-4, 1e-4)
-    failure = report.describe(Outcome("returned"), comparison, context())
+    failure = texts.describe(Outcome("returned"), comparison, context())
     assert failure.lines[-2:] == ["  inputs     x = [1, 2]", "  your code  double/solution.py"]
-    internal = report.describe(Outcome("internal", message="lost"), None, context())
+    internal = texts.describe(Outcome("internal", message="lost"), None, context())
     assert internal.lines == []
-    timeout = report.describe(Outcome("timeout", seconds=1), None, context())
+    timeout = texts.describe(Outcome("timeout", seconds=1), None, context())
     assert timeout.lines[-1] == "  your code  double/solution.py"
     found = Diagnosis("d", "Do this. Because.")
-    again = report.describe(Outcome("returned"), comparison, context(), found, "case 1")
+    again = texts.describe(Outcome("returned"), comparison, context(), found, "case 1")
     assert again.headline == "Do this."
 
 
 def hidden(outcome: Outcome, comparison: Any = None, diagnosis: Any = None) -> str:
-    return report.describe_hidden(
+    return texts.describe_hidden(
         outcome, comparison, context(), "hidden case 3", diagnosis
     ).render()
 
@@ -511,26 +511,26 @@ def test_a_hidden_case_shows_a_watch_out_only_when_it_carries_no_values() -> Non
 def test_describe_keeps_the_evidence_then_adds_the_context() -> None:
     comparison = compare([1.0, 2.0], [1.0, 3.0], 1e-4, 1e-4)
     found = Diagnosis("d", "Do this. Then that. Because.")
-    evidence = report.describe_mismatch(comparison, context(), found).lines
-    failure = report.describe(Outcome("returned"), comparison, context(), found)
+    evidence = texts.describe_mismatch(comparison, context(), found).lines
+    failure = texts.describe(Outcome("returned"), comparison, context(), found)
     assert failure.headline == "Do this. Then that. Because."
-    assert failure.lines == evidence + report.context_lines(Outcome("returned"), context())
-    assert report.describe(
+    assert failure.lines == evidence + texts.context_lines(Outcome("returned"), context())
+    assert texts.describe(
         Outcome("returned"), comparison, context(), found, "case 2"
     ).headline == ("Do this.")
     odd = Diagnosis("d", ". Odd.")
     assert (
-        report.describe(Outcome("returned"), comparison, context(), odd, "case 2").headline == "."
+        texts.describe(Outcome("returned"), comparison, context(), odd, "case 2").headline == "."
     )
     whole = Diagnosis("d", "No full stop")
-    assert report.describe(
+    assert texts.describe(
         Outcome("returned"), comparison, context(), whole, "case 2"
     ).headline == ("No full stop")
 
 
 def test_printed_output_keeps_its_spaces_and_letters() -> None:
     outcome = Outcome("returned", output="fooX  \n\n")
-    assert report.context_lines(outcome, context(inputs={}))[2:] == [
+    assert texts.context_lines(outcome, context(inputs={}))[2:] == [
         "",
         "  what your code printed:",
         "  | fooX  ",
@@ -538,12 +538,12 @@ def test_printed_output_keeps_its_spaces_and_letters() -> None:
 
 
 def test_an_abbreviated_input_gives_the_shape_of_its_first_row() -> None:
-    text = report.abbreviate([[0] * 100, [0] * 2])
+    text = texts.abbreviate([[0] * 100, [0] * 2])
     assert text.endswith(" ... (shape [2, 100])")
-    assert report.abbreviate([[0] * 100]).endswith(" ... (shape [1, 100])")
+    assert texts.abbreviate([[0] * 100]).endswith(" ... (shape [1, 100])")
 
 
-def denied(details: dict[str, Any], error_type: str = "PermissionError") -> report.Failure:
+def denied(details: dict[str, Any], error_type: str = "PermissionError") -> texts.Failure:
     outcome = Outcome(
         "raised",
         error_type=error_type,
@@ -552,7 +552,7 @@ def denied(details: dict[str, Any], error_type: str = "PermissionError") -> repo
         frames=(FRAME,),
         details={"denied": details},
     )
-    return report.describe_error(outcome, context())
+    return texts.describe_error(outcome, context())
 
 
 ALLOWED = (
@@ -592,6 +592,6 @@ def test_what_the_sandbox_refused_is_named_with_what_is_allowed() -> None:
     )
     assert denied({"path": None, "action": "other"}).headline == denied({}).headline
     not_a_table = Outcome("raised", error_type="OSError", details={"denied": "yes"}, phase="call")
-    assert report.describe_error(not_a_table, context()).headline == (
+    assert texts.describe_error(not_a_table, context()).headline == (
         "solve raised OSError in your code:"
     )

@@ -1,10 +1,10 @@
-"""Report files from one result model: the per-case results that travel on pytest's reports.
+"""Report formats for other programs, from one result model (``results.CaseResult``).
 
-A result is a dict (see ``CaseItem._record`` in nodes.py); its keys are documented in README.md
-under "The json report". ``status`` is one of ``passed``, ``failed`` (a wrong answer), ``error``
-(learner code raised, crashed or timed out, or its file is unusable), ``broken`` (the exercise
-file is invalid) or ``internal`` (the grader failed). Each dialect maps these to its own words.
-Messages of hidden cases were made safe before they got here. This module imports no pytest.
+Each format is one function from results to the file's text, registered by name in
+:data:`FORMATS` (to add a format: write its renderer, add it there, and test it against the
+consumer's own code in tests/test_consumers.py). A result's ``status`` is one of
+:class:`~pytest_lessons.results.Status`; each dialect maps it to its own words. Messages of
+hidden cases were made safe before they got here. This module imports no pytest.
 """
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ import io
 import json
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Callable
 
-FORMATS = ("gradescope", "classroom", "exercism", "json")
+from pytest_lessons.results import CaseResult, Status
 
 #: Exercism's limit on a test's output.
 EXERCISM_OUTPUT = 500
@@ -26,34 +27,32 @@ EXERCISM_OUTPUT = 500
 EXERCISM_CUT = " [Output was truncated. Please limit to 500 chars]"
 
 
-def ordered(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def ordered(results: Sequence[CaseResult]) -> list[CaseResult]:
     """Results in a stable order (learner, exercise file, case), whatever order they ran in."""
-    return sorted(
-        results, key=lambda r: (str(r.get("learner", "")), str(r["path"]), int(r["case"]))
-    )
+    return sorted(results, key=lambda r: (str(r.learner), str(r.path), int(r.case)))
 
 
-def _name(result: dict[str, Any]) -> str:
-    who = f"{result['learner']}: " if result.get("learner") else ""
-    return f"{who}{result['exercise']}: {result['label']}"
+def _name(result: CaseResult) -> str:
+    who = f"{result.learner}: " if result.learner else ""
+    return f"{who}{result.exercise}: {result.label}"
 
 
-def totals(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def totals(results: Sequence[CaseResult]) -> dict[str, Any]:
     """Points and counts, public and hidden apart, so no summary overstates what passed."""
-    public = [r for r in results if not r.get("hidden") and r["status"] != "broken"]
-    hidden = [r for r in results if r.get("hidden")]
+    public = [r for r in results if not r.hidden and r.status != Status.BROKEN]
+    hidden = [r for r in results if r.hidden]
     return {
-        "points": round(sum(r["points"] for r in results), 6),
-        "max_points": round(sum(r["max_points"] for r in results), 6),
-        "public_passed": sum(r["passed"] for r in public),
+        "points": round(sum(r.points for r in results), 6),
+        "max_points": round(sum(r.max_points for r in results), 6),
+        "public_passed": sum(r.passed for r in public),
         "public": len(public),
-        "hidden_passed": sum(r["passed"] for r in hidden),
+        "hidden_passed": sum(r.passed for r in hidden),
         "hidden": len(hidden),
-        "broken": sorted({r["exercise"] for r in results if r["status"] == "broken"}),
+        "broken": sorted({r.exercise for r in results if r.status == Status.BROKEN}),
     }
 
 
-def summary_text(results: Sequence[dict[str, Any]]) -> str:
+def summary_text(results: Sequence[CaseResult]) -> str:
     """One honest sentence: points, and public and hidden cases apart."""
     t = totals(results)
     text = (
@@ -68,7 +67,7 @@ def summary_text(results: Sequence[dict[str, Any]]) -> str:
 
 
 def gradescope(
-    results: Sequence[dict[str, Any]], seconds: float, hidden_visibility: str = "after_published"
+    results: Sequence[CaseResult], seconds: float, hidden_visibility: str = "after_published"
 ) -> dict[str, Any]:
     """Gradescope's ``results.json``."""
     tests = []
@@ -77,12 +76,12 @@ def gradescope(
             {
                 "name": _name(r),
                 "number": str(number),
-                "score": r["points"],
-                "max_score": r["max_points"],
-                "status": "passed" if r["passed"] else "failed",
-                "output": r["message"] or "passed",
-                "visibility": hidden_visibility if r.get("hidden") else "visible",
-                "tags": [r["exercise"]] + ([r["diagnosis"]] if r.get("diagnosis") else []),
+                "score": r.points,
+                "max_score": r.max_points,
+                "status": "passed" if r.passed else "failed",
+                "output": r.message or "passed",
+                "visibility": hidden_visibility if r.hidden else "visible",
+                "tags": [r.exercise] + ([r.diagnosis] if r.diagnosis else []),
             }
         )
     return {
@@ -115,64 +114,62 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def _classroom_status(rs: Sequence[dict[str, Any]]) -> str:
-    if all(r["passed"] for r in rs):
+def _classroom_status(rs: Sequence[CaseResult]) -> str:
+    if all(r.passed for r in rs):
         return "pass"
-    return "fail" if any(r["status"] == "failed" for r in rs) else "error"
+    return "fail" if any(r.status == "failed" for r in rs) else "error"
 
 
-def _classroom_cases(results: Sequence[dict[str, Any]], text: int) -> list[dict[str, Any]]:
+def _classroom_cases(results: Sequence[CaseResult], text: int) -> list[dict[str, Any]]:
     """One test per case; its message is the headline, never the learner's output."""
     return [
         {
             "name": _cut(_name(r), CLASSROOM_TEXT),
             "status": _classroom_status([r]),
-            "score": r["points"],
-            "message": "" if r["passed"] else _cut(r["headline"], text),
-            "test_code": _cut(r.get("call", ""), text) if text else "",
-            "filename": _relative(r["path"]),
+            "score": r.points,
+            "message": "" if r.passed else _cut(r.headline, text),
+            "test_code": _cut(r.call, text) if text else "",
+            "filename": _relative(r.path),
             # The reporter prints " - line N" unless N is 0: generated cases have no line.
-            "line_no": 0 if r.get("generated") else int(r["line"] or 0),
-            "duration": round(float(r.get("seconds", 0)) * 1000),
+            "line_no": 0 if r.generated else int(r.line or 0),
+            "duration": round(float(r.seconds) * 1000),
         }
         for r in results
     ]
 
 
-def _classroom_groups(
-    results: Sequence[dict[str, Any]], per_exercise: bool
-) -> list[dict[str, Any]]:
+def _classroom_groups(results: Sequence[CaseResult], per_exercise: bool) -> list[dict[str, Any]]:
     """One test per learner and exercise (or one for everything): points stay whole."""
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    groups: dict[tuple[str, str], list[CaseResult]] = {}
     for r in results:
-        key = (str(r.get("learner", "")), str(r["exercise"])) if per_exercise else ("", "")
+        key = (str(r.learner), str(r.exercise)) if per_exercise else ("", "")
         groups.setdefault(key, []).append(r)
     tests = []
     for (learner, exercise), rs in groups.items():
-        passed = sum(r["passed"] for r in rs)
+        passed = sum(r.passed for r in rs)
         what = f"{learner}: {exercise}" if learner else exercise
         name = (
             f"{what}: {passed} of {len(rs)} cases passed"
             if per_exercise
             else (f"all exercises: {passed} of {len(rs)} cases passed")
         )
-        failing = [r for r in rs if not r["passed"]]
+        failing = [r for r in rs if not r.passed]
         tests.append(
             {
                 "name": _cut(name, CLASSROOM_TEXT),
                 "status": _classroom_status(rs),
-                "score": round(sum(r["points"] for r in rs), 6),
-                "message": _cut(failing[0]["headline"], 100) if failing else "",
+                "score": round(sum(r.points for r in rs), 6),
+                "message": _cut(failing[0].headline, 100) if failing else "",
                 "test_code": "",
-                "filename": _relative(rs[0]["path"]) if per_exercise else "",
+                "filename": _relative(rs[0].path) if per_exercise else "",
                 "line_no": 0,
-                "duration": round(sum(float(r.get("seconds", 0)) for r in rs) * 1000),
+                "duration": round(sum(float(r.seconds) for r in rs) * 1000),
             }
         )
     return tests
 
 
-def classroom(results: Sequence[dict[str, Any]], budget: int = CLASSROOM_BUDGET) -> dict[str, Any]:
+def classroom(results: Sequence[CaseResult], budget: int = CLASSROOM_BUDGET) -> dict[str, Any]:
     """The GitHub Classroom runner result, which the classroom reporter reads (base64).
 
     It stays within *budget* bytes of JSON: one test per case with its headline (never the
@@ -186,10 +183,10 @@ def classroom(results: Sequence[dict[str, Any]], budget: int = CLASSROOM_BUDGET)
         ("one test per exercise", lambda: _classroom_groups(ordered_results, True)),
         ("one test for the run", lambda: _classroom_groups(ordered_results, False)),
     ]
-    if not results or all(r["status"] in ("broken", "internal") for r in results):
+    if not results or all(r.status in ("broken", "internal") for r in results):
         status = "error"
     else:
-        status = "pass" if all(r["passed"] for r in results) else "fail"
+        status = "pass" if all(r.passed for r in results) else "fail"
     report: dict[str, Any] = {}
     for how, make in attempts:
         tests = make()
@@ -214,46 +211,44 @@ def classroom_text(report: dict[str, Any]) -> str:
     return json.dumps(report, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
-def exercism(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def exercism(results: Sequence[CaseResult]) -> dict[str, Any]:
     """Exercism's test runner ``results.json``, version 3, tests in case order."""
     tests = []
     tasks: dict[str, int] = {}
     for r in ordered(results):
-        task = tasks.setdefault(str(r["path"]), len(tasks) + 1)
-        status = "pass" if r["passed"] else ("fail" if r["status"] == "failed" else "error")
+        task = tasks.setdefault(str(r.path), len(tasks) + 1)
+        status = "pass" if r.passed else ("fail" if r.status == "failed" else "error")
         test: dict[str, Any] = {
             "name": _name(r),
             "status": status,
-            "test_code": r.get("call", ""),
+            "test_code": r.call,
             "task_id": task,
         }
-        if not r["passed"]:
-            test["message"] = r["message"]
-        output = r.get("output", "")
+        if not r.passed:
+            test["message"] = r.message
+        output = r.output
         if output:
             if len(output) > EXERCISM_OUTPUT:
                 output = output[: EXERCISM_OUTPUT - len(EXERCISM_CUT)] + EXERCISM_CUT
             test["output"] = output
         tests.append(test)
     report: dict[str, Any] = {"version": 3, "tests": tests}
-    unusable = [r for r in ordered(results) if r.get("unloadable")]
-    if unusable and all(
-        r.get("unloadable") or r["status"] in ("broken", "internal") for r in results
-    ):
+    unusable = [r for r in ordered(results) if r.unloadable]
+    if unusable and all(r.unloadable or r.status in ("broken", "internal") for r in results):
         # As Exercism's runners do when the solution cannot be imported (a syntax error, a
         # missing function): no tests ran, and the message says why.
         # The case's own evidence (its inputs) is left out: the message is about the file.
-        message = re.split(r"\n\n  (?:inputs |your code )", unusable[0]["message"])[0]
+        message = re.split(r"\n\n  (?:inputs |your code )", unusable[0].message)[0]
         report.update(status="error", message=message.rstrip("\n"), tests=[])
-    elif not results or all(r["status"] in ("broken", "internal") for r in results):
+    elif not results or all(r.status in ("broken", "internal") for r in results):
         report["status"] = "error"
         report["message"] = summary_text(results) if results else "No exercise was graded."
     else:
-        report["status"] = "pass" if all(r["passed"] for r in results) else "fail"
+        report["status"] = "pass" if all(r.passed for r in results) else "fail"
     return report
 
 
-def full(results: Sequence[dict[str, Any]], seconds: float) -> dict[str, Any]:
+def full(results: Sequence[CaseResult], seconds: float) -> dict[str, Any]:
     """Our own report: every field of every result, with totals."""
     return {
         "format": "pytest-lessons",
@@ -262,7 +257,7 @@ def full(results: Sequence[dict[str, Any]], seconds: float) -> dict[str, Any]:
         "totals": totals(results),
         "summary": summary_text(results),
         "mistakes": mistake_table(results),
-        "results": ordered(results),
+        "results": [r.to_dict() for r in ordered(results)],
     }
 
 
@@ -271,19 +266,38 @@ def _relative(path: str) -> str:
     return "/".join(parts[-2:]) if len(parts) >= 2 else path
 
 
+@dataclass(frozen=True)
+class Options:
+    """What a run says about its report, besides the results."""
+
+    seconds: float = 0.0
+    """The run's wall time."""
+    hidden_visibility: str = "after_published"
+    """Gradescope's visibility of hidden cases."""
+
+
+def _json(report: dict[str, Any]) -> str:
+    return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+
+
+#: Report formats by name: each renders results to the file's text.
+FORMATS: dict[str, Callable[[Sequence[CaseResult], Options], str]] = {
+    "gradescope": lambda rs, o: _json(gradescope(rs, o.seconds, o.hidden_visibility)),
+    # Compact: it travels in one environment variable.
+    "classroom": lambda rs, o: classroom_text(classroom(rs)),
+    "exercism": lambda rs, o: _json(exercism(rs)),
+    "json": lambda rs, o: _json(full(rs, o.seconds)),
+}
+
+
 def render(
-    fmt: str, results: Sequence[dict[str, Any]], seconds: float, hidden_visibility: str
+    fmt: str,
+    results: Sequence[CaseResult],
+    seconds: float = 0.0,
+    hidden_visibility: str = "after_published",
 ) -> str:
-    """The report file's text in format *fmt* (one of :data:`FORMATS`)."""
-    makers: dict[str, Callable[[], dict[str, Any]]] = {
-        "gradescope": lambda: gradescope(results, seconds, hidden_visibility),
-        "classroom": lambda: classroom(results),
-        "exercism": lambda: exercism(results),
-        "json": lambda: full(results, seconds),
-    }
-    if fmt == "classroom":  # compact: it travels in one environment variable
-        return classroom_text(classroom(results))
-    return json.dumps(makers[fmt](), indent=2, ensure_ascii=False) + "\n"
+    """The report file's text in format *fmt* (a name in :data:`FORMATS`)."""
+    return FORMATS[fmt](results, Options(seconds, hidden_visibility))
 
 
 # --- a class --------------------------------------------------------------------------------
@@ -304,14 +318,14 @@ def text_cell(text: str) -> str:
     return "'" + text if text.startswith(FORMULA_STARTS) else text
 
 
-def gradebook(results: Sequence[dict[str, Any]]) -> str:
+def gradebook(results: Sequence[CaseResult]) -> str:
     """CSV: learner, exercise, points, max points; one row per learner and exercise. Text cells
     are neutralised with :func:`text_cell`."""
     rows: dict[tuple[str, str], list[float]] = {}
     for r in ordered(results):
-        row = rows.setdefault((str(r.get("learner", "")), str(r["exercise"])), [0.0, 0.0])
-        row[0] += r["points"]
-        row[1] += r["max_points"]
+        row = rows.setdefault((str(r.learner), str(r.exercise)), [0.0, 0.0])
+        row[0] += r.points
+        row[1] += r.max_points
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["learner", "exercise", "points", "max_points"])
@@ -320,13 +334,13 @@ def gradebook(results: Sequence[dict[str, Any]]) -> str:
     return out.getvalue()
 
 
-def mistake_table(results: Sequence[dict[str, Any]]) -> dict[str, dict[str, int]]:
+def mistake_table(results: Sequence[CaseResult]) -> dict[str, dict[str, int]]:
     """Exercise -> watch-out id -> how many learners hit it (each learner counted once)."""
     seen: dict[str, dict[str, set[str]]] = {}
     for r in results:
-        if r.get("diagnosis_kind") == "watch_out":
-            by_id = seen.setdefault(str(r["exercise"]), {})
-            by_id.setdefault(str(r["diagnosis"]), set()).add(str(r.get("learner", "")))
+        if r.diagnosis_kind == "watch_out":
+            by_id = seen.setdefault(str(r.exercise), {})
+            by_id.setdefault(str(r.diagnosis), set()).add(str(r.learner))
     return {
         exercise: {
             i: len(learners) for i, learners in sorted(ids.items(), key=lambda x: -len(x[1]))
@@ -335,21 +349,20 @@ def mistake_table(results: Sequence[dict[str, Any]]) -> dict[str, dict[str, int]
     }
 
 
-def class_lines(results: Sequence[dict[str, Any]]) -> list[str]:
+def class_lines(results: Sequence[CaseResult]) -> list[str]:
     """The class summary: per exercise, learners who passed, mean points, common mistakes."""
-    learners = sorted({str(r.get("learner", "")) for r in results})
+    learners = sorted({str(r.learner) for r in results})
     mistakes = mistake_table(results)
     lines = [f"{len(learners)} learners"]
-    for exercise in sorted({str(r["exercise"]) for r in results}):
-        mine = [r for r in results if r["exercise"] == exercise]
+    for exercise in sorted({str(r.exercise) for r in results}):
+        mine = [r for r in results if r.exercise == exercise]
         passed = sum(
             1
             for who in learners
-            if (theirs := [r for r in mine if r.get("learner", "") == who])
-            and all(r["passed"] for r in theirs)
+            if (theirs := [r for r in mine if r.learner == who]) and all(r.passed for r in theirs)
         )
-        mean = sum(r["points"] for r in mine) / len(learners)
-        most = sum(r["max_points"] for r in mine) / len(learners)
+        mean = sum(r.points for r in mine) / len(learners)
+        most = sum(r.max_points for r in mine) / len(learners)
         lines.append(
             f"{exercise}: {passed} of {len(learners)} passed, mean {mean:.3g} of {most:g} points"
         )
@@ -370,7 +383,7 @@ def _first_sentence(headline: str, limit: int = 120) -> str:
     return text
 
 
-def step_summary(results: Sequence[dict[str, Any]]) -> str:
+def step_summary(results: Sequence[CaseResult]) -> str:
     """Markdown for GitHub's job summary: exercises, points and headlines."""
     lines = [
         "## pytest-lessons",
@@ -380,19 +393,18 @@ def step_summary(results: Sequence[dict[str, Any]]) -> str:
         "| exercise | points | result |",
         "| --- | --- | --- |",
     ]
-    by_exercise: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    by_exercise: dict[tuple[str, str], list[CaseResult]] = {}
     for r in ordered(results):
-        by_exercise.setdefault((str(r.get("learner", "")), str(r["exercise"])), []).append(r)
+        by_exercise.setdefault((str(r.learner), str(r.exercise)), []).append(r)
     for (learner, exercise), rs in by_exercise.items():
-        points = sum(r["points"] for r in rs)
-        most = sum(r["max_points"] for r in rs)
-        failing = [r for r in rs if not r["passed"]]
+        points = sum(r.points for r in rs)
+        most = sum(r.max_points for r in rs)
+        failing = [r for r in rs if not r.passed]
         if not failing:
             result = "passed"
         else:
             result = "; ".join(
-                f"{r['label']}: {_first_sentence(r['headline'])}".replace("|", "\\|")
-                for r in failing[:3]
+                f"{r.label}: {_first_sentence(r.headline)}".replace("|", "\\|") for r in failing[:3]
             )
         # Folder names are the learner's choice: a | would end the table's cell.
         name = (f"{learner}: {exercise}" if learner else exercise).replace("|", "\\|")

@@ -12,11 +12,13 @@ from typing import Any
 
 import pytest
 
-from pytest_lessons import reports
+from pytest_lessons import formats
+from pytest_lessons.results import CaseResult
 
 
-def result(case: int, passed: bool, **changes: Any) -> dict[str, Any]:
+def result(case: int, passed: bool, **changes: Any) -> CaseResult:
     r: dict[str, Any] = {
+        "title": "Double",
         "path": "/course/double/exercise.toml",
         "exercise": "double",
         "case": case,
@@ -33,7 +35,7 @@ def result(case: int, passed: bool, **changes: Any) -> dict[str, Any]:
         "output": "",
     }
     r.update(changes)
-    return r
+    return CaseResult.from_dict(r)
 
 
 RESULTS = [
@@ -50,7 +52,7 @@ def test_results_are_ordered_by_learner_exercise_and_case() -> None:
         result(9, True, learner="ada"),
         result(1, True, learner="ada", path="/course/a/exercise.toml"),
     ]
-    assert [(r["learner"], r["path"][8], r["case"]) for r in reports.ordered(rows)] == [
+    assert [(r.learner, r.path[8], r.case) for r in formats.ordered(rows)] == [
         ("ada", "a", 1),
         ("ada", "d", 9),
         ("ada", "d", 10),
@@ -60,7 +62,7 @@ def test_results_are_ordered_by_learner_exercise_and_case() -> None:
 
 def test_totals_keep_public_and_hidden_apart() -> None:
     rows = [*RESULTS, result(4, False, status="broken", exercise="other", points=0)]
-    assert reports.totals(rows) == {
+    assert formats.totals(rows) == {
         "points": 1.0,
         "max_points": 4.0,
         "public_passed": 1,
@@ -69,27 +71,27 @@ def test_totals_keep_public_and_hidden_apart() -> None:
         "hidden": 1,
         "broken": ["other"],
     }
-    assert reports.totals([result(1, True, points=0.1), result(2, True, points=0.2)])[
+    assert formats.totals([result(1, True, points=0.1), result(2, True, points=0.2)])[
         "points"
     ] == pytest.approx(0.3, abs=0)
 
 
 def test_the_summary_sentence() -> None:
-    assert reports.summary_text(RESULTS) == (
+    assert formats.summary_text(RESULTS) == (
         "1 of 3 points; public cases 1 of 2 passed, hidden cases 0 of 1 passed."
     )
-    assert reports.summary_text(RESULTS[:2]) == "1 of 2 points; public cases 1 of 2 passed."
+    assert formats.summary_text(RESULTS[:2]) == "1 of 2 points; public cases 1 of 2 passed."
     broken = result(1, False, status="broken", exercise="b", max_points=0)
-    assert reports.summary_text([result(1, True), broken]) == (
+    assert formats.summary_text([result(1, True), broken]) == (
         "1 of 1 points; public cases 1 of 1 passed; not graded, their exercise.toml is broken: b."
     )
 
 
 @pytest.mark.parametrize("visibility", ["hidden", "after_due_date", "after_published", "visible"])
 def test_gradescope_results(visibility: str) -> None:
-    data = reports.gradescope(RESULTS, 1.23456, visibility)
+    data = formats.gradescope(RESULTS, 1.23456, visibility)
     assert data["score"] == 1.0 and data["execution_time"] == 1.235
-    assert data["output"] == reports.summary_text(RESULTS)
+    assert data["output"] == formats.summary_text(RESULTS)
     assert (data["visibility"], data["stdout_visibility"]) == ("visible", "hidden")
     assert data["tests"] == [
         {
@@ -126,13 +128,13 @@ def test_gradescope_results(visibility: str) -> None:
 
 
 def test_gradescope_names_the_learner_when_grading_a_class() -> None:
-    data = reports.gradescope([result(1, True, learner="ada")], 0)
+    data = formats.gradescope([result(1, True, learner="ada")], 0)
     assert data["tests"][0]["name"] == "ada: double: case 1"
     assert data["tests"][0]["visibility"] == "visible"
 
 
 def test_classroom_results() -> None:
-    data = reports.classroom(RESULTS)
+    data = formats.classroom(RESULTS)
     assert (data["version"], data["status"], data["max_score"]) == (1, "fail", 3.0)
     assert data["tests"] == [
         {
@@ -169,26 +171,26 @@ def test_classroom_results() -> None:
 
 
 def test_classroom_status_of_the_whole_run() -> None:
-    assert reports.classroom([result(1, True), result(2, True)])["status"] == "pass"
-    assert reports.classroom([result(1, True), result(2, False)])["status"] == "fail"
-    assert reports.classroom([result(1, True), result(2, False, status="error")])["status"] == (
+    assert formats.classroom([result(1, True), result(2, True)])["status"] == "pass"
+    assert formats.classroom([result(1, True), result(2, False)])["status"] == "fail"
+    assert formats.classroom([result(1, True), result(2, False, status="error")])["status"] == (
         "fail"
     )
     internal = [result(1, False, status="internal"), result(2, False, status="broken")]
-    assert reports.classroom(internal)["status"] == "error"
-    assert reports.classroom([])["status"] == "error"
-    bare = reports.classroom([result(1, True, line=None, path="x.toml")])["tests"][0]
+    assert formats.classroom(internal)["status"] == "error"
+    assert formats.classroom([])["status"] == "error"
+    bare = formats.classroom([result(1, True, line=None, path="x.toml")])["tests"][0]
     assert (bare["line_no"], bare["filename"]) == (0, "x.toml")
-    windows = reports.classroom([result(1, True, path="C:\\course\\d\\exercise.toml")])
+    windows = formats.classroom([result(1, True, path="C:\\course\\d\\exercise.toml")])
     assert windows["tests"][0]["filename"] == "d/exercise.toml"
-    no_call = {k: v for k, v in result(1, True).items() if k not in ("call", "seconds")}
-    test = reports.classroom([no_call])["tests"][0]
+    no_call = result(1, True, call="", seconds=0.0)
+    test = formats.classroom([no_call])["tests"][0]
     assert (test["test_code"], test["duration"]) == ("", 0)
 
 
 def test_exercism_results() -> None:
     other = result(1, True, path="/course/zeta/exercise.toml", exercise="zeta")
-    data = reports.exercism([*RESULTS, other])
+    data = formats.exercism([*RESULTS, other])
     assert (data["version"], data["status"]) == (3, "fail") and "message" not in data
     assert data["tests"] == [
         {"name": "double: case 1", "status": "pass", "test_code": "solve(x=1)", "task_id": 1},
@@ -209,17 +211,17 @@ def test_exercism_results() -> None:
         },
         {"name": "zeta: case 1", "status": "pass", "test_code": "solve(x=1)", "task_id": 2},
     ]
-    assert reports.exercism(RESULTS[1:2])["status"] == "pass"
+    assert formats.exercism(RESULTS[1:2])["status"] == "pass"
 
 
 def test_exercism_cuts_output_at_500_characters_with_a_notice() -> None:
-    exactly = reports.exercism([result(1, True, output="x" * 500)])["tests"][0]["output"]
+    exactly = formats.exercism([result(1, True, output="x" * 500)])["tests"][0]["output"]
     assert exactly == "x" * 500
-    cut = reports.exercism([result(1, True, output="y" * 501)])["tests"][0]["output"]
-    assert len(cut) == 500 and cut.endswith("y" + reports.EXERCISM_CUT)
-    assert "output" not in reports.exercism([{**result(1, True)}])["tests"][0]
-    no_output = {k: v for k, v in result(1, True).items() if k not in ("output", "call")}
-    assert reports.exercism([no_output])["tests"][0] == {
+    cut = formats.exercism([result(1, True, output="y" * 501)])["tests"][0]["output"]
+    assert len(cut) == 500 and cut.endswith("y" + formats.EXERCISM_CUT)
+    assert "output" not in formats.exercism([result(1, True)])["tests"][0]
+    no_output = result(1, True, output="", call="")
+    assert formats.exercism([no_output])["tests"][0] == {
         "name": "double: case 1",
         "status": "pass",
         "test_code": "",
@@ -228,43 +230,43 @@ def test_exercism_cuts_output_at_500_characters_with_a_notice() -> None:
 
 
 def test_exercism_says_error_when_nothing_could_be_graded() -> None:
-    assert reports.exercism([]) == {
+    assert formats.exercism([]) == {
         "version": 3,
         "tests": [],
         "status": "error",
         "message": "No exercise was graded.",
     }
-    broken = reports.exercism([result(1, False, status="broken", max_points=0)])
+    broken = formats.exercism([result(1, False, status="broken", max_points=0)])
     assert broken["status"] == "error"
     assert broken["message"] == (
         "0 of 0 points; public cases 0 of 0 passed; not graded, their exercise.toml is "
         "broken: double."
     )
-    mixed = reports.exercism([result(1, False, status="internal"), result(2, True)])
+    mixed = formats.exercism([result(1, False, status="internal"), result(2, True)])
     assert mixed["status"] == "fail"
 
 
 def test_our_json_report_has_every_result_and_the_totals() -> None:
-    data = reports.full(RESULTS, 2.0004)
+    data = formats.full(RESULTS, 2.0004)
     assert data["format"] == "pytest-lessons" and data["version"] == 1
     assert data["seconds"] == 2.0
-    assert data["totals"] == reports.totals(RESULTS)
-    assert data["summary"] == reports.summary_text(RESULTS)
+    assert data["totals"] == formats.totals(RESULTS)
+    assert data["summary"] == formats.summary_text(RESULTS)
     assert data["mistakes"] == {"double": {"halved": 1}}
-    assert data["results"] == reports.ordered(RESULTS)
+    assert data["results"] == [r.to_dict() for r in formats.ordered(RESULTS)]
 
 
-@pytest.mark.parametrize("fmt", reports.FORMATS)
+@pytest.mark.parametrize("fmt", formats.FORMATS)
 def test_render_writes_indented_json_with_a_final_newline(fmt: str) -> None:
     rows = [result(1, True, message="", label="café")]
-    text = reports.render(fmt, rows, 1.0, "hidden")
+    text = formats.render(fmt, rows, 1.0, "hidden")
     assert text.endswith("}\n") and "café" in text
     assert ("\n  " in text) is (fmt != "classroom")  # classroom's travels in one variable
     expected = {
-        "gradescope": reports.gradescope(rows, 1.0, "hidden"),
-        "classroom": reports.classroom(rows),
-        "exercism": reports.exercism(rows),
-        "json": reports.full(rows, 1.0),
+        "gradescope": formats.gradescope(rows, 1.0, "hidden"),
+        "classroom": formats.classroom(rows),
+        "exercism": formats.exercism(rows),
+        "json": formats.full(rows, 1.0),
     }[fmt]
     assert json.loads(text) == expected
 
@@ -276,7 +278,7 @@ def test_the_gradebook_has_one_row_per_learner_and_exercise() -> None:
         result(1, True, learner="ada", points=0.5),
         result(1, True, learner="ada", exercise="b", path="/course/b/exercise.toml"),
     ]
-    book = reports.gradebook(rows)
+    book = formats.gradebook(rows)
     assert book == (
         "learner,exercise,points,max_points\nada,b,1,1\nada,double,0.5,1\nbo,double,1,2\n"
     )
@@ -287,7 +289,7 @@ def test_the_gradebook_has_one_row_per_learner_and_exercise() -> None:
         "max_points": "1",
     }
     assert (
-        reports.gradebook([result(1, True)]) == "learner,exercise,points,max_points\n,double,1,1\n"
+        formats.gradebook([result(1, True)]) == "learner,exercise,points,max_points\n,double,1,1\n"
     )
 
 
@@ -300,7 +302,7 @@ def test_the_mistake_table_counts_each_learner_once_most_common_first() -> None:
         result(1, False, learner="c", diagnosis="rows", diagnosis_kind="detector"),
         result(1, False, learner="c", exercise="a", diagnosis="z", diagnosis_kind="watch_out"),
     ]
-    table = reports.mistake_table(rows)
+    table = formats.mistake_table(rows)
     assert table == {"a": {"z": 1}, "double": {"y": 2, "x": 1}}
     assert list(table) == ["a", "double"] and list(table["double"]) == ["y", "x"]
 
@@ -314,19 +316,19 @@ def test_the_class_lines() -> None:
         result(1, False, learner="cy", diagnosis="x", diagnosis_kind="watch_out"),
         result(2, False, learner="cy", diagnosis="y", diagnosis_kind="watch_out"),
     ]
-    assert reports.class_lines(rows) == [
+    assert formats.class_lines(rows) == [
         "3 learners",
         "double: 1 of 3 passed, mean 1 of 2 points",
         "      2 learners  watch out: x",
         "      1 learner  watch out: y",
     ]
-    lone = reports.class_lines([result(1, True, learner="ada", points=2 / 3)])
+    lone = formats.class_lines([result(1, True, learner="ada", points=2 / 3)])
     assert lone == ["1 learners", "double: 1 of 1 passed, mean 0.667 of 1 points"]
 
 
 def test_a_learner_without_results_for_an_exercise_has_not_passed_it() -> None:
     rows = [result(1, True, learner="ada"), result(1, True, learner="bo", exercise="other")]
-    assert reports.class_lines(rows)[1:] == [
+    assert formats.class_lines(rows)[1:] == [
         "double: 1 of 2 passed, mean 0.5 of 0.5 points",
         "other: 1 of 2 passed, mean 0.5 of 0.5 points",
     ]
@@ -343,12 +345,12 @@ def test_the_step_summary_table() -> None:
         result(4, False, learner="bo", headline="Not shown."),
         result(1, True),
     ]
-    text = reports.step_summary(rows)
+    text = formats.step_summary(rows)
     lines = text.splitlines()
     assert lines[:6] == [
         "## pytest-lessons",
         "",
-        reports.summary_text(rows),
+        formats.summary_text(rows),
         "",
         "| exercise | points | result |",
         "| --- | --- | --- |",
@@ -366,7 +368,7 @@ def test_the_step_summary_table() -> None:
 
 def test_a_long_word_is_cut_without_a_space_to_cut_at() -> None:
     rows = [result(1, False, headline="x" * 200)]
-    cell = reports.step_summary(rows).splitlines()[-1]
+    cell = formats.step_summary(rows).splitlines()[-1]
     assert "case 1: " + "x" * 118 + " … |" in cell
 
 
@@ -384,39 +386,39 @@ def test_a_long_word_is_cut_without_a_space_to_cut_at() -> None:
     ],
 )
 def test_a_step_summary_cell_is_the_first_sentence_cut_at_a_word(headline: str, cell: str) -> None:
-    line = reports.step_summary([result(1, False, headline=headline)]).splitlines()[-1]
+    line = formats.step_summary([result(1, False, headline=headline)]).splitlines()[-1]
     assert line == f"| double | 0 / 1 | case 1: {cell} |"
 
 
 def test_class_lines_outside_a_class_count_one_learner() -> None:
     rows = [
-        {k: v for k, v in result(1, True).items() if k != "learner"},
-        {k: v for k, v in result(2, True).items() if k != "learner"},
+        result(1, True),
+        result(2, True),
     ]
-    assert reports.class_lines(rows) == ["1 learners", "double: 1 of 1 passed, mean 2 of 2 points"]
+    assert formats.class_lines(rows) == ["1 learners", "double: 1 of 1 passed, mean 2 of 2 points"]
 
 
 def test_render_is_exactly_the_format_as_indented_json() -> None:
     rows = [result(1, True, label="café"), result(2, False, hidden=True)]
-    for fmt in reports.FORMATS:
-        text = reports.render(fmt, rows, 1.23456, "hidden")
+    for fmt in formats.FORMATS:
+        text = formats.render(fmt, rows, 1.23456, "hidden")
         data = {
-            "gradescope": reports.gradescope(rows, 1.23456, "hidden"),
-            "classroom": reports.classroom(rows),
-            "exercism": reports.exercism(rows),
-            "json": reports.full(rows, 1.23456),
+            "gradescope": formats.gradescope(rows, 1.23456, "hidden"),
+            "classroom": formats.classroom(rows),
+            "exercism": formats.exercism(rows),
+            "json": formats.full(rows, 1.23456),
         }[fmt]
         if fmt == "classroom":
-            assert text == reports.classroom_text(data)
+            assert text == formats.classroom_text(data)
         else:
             assert text == json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-    assert json.loads(reports.render("json", rows, 1.23456, "x"))["seconds"] == 1.235
-    gradescope = json.loads(reports.render("gradescope", rows, 0, "after_due_date"))
+    assert json.loads(formats.render("json", rows, 1.23456, "x"))["seconds"] == 1.235
+    gradescope = json.loads(formats.render("gradescope", rows, 0, "after_due_date"))
     assert [t["visibility"] for t in gradescope["tests"]] == ["visible", "after_due_date"]
 
 
 def test_exercism_says_error_when_the_grader_failed_every_case() -> None:
-    internal = reports.exercism([result(1, False, status="internal")])
+    internal = formats.exercism([result(1, False, status="internal")])
     assert internal["status"] == "error"
     assert internal["message"] == "0 of 1 points; public cases 0 of 1 passed."
 
@@ -431,10 +433,10 @@ def test_exercism_says_error_when_the_grader_failed_every_case() -> None:
     ],
 )
 def test_classroom_names_the_exercise_file_by_its_last_two_parts(path: str, shown: str) -> None:
-    assert reports.classroom([result(1, True, path=path)])["tests"][0]["filename"] == shown
+    assert formats.classroom([result(1, True, path=path)])["tests"][0]["filename"] == shown
 
 
 def test_a_cell_is_cut_at_the_last_space_before_the_limit() -> None:
     headline = "ab " + "w" * 115 + " tail" + "z" * 10
-    line = reports.step_summary([result(1, False, headline=headline)]).splitlines()[-1]
+    line = formats.step_summary([result(1, False, headline=headline)]).splitlines()[-1]
     assert line == "| double | 0 / 1 | case 1: ab " + "w" * 115 + " … |"

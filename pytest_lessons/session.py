@@ -1,0 +1,80 @@
+"""The plugin's state for one pytest run, kept in ``config.stash`` (pytest layer).
+
+It holds what the pytest front end adds around the grading core: the resolved settings, the
+runner and the :class:`~pytest_lessons.grading.Grader` that owns every grading cache, the
+sandbox as the collected course makes it, and the results gathered from test reports (also
+from pytest-xdist workers) for the summary and the report files.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from pytest_lessons import sandbox, settings
+from pytest_lessons.grading import Grader
+from pytest_lessons.results import CaseResult
+from pytest_lessons.runner import Runner
+
+
+@dataclass
+class LessonSession:
+    """The plugin's per-run state."""
+
+    settings: settings.Settings
+    runner: Runner
+    invocation_dir: Path
+    config: pytest.Config | None = None
+    fault_reports: dict[tuple[str, str, str], tuple[str, str]] = field(default_factory=dict)
+    """(exercise file, learner, fault) -> (node id, label) of the first report with it, as
+    the terminal saw them (also from pytest-xdist workers)."""
+    results: list[CaseResult] = field(default_factory=list)
+    """Every case's result, as it arrived on its report (also from xdist workers)."""
+    submissions: Path | None = None
+    """Batch grading: the folder of learners' folders."""
+    policy: sandbox.Policy | None = None
+    """The sandbox around learner code, before the course is known; None when isolation is
+    off."""
+    support: sandbox.Support = field(default_factory=lambda: sandbox.Support(0))
+    """What the kernel offers, as probed (for the header)."""
+    checkout: Path | None = None
+    """pytest's root folder: none of it is readable to learner code."""
+    course: set[Path] = field(default_factory=set)
+    """Every exercise folder collected: none of it is readable to learner code."""
+    grader: Grader = field(init=False)
+    _course_policy: sandbox.Policy | None = None
+
+    def __post_init__(self) -> None:
+        self.grader = Grader(
+            self.runner, self.settings, sandbox=self.sandbox_policy, show=self.show
+        )
+
+    def sandbox_policy(self) -> sandbox.Policy | None:
+        """The sandbox for every job of this run, with the whole course out of reach
+        (computed once, after collection, when the first job is made)."""
+        if self.policy is None:
+            return None
+        if self._course_policy is None:
+            fenced = set(self.course)
+            if self.submissions is not None:
+                fenced.add(self.submissions)
+            self._course_policy = self.policy.for_course(sorted(fenced), self.checkout)
+        return self._course_policy
+
+    def show(self, path: Path | str) -> str:
+        """*path* as the learner should see it: relative to where pytest was started."""
+        try:
+            return os.path.relpath(path, self.invocation_dir)
+        except ValueError:  # another drive on Windows
+            return str(path)
+
+
+KEY = pytest.StashKey[LessonSession]()
+
+
+def session_of(config: pytest.Config) -> LessonSession:
+    """The plugin's state for *config*."""
+    return config.stash[KEY]
