@@ -60,9 +60,7 @@ def collect(
     states: dict[str, ExerciseState] = {}
     for result in results:
         path = result.path
-        state = states.setdefault(
-            path, ExerciseState(result.exercise, Path(path), result.cases)
-        )
+        state = states.setdefault(path, ExerciseState(result.exercise, Path(path), result.cases))
         if result.status == Status.BROKEN:
             state.broken = result.headline or "broken"
             continue

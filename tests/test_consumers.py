@@ -20,6 +20,7 @@ import pytest
 import xmlschema
 
 from pytest_lessons import formats
+from pytest_lessons.results import CaseResult, Status
 
 from conftest import DOUBLE_TOML
 
@@ -259,22 +260,20 @@ def test_classroom_totals_with_weighted_and_generated_cases(
 
 def test_a_huge_course_is_cut_to_the_budget_with_a_notice_and_every_point() -> None:
     results = [
-        {
-            "exercise": f"lesson_{n // 40}",
-            "path": f"course/lesson_{n // 40}/exercise.toml",
-            "label": f"case {n % 40 + 1}",
-            "case": n % 40 + 1,
-            "line": 3 + n % 40,
-            "learner": "",
-            "status": "failed" if n % 3 else "passed",
-            "passed": not n % 3,
-            "points": 0.5 if not n % 3 else 0.0,
-            "max_points": 0.5,
-            "generated": False,
-            "headline": "Check your scaling: " + "every value is off by a factor. " * 20,
-            "call": "solve(x=" + "[1.0, 2.0, 3.0] " * 30 + ")",
-            "seconds": 0.01,
-        }
+        CaseResult(
+            exercise=f"lesson_{n // 40}",
+            title=f"lesson_{n // 40}",
+            path=f"course/lesson_{n // 40}/exercise.toml",
+            label=f"case {n % 40 + 1}",
+            case=n % 40 + 1,
+            line=3 + n % 40,
+            status=Status.FAILED if n % 3 else Status.PASSED,
+            points=0.5 if not n % 3 else 0.0,
+            max_points=0.5,
+            headline="Check your scaling: " + "every value is off by a factor. " * 20,
+            call="solve(x=" + "[1.0, 2.0, 3.0] " * 30 + ")",
+            seconds=0.01,
+        )
         for n in range(4000)
     ]
     report = formats.classroom(results)

@@ -88,7 +88,7 @@ def test_the_package_has_no_import_cycle() -> None:
     def visit(name: str, path: list[str]) -> None:
         for target in sorted(graph[name]):
             if target in path:
-                cycles.append(path[path.index(target) :] + [target])
+                cycles.append([*path[path.index(target) :], target])
             elif target not in done:
                 visit(target, [*path, target])
         done.add(name)

@@ -240,9 +240,7 @@ def test_exits_interrupts_memory_and_recursion_have_their_own_words() -> None:
     ]
     torch_memory = raised("RuntimeError", "DefaultCPUAllocator: can't allocate memory: 8 GB")
     assert torch_memory.headline.startswith("Use less memory: your code asked for more than")
-    no_cap = texts.describe_error(
-        Outcome("raised", error_type="MemoryError"), context(memory_mb=0)
-    )
+    no_cap = texts.describe_error(Outcome("raised", error_type="MemoryError"), context(memory_mb=0))
     assert no_cap.headline.startswith("Use less memory: your code asked for more than the memory.")
     recursion = raised("RecursionError", "maximum recursion depth exceeded")
     assert recursion.headline == (
@@ -515,17 +513,15 @@ def test_describe_keeps_the_evidence_then_adds_the_context() -> None:
     failure = texts.describe(Outcome("returned"), comparison, context(), found)
     assert failure.headline == "Do this. Then that. Because."
     assert failure.lines == evidence + texts.context_lines(Outcome("returned"), context())
-    assert texts.describe(
-        Outcome("returned"), comparison, context(), found, "case 2"
-    ).headline == ("Do this.")
-    odd = Diagnosis("d", ". Odd.")
-    assert (
-        texts.describe(Outcome("returned"), comparison, context(), odd, "case 2").headline == "."
+    assert texts.describe(Outcome("returned"), comparison, context(), found, "case 2").headline == (
+        "Do this."
     )
+    odd = Diagnosis("d", ". Odd.")
+    assert texts.describe(Outcome("returned"), comparison, context(), odd, "case 2").headline == "."
     whole = Diagnosis("d", "No full stop")
-    assert texts.describe(
-        Outcome("returned"), comparison, context(), whole, "case 2"
-    ).headline == ("No full stop")
+    assert texts.describe(Outcome("returned"), comparison, context(), whole, "case 2").headline == (
+        "No full stop"
+    )
 
 
 def test_printed_output_keeps_its_spaces_and_letters() -> None:
