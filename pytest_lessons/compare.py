@@ -1,8 +1,9 @@
 """Compare a learner's answer (plain data, see :mod:`pytest_lessons.outcome`) with the expected
 value, element by element, within tolerance.
 
-The rule is torch's: ``|got - expected| <= atol + rtol * |expected|``, in float64. Ints and
-floats are numbers; bools are not. Nothing is broadcast or coerced: the answer must be a nested
+The rule is torch's: ``|got - expected| <= atol + rtol * |expected|``, in float64; it is written
+once, in :func:`agrees`, and every comparison goes through it. Ints and floats are numbers;
+bools are not. Nothing is broadcast or coerced: the answer must be a nested
 list (tuples count as lists) of exactly the expected shape. Every other answer gets a problem code
 and a headline that says what to do, then why. This module imports neither pytest nor torch.
 """
@@ -69,7 +70,7 @@ class Comparison:
     mismatched: int = 0
     worst: Mismatch | None = None
     allowed: float = 0.0
-    """The tolerance at the worst mismatch: ``atol + rtol * |expected|``."""
+    """The tolerance at the worst mismatch (see :func:`allowance`)."""
     rows: tuple[Mismatch, ...] = ()
     got: Numbers | None = None
     """The answer as numbers, when it could be read as such (shape may differ)."""
@@ -240,7 +241,7 @@ def compare(expected: Any, answer: Any, rtol: float, atol: float) -> Comparison:
     """Judge *answer* (encoded plain data) against *expected* (a validated model value)."""
     want = read_numbers(expected)
     base = {"expected_shape": want.shape, "expected": want, "total": len(want.flat)}
-    top = _top_level(answer, want)
+    top = _top_level(answer, want, rtol, atol)
     if top is not None:
         code, headline, notes = top
         got = None
@@ -308,7 +309,7 @@ def compare(expected: Any, answer: Any, rtol: float, atol: float) -> Comparison:
         got=got,
         mismatched=len(bad),
         worst=worst,
-        allowed=atol + rtol * abs(worst.expected),
+        allowed=allowance(worst.expected, rtol, atol),
         rows=tuple(mismatches),
         bad=tuple(bad),
         **base,  # type: ignore[arg-type]
@@ -327,18 +328,30 @@ def _as_float(value: float) -> float:
         return math.inf if value > 0 else -math.inf
 
 
+def allowance(expected: Any, rtol: float, atol: float) -> Any:
+    """How far an answer may be from *expected* and still be right: ``atol + rtol *
+    |expected|`` (a NumPy array of them for an array)."""
+    return atol + rtol * abs(expected)
+
+
+def agrees(got: Any, expected: Any, rtol: float, atol: float, lib: Any = math) -> Any:
+    """THE tolerance rule: *got* is right when it is *expected* itself, or when *expected* is
+    finite and ``|got - expected| <= allowance``. So NaN is never right (not even for an
+    expected NaN, which the model does not allow), and an infinite expected value is matched
+    only by the same infinity. On floats with ``lib=math``; elementwise on NumPy arrays with
+    ``lib=numpy``."""
+    return (got == expected) | (
+        lib.isfinite(expected) & (abs(got - expected) <= allowance(expected, rtol, atol))
+    )
+
+
 def outside(got: Sequence[float], want: Sequence[float], rtol: float, atol: float) -> list[int]:
-    """Positions where ``|got - expected| > atol + rtol * |expected|``. NaN never passes; an
-    infinite expected value passes only when matched exactly."""
+    """Positions where *got* does not :func:`agree <agrees>` with *want*."""
     if len(want) >= VECTOR_FROM:
         found = _outside_numpy(got, want, rtol, atol)
         if found is not None:
             return found
-    return [
-        i
-        for i, g, e in zip(count(), got, want)
-        if g != e and not (math.isfinite(e) and abs(g - e) <= atol + rtol * abs(e))
-    ]
+    return [i for i, g, e in zip(count(), got, want) if not agrees(g, e, rtol, atol)]
 
 
 def _outside_numpy(
@@ -355,12 +368,13 @@ def _outside_numpy(
             else numpy.array(got, numpy.float64)
         )
         e = numpy.array(want, numpy.float64)
-        close = numpy.isfinite(e) & (numpy.abs(g - e) <= atol + rtol * numpy.abs(e))
-        ok = close | (g == e)
+        ok = agrees(g, e, rtol, atol, numpy)
     return numpy.flatnonzero(~ok).tolist()
 
 
-def _top_level(answer: Any, want: Numbers) -> tuple[str, str, list[str]] | None:
+def _top_level(
+    answer: Any, want: Numbers, rtol: float, atol: float
+) -> tuple[str, str, list[str]] | None:
     expected_form = (
         "a number" if want.shape == () else f"a nested list of shape {fmt_shape(want.shape)}"
     )
@@ -385,7 +399,7 @@ def _top_level(answer: Any, want: Numbers) -> tuple[str, str, list[str]] | None:
         notes = []
         if "values" in answer:
             try:
-                inner = compare_values(answer["values"], want)
+                inner = compare_values(answer["values"], want, rtol, atol)
             except _Problem:
                 inner = None
             if inner is True:
@@ -430,15 +444,13 @@ def _top_level(answer: Any, want: Numbers) -> tuple[str, str, list[str]] | None:
     return "object", (f"Return {expected_form}: solve returned a {type_name}."), []
 
 
-def compare_values(values: Any, want: Numbers, rtol: float = 1e-4, atol: float = 1e-4) -> bool:
+def compare_values(values: Any, want: Numbers, rtol: float, atol: float) -> bool:
     """Whether *values* (encoded) equal *want* within tolerance; False on any other shape."""
     try:
         got = _to_numbers(values)
     except _Problem:
         return False
-    if got.shape != want.shape:
-        return False
-    return all(g == e or abs(g - e) <= atol + rtol * abs(e) for g, e in zip(got.flat, want.flat))
+    return got.shape == want.shape and not outside(got.flat, want.flat, rtol, atol)
 
 
 def _inner_headline(problem: _Problem) -> str:

@@ -405,3 +405,29 @@ def test_rows_of_equal_length_but_different_depth_name_the_first_difference() ->
     assert deeper.headline == (
         "Make every row the same length: row [1, 1] has 1 value but row [1, 0] has 2."
     )
+
+
+def test_the_tolerance_rule_is_one_function_on_floats_and_arrays() -> None:
+    from pytest_lessons.compare import agrees, allowance
+
+    inf, nan = float("inf"), float("nan")
+    assert allowance(-2.0, 0.1, 0.5) == pytest.approx(0.7)
+    assert agrees(2.69, 2.0, 0.1, 0.5) and not agrees(2.71, 2.0, 0.1, 0.5)
+    assert agrees(inf, inf, 1.0, 1.0) and not agrees(1e308, inf, 1.0, 1.0)
+    assert not agrees(-inf, inf, 1.0, 1.0) and not agrees(nan, 1.0, 1.0, 1.0)
+    numpy = pytest.importorskip("numpy")
+    got = numpy.array([2.69, 2.71, inf, 1e308, nan])
+    want = numpy.array([2.0, 2.0, inf, inf, 1.0])
+    assert agrees(got, want, 0.1, 0.5, numpy).tolist() == [True, False, True, False, False]
+
+
+@pytest.mark.torch
+def test_a_tensors_values_are_called_right_by_the_cases_own_tolerance() -> None:
+    torch = pytest.importorskip("torch")
+    close = torch.tensor([1.05, 2.0], dtype=torch.float64)
+    loose = judge(close, [1.0, 2.0], rtol=0.0, atol=0.1)
+    assert "values are right" in " ".join(loose.notes)
+    strict = judge(close, [1.0, 2.0], rtol=0.0, atol=0.01)
+    assert "values are right" not in " ".join(strict.notes)
+    infinite = judge(torch.tensor([1.0, 5.0]), [1.0, float("inf")])
+    assert "values are right" not in " ".join(infinite.notes)
