@@ -22,12 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from pytest_lessons import export, model
-from pytest_lessons.compare import nested, read_numbers
+from pytest_lessons.compare import nested, plural, read_numbers
 from pytest_lessons.generate import draw
 from pytest_lessons.grading import Attempt, Diagnoser, Graded, Grader, judge
 from pytest_lessons.outcome import RETURNED
 from pytest_lessons.results import Status
-from pytest_lessons.texts import abbreviate
+from pytest_lessons.texts import abbreviate, first_sentence
 
 #: Extra inputs drawn to find one that tells two look-alike mistakes apart.
 SEARCH = 40
@@ -258,9 +258,8 @@ class LessonCheck:
 
 def check_text(exercise: model.Exercise, problems: list[str]) -> str:
     """The lesson check's failure text for *problems*."""
-    count = len(problems)
     return (
-        f"Fix the lesson {exercise.slug}: {count} problem{'s' if count != 1 else ''}.\n\n"
+        f"Fix the lesson {exercise.slug}: {plural(len(problems), 'problem')}.\n\n"
         + "\n".join(f"  - {problem}" for problem in problems)
         + "\n"
     )
@@ -303,14 +302,8 @@ def learner_copy(grader: Grader, exercise: model.Exercise) -> tuple[str, list[in
                     "case cannot be frozen into the learner's copy.\n"
                 )
             answers[case.number] = export.plain_answer(exercise, answer)
-    raw = model.tomllib.loads(exercise.path.read_text(encoding="utf-8"))
+    raw = model.read_toml(exercise.path.read_text(encoding="utf-8"))
     return export.learner_toml(raw, exercise, answers)
-
-
-def first_sentence(headline: str) -> str:
-    """The first sentence of a headline."""
-    end = headline.find(". ")
-    return headline if end < 0 else headline[: end + 1]
 
 
 def _cases(numbers: list[int]) -> str:

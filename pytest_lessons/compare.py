@@ -97,9 +97,14 @@ def fmt_index(index: tuple[int, ...]) -> str:
     return "[" + ", ".join(str(i) for i in index) + "]"
 
 
+def noun(n: int, word: str) -> str:
+    """*word* as it goes with the number *n*: ``value``, ``values``."""
+    return word if n == 1 else f"{word}s"
+
+
 def plural(n: int, word: str) -> str:
     """``1 value``, ``2 values``."""
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+    return f"{n} {noun(n, word)}"
 
 
 def fmt_shape(shape: tuple[int, ...] | None) -> str:
@@ -118,10 +123,20 @@ def fmt_number(value: float, other: float | None = None) -> str:
 
 def nested(numbers: Numbers) -> Any:
     """*numbers* as a nested list again (a number for shape ``()``), for display."""
-    values = list(numbers.flat)
+    values: list[Any] = list(numbers.flat)
     for size in reversed(numbers.shape[1:]):
         values = [values[i : i + size] for i in range(0, len(values), size)]
     return values[0] if numbers.shape == () else values
+
+
+def first_row_shape(value: Any) -> tuple[int, ...]:
+    """The shape of a nested list read along its first elements (an empty list has size 0):
+    cheap, for words about a value that need not be rectangular (input sizes, abbreviations)."""
+    shape = []
+    while isinstance(value, list):
+        shape.append(len(value))
+        value = value[0] if value else None
+    return tuple(shape)
 
 
 def read_numbers(value: Any) -> Numbers:
@@ -520,8 +535,7 @@ def _shape_notes(got: tuple[int, ...], want: tuple[int, ...]) -> list[str]:
         )
     if len(got) != len(want):
         notes.append(
-            f"Your answer has {len(got)} dimension{'s' if len(got) != 1 else ''}; "
-            f"the expected one has {len(want)}."
+            f"Your answer has {plural(len(got), 'dimension')}; the expected one has {len(want)}."
         )
     return notes
 
@@ -530,7 +544,7 @@ def _nonfinite_headline(got: Numbers, want: Numbers, positions: list[int]) -> st
     first = positions[0]
     value = got.flat[first]
     more = len(positions) - 1
-    extra = f" (and {more} more place{'s' if more != 1 else ''})" if more else ""
+    extra = f" (and {more} more {noun(more, 'place')})" if more else ""
     name = "NaN" if math.isnan(value) else str(value)
     return (
         f"Find where {name} comes from: your answer holds {name} at "
@@ -588,7 +602,7 @@ def compare_outputs(
 
 def _kind_of(answer: Any) -> str:
     if isinstance(answer, list):
-        return f"{len(answer)} value{'s' if len(answer) != 1 else ''}"
+        return plural(len(answer), "value")
     if isinstance(answer, dict):
         return f"a {answer.get('type', answer.get(TAG, 'value'))}"
     return f"a {type(answer).__name__}"

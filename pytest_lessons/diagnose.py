@@ -15,7 +15,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from pytest_lessons.compare import Numbers, fmt_index, fmt_shape, outside, size_one_positions
+from pytest_lessons.compare import (
+    Numbers,
+    first_row_shape,
+    fmt_index,
+    fmt_shape,
+    outside,
+    size_one_positions,
+)
 from pytest_lessons.model import WatchOut
 
 #: Ranks: a lower rank wins. Learner errors never reach diagnosis (they have no answer).
@@ -181,7 +188,7 @@ def _splits(shape: tuple[int, ...]) -> list[tuple[tuple[int, ...], str]]:
     """Finer views of *shape*: each size kept or split into two factors (2×3 for 6)."""
     options: list[list[tuple[int, ...]]] = []
     for size in shape:
-        choices = [(size,)]
+        choices: list[tuple[int, ...]] = [(size,)]
         choices += [(a, size // a) for a in range(2, size) if size % a == 0]
         options.append(choices)
     views = []
@@ -255,7 +262,7 @@ def _constant_names(inputs: dict[str, Any]) -> list[tuple[float, str]]:
     last: list[tuple[float, str]] = []
     other: list[tuple[float, str]] = []
     for name, value in inputs.items():
-        shape = _shape(value)
+        shape = first_row_shape(value)
         for axis, size in enumerate(shape):
             if size < 2:
                 continue
@@ -268,14 +275,6 @@ def _constant_names(inputs: dict[str, Any]) -> list[tuple[float, str]]:
             else:
                 other.append((float(size), f"{size}, the size of {name}'s axis {axis}"))
     return last + other
-
-
-def _shape(value: Any) -> tuple[int, ...]:
-    shape = []
-    while isinstance(value, list) and value:
-        shape.append(len(value))
-        value = value[0]
-    return tuple(shape)
 
 
 #: Whole factors up to this are named as numbers first: a size this small matches by chance.

@@ -17,7 +17,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from pytest_lessons.compare import noun
 from pytest_lessons.results import CaseResult, Status
+from pytest_lessons.texts import first_sentence
 
 #: Exercism's limit on a test's output.
 EXERCISM_OUTPUT = 500
@@ -367,16 +369,13 @@ def class_lines(results: Sequence[CaseResult]) -> list[str]:
             f"{exercise}: {passed} of {len(learners)} passed, mean {mean:.3g} of {most:g} points"
         )
         for watch_id, count in mistakes.get(exercise, {}).items():
-            lines.append(
-                f"    {count:>3} learner{'s' if count != 1 else ''}  watch out: {watch_id}"
-            )
+            lines.append(f"    {count:>3} {noun(count, 'learner')}  watch out: {watch_id}")
     return lines
 
 
 def _first_sentence(headline: str, limit: int = 120) -> str:
     """What to do, for a table cell: the headline's first sentence, cut at a word if long."""
-    end = headline.find(". ")
-    text = headline if end < 0 else headline[: end + 1]
+    text = first_sentence(headline)
     if len(text) > limit:
         cut = text.rfind(" ", 0, limit - 1)
         text = text[: cut if cut > 0 else limit - 2].rstrip(",;:") + " …"

@@ -23,6 +23,12 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on old Pythons only
     import tomli as tomllib
 
+
+def read_toml(text: str) -> dict[str, Any]:
+    """*text* as TOML data (``tomllib`` on Python 3.11+, ``tomli`` before)."""
+    return tomllib.loads(text)
+
+
 #: The name of the file that makes a folder an exercise.
 EXERCISE_FILE = "exercise.toml"
 
@@ -849,11 +855,3 @@ def _shape(value: Any) -> tuple[int, ...] | None:
     (inner,) = shapes
     assert inner is not None
     return (len(value), *inner)
-
-
-def shape_of(value: Any) -> tuple[int, ...]:
-    """The shape of a validated expected value (``()`` for a number)."""
-    shape = _shape(value)
-    if shape is None:
-        raise ValueError("not a rectangular nested list of numbers")
-    return shape

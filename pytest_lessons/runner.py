@@ -21,6 +21,7 @@ This module imports no pytest and no torch.
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import select
@@ -33,7 +34,7 @@ import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pytest_lessons.child import READY, run_case
 from pytest_lessons.outcome import DIED, INTERNAL, TIMEOUT, Outcome, clean_text
@@ -228,7 +229,6 @@ class ForkRunner(Runner):
         self.preload = preload
         self.env = env
         self.process: subprocess.Popen[bytes] | None = None
-        self.versions: dict[str, Any] = {}
         self._ready = False
         self._buffer = b""
         self._jobs = 0
@@ -264,7 +264,8 @@ class ForkRunner(Runner):
                 return None
             self._buffer += chunk
         line, self._buffer = self._buffer.split(b"\n", 1)
-        return json.loads(line)
+        message: dict[str, Any] = json.loads(line)
+        return message
 
     def run(self, job: Job) -> Outcome:
         outcome = self._attempt(job)
@@ -296,15 +297,16 @@ class ForkRunner(Runner):
             self.process.stdin.write((json.dumps(request) + "\n").encode("utf-8"))
             self.process.stdin.flush()
         except OSError:
-            return self._lost()
+            self._lost()
+            return None
         deadline = _now() + job.timeout + WORKER_GRACE
         while True:
             message = self._read_line(deadline)
             if message is None:
-                return self._lost()
+                self._lost()
+                return None
             if message.get("ready"):
                 self._ready = True
-                self.versions = message.get("versions", {})
                 continue
             if message.get("id") != self._jobs:
                 continue
@@ -336,7 +338,6 @@ class ForkRunner(Runner):
             with contextlib.suppress(OSError):
                 self.process.kill()  # it may be stopped, not dead: no time for a clean close
         self.close(keep_temp=True)
-        return None
 
     def close(self, keep_temp: bool = False) -> None:
         process, self.process = self.process, None
@@ -409,7 +410,8 @@ class SpawnRunner(Runner):
         def drain() -> None:
             assert process.stdout is not None
             before = b""  # what Python printed while starting: not the learner's
-            for chunk in iter(lambda: process.stdout.read1(1 << 16), b""):  # type: ignore[union-attr]
+            stdout = cast(io.BufferedReader, process.stdout)
+            for chunk in iter(lambda: stdout.read1(1 << 16), b""):
                 if not ready.is_set():
                     before += chunk
                     at = before.find(READY)

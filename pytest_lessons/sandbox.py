@@ -538,7 +538,8 @@ def _seccomp_program(machine: str) -> _SockFprog | None:
         return None
     filters = (_SockFilter * len(program))(*(_SockFilter(*step) for step in program))
     fprog = _SockFprog(len(program), filters)
-    fprog._keep = filters  # type: ignore[attr-defined]  # the array must outlive the struct
+    # The array must outlive the struct that points into it.
+    setattr(fprog, "_keep", filters)  # noqa: B010
     return fprog
 
 

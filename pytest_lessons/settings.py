@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -240,12 +241,12 @@ def resolve(
     *option* and *ini* take a setting's name and return its raw value or None/"" when unset.
     Raises :class:`SettingError` naming the source of a bad value.
     """
-    environ = os.environ if environ is None else environ
+    env: Mapping[str, str] = os.environ if environ is None else environ
     given: dict[str, Any] = {}
     for setting in SETTINGS:
         sources = (
             (setting.option, option(setting.name)),
-            (setting.env, environ.get(setting.env)),
+            (setting.env, env.get(setting.env)),
             (setting.ini, ini(setting.name)),
         )
         given[setting.name] = None

@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 from pytest_lessons.compare import (
     Comparison,
+    first_row_shape,
     fmt_index,
     fmt_number,
     fmt_shape,
+    plural,
     size_one_positions,
 )
 from pytest_lessons.diagnose import Diagnosis
@@ -182,7 +185,7 @@ def _setup(outcome: Outcome, ctx: Context, call: str, where: str) -> Failure:
     else:
         theirs = outcome.message or "no parameters"
         text = (
-            f"Give {ctx.entry} {len(ctx.inputs)} parameter{'s' if len(ctx.inputs) != 1 else ''}, "
+            f"Give {ctx.entry} {plural(len(ctx.inputs), 'parameter')}, "
             f"in this order: def {call}. Yours takes ({theirs})."
         )
     return Failure(text)
@@ -342,7 +345,7 @@ def describe_mismatch(
     # Which output is wrong, for an exercise with several: "In out (value 1 of 3): ".
     part = comparison.headline.split(": ", 1)[0][3:] if comparison.part else ""
     if diagnosis is not None and repeat_of:
-        first = _in_part(_first_sentence(diagnosis.headline), part)
+        first = _in_part(first_sentence(diagnosis.headline), part)
         lines = [f"  (the same mistake as {repeat_of}; its explanation is there)"]
     elif diagnosis is not None:
         first, lines = _in_part(diagnosis.headline, part), []
@@ -394,7 +397,8 @@ def _in_part(headline: str, part: str) -> str:
     return f"In {part}: {headline}"
 
 
-def _first_sentence(text: str) -> str:
+def first_sentence(text: str) -> str:
+    """The first sentence of a headline: what to do, without the why."""
     end = text.find(". ")
     return text if end < 0 else text[: end + 1]
 
@@ -468,7 +472,7 @@ def colour_map(lines: list[str], paint: Callable[[str, str], str]) -> list[str]:
     return out
 
 
-def _table(rows: list[tuple[str, ...]]) -> list[str]:
+def _table(rows: Sequence[tuple[str, ...]]) -> list[str]:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return [
         "   ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows
@@ -480,17 +484,9 @@ def abbreviate(value: Any, width: int = INPUT_WIDTH) -> str:
     text = repr(value)
     if len(text) <= width:
         return text
-    shape = _shape(value)
+    shape = first_row_shape(value)
     suffix = f" ... (shape {fmt_index(shape)})" if shape else " ..."
     return text[: width - len(suffix)] + suffix
-
-
-def _shape(value: Any) -> tuple[int, ...]:
-    shape = []
-    while isinstance(value, list):
-        shape.append(len(value))
-        value = value[0] if value else None
-    return tuple(shape)
 
 
 #: Lines of printed output one failing case shows (its first and last half); the reports keep
@@ -572,7 +568,7 @@ def fault_key(outcome: Outcome, comparison: Comparison | None) -> str:
 def repeated(failure: Failure, first: str) -> Failure:
     """The short form of a failure already explained under the case *first*."""
     return Failure(
-        _first_sentence(failure.headline),
+        first_sentence(failure.headline),
         [f"  (the same problem as {first}; its explanation is there)"],
     )
 

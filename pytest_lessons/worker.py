@@ -84,7 +84,8 @@ def _adopt_orphans() -> bool:
     try:
         import ctypes
 
-        return ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+        done = ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        return bool(done == 0)
     except (OSError, AttributeError):
         return False
 
@@ -121,7 +122,7 @@ def _text_stream(fd: int) -> io.TextIOWrapper:
 
 
 def _read_all(fd: int) -> bytes:
-    chunks = []
+    chunks: list[bytes] = []
     while True:
         chunk = os.read(fd, 1 << 16)
         if not chunk:
@@ -408,13 +409,11 @@ def main() -> None:  # pragma: no cover - runs as the worker process; tested thr
     # Ctrl-C is pytest's to handle; it ends the worker by closing its stdin.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     started = time.monotonic()
-    versions: dict[str, str | None] = {}
     for name in sys.argv[1:]:
         try:
-            module = __import__(name)
-            versions[name] = str(getattr(module, "__version__", ""))
-        except Exception:
-            versions[name] = None
+            __import__(name)
+        except Exception:  # a preload that fails is imported (and fails) in the child instead
+            pass
     prepare()
     # Objects from before the fork stay out of every child's garbage collections, which would
     # otherwise write to (and so copy) the pages of every object torch made.
@@ -422,7 +421,7 @@ def main() -> None:  # pragma: no cover - runs as the worker process; tested thr
     _huge_pages()
     worker = Worker(protocol_fd)
     worker.spare()
-    worker.send({"ready": True, "versions": versions, "seconds": time.monotonic() - started})
+    worker.send({"ready": True, "seconds": time.monotonic() - started})
     for line in sys.stdin.buffer:
         job: Any = None
         try:

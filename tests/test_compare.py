@@ -418,7 +418,9 @@ def test_the_tolerance_rule_is_one_function_on_floats_and_arrays() -> None:
     numpy = pytest.importorskip("numpy")
     got = numpy.array([2.69, 2.71, inf, 1e308, nan])
     want = numpy.array([2.0, 2.0, inf, inf, 1.0])
-    assert agrees(got, want, 0.1, 0.5, numpy).tolist() == [True, False, True, False, False]
+    with numpy.errstate(invalid="ignore"):  # inf - inf, as the judge's own call allows
+        agreed = agrees(got, want, 0.1, 0.5, numpy).tolist()
+    assert agreed == [True, False, True, False, False]
 
 
 @pytest.mark.torch

@@ -354,16 +354,6 @@ def test_a_boolean_case_key_must_be_true_or_false() -> None:
     assert model.parse(SMALL.replace("n = 2", "n = 2\nhidden = true"), PATH).cases[0].hidden
 
 
-def test_shape_of_reads_numbers_and_rectangular_lists() -> None:
-    assert model.shape_of(3) == () and model.shape_of(2.5) == ()
-    assert model.shape_of([[1, 2, 3], [4, 5, 6]]) == (2, 3)
-    assert model.shape_of([]) == (0,)
-    assert model.shape_of([[], []]) == (2, 0)
-    for bad in ([[1], [1, 2]], True, [True], "x", [[1], 2]):
-        with pytest.raises(ValueError, match=r"^not a rectangular nested list of numbers$"):
-            model.shape_of(bad)
-
-
 def test_file_keys_and_limits_name_what_they_accept() -> None:
     for bad in ('"x.txt"', "3"):
         error = problem(
