@@ -239,15 +239,7 @@ def test_the_solution_opens_only_once_passed_or_when_asked_anyway(
     text = said(result)
     assert "opens once all its cases pass" in text
     assert "Worked solution" not in text and "scaled_dot_product_attention(q, k, v)" not in text
-
-    result = pytester.runpytest("combine_heads", "--lesson-solution=show-anyway")
-    text = said(result)
-    assert "Worked solution of combine_heads" in text
-    assert "You have not passed combine_heads yet" in text
-    assert "1. Run attention for every head at once" in text
-
-    plain = pytester.runpytest("combine_heads")
-    assert "Worked solution" not in said(plain)
+    # show-anyway and a run without the option: tests/test_summary.py, without pytest.
 
     combine_heads(REFERENCE)
     result = pytester.runpytest("combine_heads", "--lesson-solution")

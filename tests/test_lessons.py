@@ -57,9 +57,8 @@ def test_a_lesson_is_well_made(lesson: str) -> None:
 
 @pytest.mark.torch
 @pytest.mark.parametrize("lesson", LESSONS)
-def test_the_stub_fails_kindly_and_the_reference_passes(
-    pytester: pytest.Pytester, lesson: str
-) -> None:
+def test_the_stub_fails_kindly_and_says_it_once(pytester: pytest.Pytester, lesson: str) -> None:
+    # That the reference passes every case is the authoring check's to prove (below).
     copy(pytester, lesson)
     cases = len(model.load(pytester.path / lesson / "exercise.toml").cases)
     stub = pytester.runpytest(lesson)
@@ -68,8 +67,6 @@ def test_the_stub_fails_kindly_and_the_reference_passes(
     failures = said(stub).split("short test summary")[0]
     assert failures.count(f"Write your solution: {lesson} is not implemented yet.") == 1
     assert f"cases 2 to {cases} failed as case 1 did" in failures
-    shutil.copy(pytester.path / lesson / "reference.py", pytester.path / lesson / "solution.py")
-    pytester.runpytest(lesson).assert_outcomes(passed=cases)
 
 
 @pytest.mark.torch

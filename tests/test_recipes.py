@@ -74,13 +74,14 @@ def _closure(name: str) -> list:
 
 
 def torch_venv(where: Path, shared: Path) -> Path:
-    """A new virtual environment at *where* that sees this environment's torch and its
-    dependencies, and nothing else of it: the recipes' torch line then finds torch installed
-    and downloads nothing (PyTorch's index is out of reach here, and the CUDA build must never
-    be pulled)."""
+    """A new virtual environment at *where* that sees this environment's torch and pytest with
+    their dependencies, and nothing else of it: the recipes' torch line then finds torch
+    installed and downloads nothing (PyTorch's index is out of reach here, and the CUDA build
+    must never be pulled), and installing our wheel downloads nothing either, as from a
+    platform's pip cache. What the recipe installs is still only the wheel we built."""
     if not shared.exists():
         shared.mkdir(parents=True)
-        for dist in _closure("torch"):
+        for dist in _closure("torch") + _closure("pytest"):
             site = Path(dist.locate_file(""))
             for file in dist.files or []:
                 top = file.parts[0]
