@@ -179,6 +179,11 @@ class Runner:
     def close(self) -> None:
         """Stop every process this runner started."""
 
+    def abort(self) -> None:
+        """Stop every process this runner started at once, the case that runs now included
+        (a notebook cell was interrupted); the next job starts afresh."""
+        self.close()
+
 
 class InProcessRunner(Runner):
     """Runs learner code inside the pytest process, for debugging."""
@@ -338,6 +343,10 @@ class ForkRunner(Runner):
             with contextlib.suppress(OSError):
                 self.process.kill()  # it may be stopped, not dead: no time for a clean close
         self.close(keep_temp=True)
+
+    def abort(self) -> None:
+        self._lost()
+        self.close()
 
     def close(self, keep_temp: bool = False) -> None:
         process, self.process = self.process, None
