@@ -31,10 +31,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from pytest_lessons import course, model, sandbox, settings, summary
-from pytest_lessons.report import colour_map
+from pytest_lessons import course, grading, model, sandbox, settings, summary
 from pytest_lessons.results import CaseResult
 from pytest_lessons.runner import Runner, make_runner
+from pytest_lessons.texts import colour_map
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -598,7 +598,7 @@ class Lessons:
         as a pytest run of the lesson remembers them."""
         cache = cache_of(lesson.folder)
         results = [result for result, _ in graded]
-        states = summary.collect([r.to_dict() for r in results])
+        states = summary.collect(results)
         courses = [lesson.course] if lesson.course is not None else []
         progress = summary.progress_lines(states, courses, cache)
         summary.solution_lines(states, None, cache, self.show, [])
@@ -704,9 +704,7 @@ def grade_cells(
     new :class:`~pytest_lessons.grading.Grader` (what it remembers, such as which fault was
     already explained, belongs to this one grading): each case's result and its text as the
     terminal shows it."""
-    from pytest_lessons import grading
-
-    grader = grading.Grader(runner, resolved, policy=policy, show=show)
+    grader = grading.Grader(runner, resolved, sandbox=lambda: policy, show=show)
     graded = []
     for case in exercise.cases:
         done = grader.grade(grading.Attempt(exercise, case, solution))
