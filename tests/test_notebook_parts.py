@@ -1,0 +1,134 @@
+"""The notebook front end's parts that need no kernel: finding the course and pytest's root
+folder, pytest's cache read and written without pytest, and IPython kept out of the plugin."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_lessons import notebook
+
+from conftest import ROOT
+
+
+def test_the_plugin_and_a_pytest_run_never_import_ipython() -> None:
+    code = (
+        "import sys, pytest, pytest_lessons, pytest_lessons.plugin, pytest_lessons.notebook\n"
+        "pytest.main(['--collect-only', '-q', '-p', 'no:cacheprovider', 'exercises/split_heads'])\n"
+        "print(sorted(m for m in ('IPython', 'ipykernel') if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.stdout.rstrip().split("\n")[-1] == "[]", done.stdout + done.stderr
+
+
+def test_pytest_reads_what_the_notebook_writes_in_its_cache_and_back(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeconftest(
+        """
+        def pytest_sessionfinish(session):
+            cache = session.config.cache
+            print("ROOT", session.config.rootpath)
+            print("GOT", cache.get("lessons/hints/from-notebook", None))
+            cache.set("lessons/hints/from-pytest", {"opened": 2, "word": "é"})
+        """
+    )
+    root, _ = notebook.pytest_root(pytester.path)
+    cache = notebook.cache_of(pytester.path)
+    cache.set("lessons/hints/from-notebook", 3)
+    result = pytester.runpytest("-s")
+    result.stdout.fnmatch_lines([f"ROOT {root}", "GOT 3"])
+    assert cache.get("lessons/hints/from-pytest", None) == {"opened": 2, "word": "é"}
+    assert cache.get("lessons/hints/never-set", "default") == "default"
+    # The folder is pytest's own: git ignores it.
+    assert (cache.folder / ".gitignore").read_text().endswith("*\n")
+    with pytest.raises(ValueError, match="outside the cache"):
+        cache.set("../../escape", 1)
+
+
+@pytest.mark.parametrize(
+    ("files", "root"),
+    [
+        ({"pytest.ini": "[pytest]\n"}, "."),
+        ({"pyproject.toml": "[tool.pytest.ini_options]\nlesson_timeout = 3\n"}, "."),
+        ({"setup.cfg": "[tool:pytest]\n"}, "."),
+        ({"tox.ini": "[tox]\n", "pyproject.toml": "[project]\nname = 'x'\n"}, "."),
+        ({"course/setup.cfg": "[metadata]\n", "setup.py": ""}, "."),
+        ({"course/pytest.ini": "[pytest]\n", "pyproject.toml": "[tool.pytest]\n"}, "course"),
+    ],
+)
+def test_the_root_folder_is_the_one_pytest_picks(
+    tmp_path: Path, files: dict[str, str], root: str
+) -> None:
+    lesson = tmp_path / "course" / "lesson"
+    lesson.mkdir(parents=True)
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    found, _ = notebook.pytest_root(lesson)
+    assert found == (tmp_path / root).resolve()
+
+
+def test_lesson_settings_come_from_the_course_ini_and_the_environment(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.pytest.ini_options]\nlesson_timeout = 3\n")
+    folder = tmp_path / "double"
+    folder.mkdir()
+    (folder / "exercise.toml").write_text("[exercise]\ntitle = 'x'\ninputs = ['x']\n")
+    lesson = notebook.Lesson(folder / "exercise.toml", None)
+    assert notebook.Lessons(environ={}).settings(lesson).limits({}).timeout == 3
+    environ = {"PYTEST_LESSONS_TIMEOUT": "5", "PYTEST_LESSONS_ISOLATION": "off"}
+    resolved = notebook.Lessons(environ=environ).settings(lesson)
+    assert resolved.limits({}).timeout == 5
+    # A cell never runs in the kernel, whatever the setting says.
+    assert resolved.isolation != "off"
+
+
+def test_a_lesson_is_found_by_name_in_the_nearest_course_or_by_path(tmp_path: Path) -> None:
+    exercises = ROOT / "exercises"
+    found = notebook.find_lesson("combine_heads", ROOT, None)
+    assert found.path == exercises / "combine_heads" / "exercise.toml"
+    assert found.course is not None and found.course.path == exercises / "course.toml"
+    inside = notebook.find_lesson("split_heads", exercises / "combine_heads", None)
+    assert inside.folder == exercises / "split_heads"
+    by_path = notebook.find_lesson(str(exercises / "kv_cache_step"), tmp_path, None)
+    assert by_path.folder == exercises / "kv_cache_step"
+    given = notebook.find_lesson("split_heads", tmp_path, exercises)
+    assert given.folder == exercises / "split_heads"
+    with pytest.raises(notebook.NotebookError) as error:
+        notebook.find_lesson("combine_head", ROOT, None)
+    said = str(error.value)
+    assert said.startswith("Name a lesson of the course, or give the path of its folder")
+    assert "combine_heads, grouped_query_attention" in said
+    with pytest.raises(notebook.NotebookError, match=r"in .* or its parents"):
+        notebook.find_lesson("combine_heads", tmp_path, None)
+
+
+def test_the_course_magic_takes_the_course_folder_or_its_parent(tmp_path: Path) -> None:
+    lessons = notebook.Lessons(cwd=tmp_path, environ={})
+    said = lessons.set_course(str(ROOT)).text()
+    assert lessons.course_folder == ROOT / "exercises"
+    assert said.startswith(f"lessons: the course in {ROOT / 'exercises'}: causal_attention,")
+    assert lessons.lesson("split_heads").folder == ROOT / "exercises" / "split_heads"
+    with pytest.raises(notebook.NotebookError, match="holds no lesson"):
+        lessons.set_course(str(tmp_path))
+    shown = notebook.lesson_course(str(tmp_path))
+    assert "holds no lesson" in repr(shown)
+
+
+def test_a_magic_without_a_lesson_says_how_to_name_one() -> None:
+    assert repr(notebook.lesson_cell("", "x = 1")).startswith("Name the lesson: for example")
+    assert "`%lesson_hints combine_heads`" in repr(notebook.lesson_hints(""))
+
+
+def test_hint_and_solution_words_name_the_magics() -> None:
+    line = "Stuck? `pytest combine_heads --lesson-hints` opens a hint."
+    assert notebook.magic_words(line, "combine_heads") == (
+        "Stuck? `%lesson_hints combine_heads` opens a hint."
+    )
+    data = json.dumps(notebook.magic_words("x `pytest a --lesson-solution=show-anyway`", "a"))
+    assert "%lesson_solution a show-anyway" in data
