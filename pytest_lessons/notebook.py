@@ -34,7 +34,7 @@ from typing import Any, Callable
 from pytest_lessons import course, grading, model, sandbox, settings, summary
 from pytest_lessons.results import CaseResult
 from pytest_lessons.runner import Runner, make_runner
-from pytest_lessons.texts import colour_map
+from pytest_lessons.texts import MAP_TITLE
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -394,19 +394,97 @@ def _case_html(result: CaseResult, text: str, nested: bool = False) -> str:
     headline, evidence = _split(text)
     while evidence and not evidence[0].strip():
         evidence.pop(0)
-    cells = colour_map(
-        [_e(line) for line in evidence],
-        lambda ch, colour: (
-            f'<span style="background:{_RED if colour == "red" else _GREEN}">{ch}</span>'
-        ),
-    )
-    shown = "\n".join(cells)
     label = f'<div style="color:#57606a;font-size:90%">{_e(result.label)}</div>'
     body = f'<div style="font-weight:bold">{_e(headline)}</div>'
-    if shown.strip():
-        body += f'<pre style="{_PRE}">{shown}</pre>'
+    body += "".join(_evidence_html(evidence))
     margin = "0.3em 0" if nested else "0.6em 0"
     return f'<div style="margin:{margin}">{label}{body}</div>'
+
+
+def _evidence_html(lines: list[str]) -> list[str]:
+    """The evidence: the table of mismatches as a table, the mismatch map as a grid of
+    coloured cells, everything else as the terminal's text."""
+    parts: list[str] = []
+    plain: list[str] = []
+
+    def flush() -> None:
+        while plain and not plain[-1].strip():
+            plain.pop()
+        if any(line.strip() for line in plain):
+            parts.append(f'<pre style="{_PRE}">{_e(chr(10).join(plain))}</pre>')
+        plain.clear()
+
+    at = 0
+    while at < len(lines):
+        line = lines[at]
+        if line.startswith(MAP_TITLE):
+            rows = _block(lines, at + 2)
+            if at + 1 < len(lines) and rows:
+                flush()
+                parts.append(_map_html(line.strip(), lines[at + 1], rows))
+                at += 2 + len(rows)
+                continue
+        if line.split() == ["at", "got", "expected"]:
+            rows = _block(lines, at + 1)
+            flush()
+            parts.append(_table_html(rows))
+            at += 1 + len(rows)
+            continue
+        plain.append(line)
+        at += 1
+    flush()
+    return parts
+
+
+def _block(lines: list[str], start: int) -> list[str]:
+    """The lines from *start* to the next empty one."""
+    end = start
+    while end < len(lines) and lines[end].strip():
+        end += 1
+    return lines[start:end]
+
+
+_CELL = "padding:0 0.6em;text-align:right;font-family:monospace"
+
+
+def _table_html(rows: list[str]) -> str:
+    head = "".join(f'<th style="{_CELL}">{word}</th>' for word in ("at", "got", "expected"))
+    body = []
+    for row in rows:
+        cells = [cell for cell in row.strip().split("   ") if cell.strip()]
+        if len(cells) != 3:
+            body.append(f'<tr><td colspan="3" style="{_CELL}">{_e(row.strip())}</td></tr>')
+            continue
+        body.append("<tr>" + "".join(f'<td style="{_CELL}">{_e(c.strip())}</td>' for c in cells))
+    return (
+        '<table style="border-collapse:collapse;margin:0.3em 1em;font-size:90%">'
+        f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    )
+
+
+def _map_html(title: str, header: str, rows: list[str]) -> str:
+    """The mismatch map: red where a value is outside tolerance, green where it matches."""
+    square = "width:1.4em;height:1.4em;text-align:center;font-family:monospace;font-size:80%"
+    columns = header.split()
+    out = [f'<tr><td style="{square}"></td>']
+    out += [f'<td style="{square};color:#57606a">{c}</td>' for c in columns]
+    out.append("</tr>")
+    for row in rows:
+        label, *cells = row.split()
+        out.append(f'<tr><td style="{square};color:#57606a">{_e(label)}</td>')
+        for cell in cells:
+            wrong = cell == "x"
+            colour = _RED if wrong else _GREEN
+            out.append(
+                f'<td style="{square};background:{colour};border:1px solid #fff" '
+                f'title="{"outside tolerance" if wrong else "matches"}">{_e(cell)}</td>'
+            )
+        out.append("</tr>")
+    return (
+        f'<div style="margin:0.4em 0 0 1em;font-size:90%">{_e(title)}</div>'
+        f'<table class="lessons-map" style="border-collapse:collapse;margin:0.2em 1em">'
+        f"{''.join(out)}</table>"
+    )
 
 
 @dataclass

@@ -190,7 +190,9 @@ def test_the_missing_transpose_cell_names_its_watch_out_in_the_html(kernel: Kern
     # with the same mistake are folded away.
     assert headline in page
     assert page.index(headline) < page.index("where it differs")
-    assert 'background:#ffd7d5">x</span>' in page and 'background:#d3f5d8">.</span>' in page
+    grid = page[page.index('class="lessons-map"') :]
+    assert 'title="outside tolerance">x</td>' in grid and 'title="matches">.</td>' in grid
+    assert "<th" in page[: page.index("where it differs")]  # the table of mismatches
     assert "<details" in page and "made the same mistake as case 1 (worked example)" in page
     text = shown["text/plain"]
     assert text.startswith("combine_heads: 2 passed, 8 failed")
