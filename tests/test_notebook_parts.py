@@ -7,12 +7,13 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from pytest_lessons import notebook
 
-from conftest import ROOT
+from conftest import DOUBLE_RIGHT, ROOT
 
 
 def test_the_plugin_and_a_pytest_run_never_import_ipython() -> None:
@@ -132,3 +133,24 @@ def test_hint_and_solution_words_name_the_magics() -> None:
     )
     data = json.dumps(notebook.magic_words("x `pytest a --lesson-solution=show-anyway`", "a"))
     assert "%lesson_solution a show-anyway" in data
+
+
+def test_a_notebooks_lesson_cells_become_a_learners_submission(
+    pytester: pytest.Pytester, make_exercise: Any, no_preload: None
+) -> None:
+    make_exercise("double", solution=None)
+    cells = [
+        {"cell_type": "markdown", "source": ["%%lesson double\n", "words"]},
+        {"cell_type": "code", "source": ["%%lesson double\n", "def solve(x):\n", "    return x\n"]},
+        {"cell_type": "code", "source": "%%lesson ./double/\n" + DOUBLE_RIGHT},
+        {"cell_type": "code", "source": "%lesson_hints double"},
+    ]
+    book = pytester.path / "alice.ipynb"
+    book.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4}))
+    alice = pytester.path / "submissions" / "alice"
+    assert notebook.main([str(book), str(alice)]) == 0
+    # The last cell of a lesson is the learner's answer.
+    assert (alice / "double" / "solution.py").read_text() == DOUBLE_RIGHT
+    result = pytester.runpytest("double", "--lesson-submissions=submissions")
+    result.assert_outcomes(passed=2)
+    assert notebook.main([str(pytester.path / "missing.ipynb"), str(alice)]) == 1
