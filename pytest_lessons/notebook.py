@@ -349,10 +349,12 @@ class Feedback:
         """The headline first, then each failure: its headline, its evidence with the
         mismatch map as a coloured grid, the cases that failed the same way collapsed; the
         lesson's progress last."""
-        colour = "#1a7f37" if self.passed else "#cf222e"
+        # What to do comes first: a failing cell's counts stay small, above its first
+        # failure's headline; a passing cell's line is its headline.
+        top = "font-weight:bold;color:#1a7f37" if self.passed else "color:#cf222e;font-size:90%"
         parts = [
             f'<div class="pytest-lessons" style="{_BOX}">',
-            f'<div style="font-weight:bold;color:{colour}">{_e(self.headline())}</div>',
+            f'<div style="{top}">{_e(self.headline())}</div>',
         ]
         for shown in self.shown:
             parts.append(_case_html(shown.result, shown.text))
@@ -525,7 +527,7 @@ class Lessons:
         self.support: sandbox.Support | None = None
         self._policy: sandbox.Policy | None = None
         self._fenced: dict[tuple[str, ...], sandbox.Policy] = {}
-        self._closed = False
+        self._exit_hook = False
 
     @property
     def cwd(self) -> Path:
@@ -590,9 +592,10 @@ class Lessons:
                 resolved.value("preload"),
                 env=dict(self._policy.env),
             )
-            if not self._closed:
+            if not self._exit_hook:
+                # The kernel's exit (a restart, a shutdown) stops the worker.
                 atexit.register(self.close)
-            self._closed = False
+                self._exit_hook = True
         self.runner.warm_up()
         return self.runner
 
@@ -736,14 +739,7 @@ class Lessons:
         cache = cache_of(lesson.folder)
         state = self._state(lesson, cache)
         lines = summary.solution_lines([state], mode, cache, self.show, [self._name(lesson)])
-        lines = [magic_words(line, self._name(lesson)) for line in lines]
-        lines = [
-            line.replace("--lesson-solution=show-anyway", "`show-anyway`")
-            if line.startswith("(You have not passed")
-            else line
-            for line in lines
-        ]
-        return Text(lines)
+        return Text([magic_words(line, self._name(lesson)) for line in lines])
 
     # - processes
 
@@ -756,7 +752,6 @@ class Lessons:
     def close(self) -> None:
         """Stop the worker (the kernel ends, or the extension is unloaded)."""
         runner, self.runner = self.runner, None
-        self._closed = True
         if runner is not None:
             runner.close()
 
