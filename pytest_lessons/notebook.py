@@ -868,11 +868,20 @@ def _words(line: str) -> list[str]:
 
 
 def _safely(run: Callable[[], Any]) -> Any:
-    """A magic's result; a problem the learner can fix is printed, without a traceback."""
+    """A magic's result; a problem the learner can fix, or a failure of the grader itself, is
+    said in words, never with the grader's traceback (an interrupt still stops the cell)."""
     try:
         return run()
     except NotebookError as error:
         return Text([str(error)])
+    except Exception as error:  # the grader's own bug: its traceback is not the learner's
+        return Text(
+            [
+                "The grader itself failed on this cell, not your code "
+                f"({type(error).__name__}: {error}).",
+                "Run the cell again, and if it happens again, tell your instructor.",
+            ]
+        )
 
 
 def lesson_cell(line: str, cell: str | None = None) -> Any:
