@@ -528,6 +528,9 @@ class Lessons:
         self._policy: sandbox.Policy | None = None
         self._fenced: dict[tuple[str, ...], sandbox.Policy] = {}
         self._exit_hook = False
+        self._warned = False
+        self._notes: list[str] = []
+        """Said once, under the next graded cell (the sandbox being off)."""
 
     @property
     def cwd(self) -> Path:
@@ -587,6 +590,13 @@ class Lessons:
         """The runner, made and warmed up the first time a cell is graded."""
         if self.runner is None:
             self._policy, self.support = self._sandbox(resolved)
+            self._fenced.clear()
+            if not self.support.abi and not self._warned:
+                self._warned = True
+                self._notes.append(
+                    f"lessons: sandbox OFF ({self.support.reason}): your cells still run "
+                    "isolated, outside this kernel, but can read and change what you can."
+                )
             self.runner = make_runner(
                 resolved.isolation,
                 resolved.value("preload"),
@@ -689,6 +699,8 @@ class Lessons:
             for line in summary.hint_lines(states, None, cache, [name])
             if line
         ]
+        notes = [*self._notes, *notes]
+        self._notes.clear()
         return Feedback(exercise.slug, graded, progress, notes, seconds)
 
     def _name(self, lesson: Lesson) -> str:

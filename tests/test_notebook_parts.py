@@ -154,3 +154,28 @@ def test_a_notebooks_lesson_cells_become_a_learners_submission(
     result = pytester.runpytest("double", "--lesson-submissions=submissions")
     result.assert_outcomes(passed=2)
     assert notebook.main([str(pytester.path / "missing.ipynb"), str(alice)]) == 1
+
+
+def test_a_cell_is_graded_outside_the_kernel_and_says_once_that_the_sandbox_is_off(
+    make_exercise: Any,
+) -> None:
+    folder = make_exercise("double", solution=None)
+    environ = {"PYTEST_LESSONS_SANDBOX": "off", "PYTEST_LESSONS_PRELOAD": "none"}
+    lessons = notebook.Lessons(cwd=folder.parent, environ=environ)
+    try:
+        right = lessons.grade("double", DOUBLE_RIGHT)
+        wrong = lessons.grade("double", "def solve(x):\n    return x\n")
+    finally:
+        lessons.close()
+    assert right.passed and right.points == right.max_points == 2
+    said = right.text()
+    assert said.startswith("double: every case passed (2 passed).")
+    assert "lessons: sandbox OFF (PYTEST_LESSONS_SANDBOX=off was given)" in said
+    assert said.rstrip("\n").split("\n")[-1] == "lessons: 1/1 passed [##########]"
+    assert not wrong.passed and wrong.points == 0
+    assert wrong.text().startswith("double: 2 failed") and "sandbox OFF" not in wrong.text()
+    assert "your code  your cell" in wrong.text()
+    # The last graded cell decides the lesson's state, as the last pytest run does.
+    assert wrong.text().rstrip("\n").split("\n")[-1] == "lessons: 0/1 passed [----------]"
+    # The same finding on both cases: the second is folded under the first.
+    assert "case 2 made the same mistake as case 1 (a row)</summary>" in wrong._repr_html_()
