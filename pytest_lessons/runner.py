@@ -384,6 +384,8 @@ class SpawnRunner(Runner):
         self.env = env
         self.spares = spares if spares is not None else max(1, min(3, os.cpu_count() or 1))
         self._waiting: list[subprocess.Popen[bytes]] = []
+        self._running: subprocess.Popen[bytes] | None = None
+        """The Python running a case now (for :meth:`abort`)."""
         self._temp = _TempDir()
 
     def _start(self) -> subprocess.Popen[bytes]:
@@ -411,6 +413,7 @@ class SpawnRunner(Runner):
         request = _request(job, result_path)
         self.warm_up()
         process = self._waiting.pop(0)
+        self._running = process
         self.warm_up()  # its replacement starts now, while this case runs
         output = bytearray()
         cut = [0]
@@ -457,6 +460,7 @@ class SpawnRunner(Runner):
                 status = "timeout"
         _kill(process)
         code = process.wait()
+        self._running = None
         reader.join(timeout=5)
         if not reader.is_alive() and process.stdout is not None:
             process.stdout.close()
@@ -475,6 +479,13 @@ class SpawnRunner(Runner):
             exit_code=code if code >= 0 else None,
             signal_name=signal_name,
         )
+
+    def abort(self) -> None:
+        running, self._running = self._running, None
+        if running is not None:
+            _kill(running)
+            running.wait()
+        self.close()
 
     def close(self) -> None:
         waiting, self._waiting = self._waiting, []

@@ -14,11 +14,11 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from test_notebook_parts import alive, descendants, wait_until
 
 from conftest import OUTSIDE_ENVIRONMENT, ROOT, dedent
 
@@ -98,48 +98,6 @@ class Kernel:
 
     def close(self) -> None:
         self._kernel.__exit__(None, None, None)
-
-
-def descendants(pid: int) -> set[int]:
-    """Every living process below *pid* (Linux: read from /proc)."""
-    parents: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()
-        if fields[0] != "Z":
-            parents[int(entry.name)] = int(fields[1])
-    found: set[int] = set()
-    frontier = {pid}
-    while frontier:
-        frontier = {child for child, parent in parents.items() if parent in frontier}
-        found |= frontier
-    return found
-
-
-def alive(pids: set[int]) -> set[int]:
-    living = set()
-    for pid in pids:
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text()
-        except OSError:
-            continue
-        if state[state.rindex(")") + 2] != "Z":
-            living.add(pid)
-    return living
-
-
-def wait_until(check: Any, seconds: float) -> bool:
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if check():
-            return True
-        time.sleep(0.2)
-    return bool(check())
 
 
 @pytest.fixture(scope="module")

@@ -3,17 +3,64 @@ folder, pytest's cache read and written without pytest, and IPython kept out of 
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytest_lessons import notebook
+from pytest_lessons.runner import Job, make_runner
 
 from conftest import DOUBLE_RIGHT, ROOT
+
+
+def descendants(pid: int) -> set[int]:
+    """Every living process below *pid* (Linux: read from /proc)."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if fields[0] != "Z":
+            parents[int(entry.name)] = int(fields[1])
+    found: set[int] = set()
+    frontier = {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier}
+        found |= frontier
+    return found
+
+
+def alive(pids: set[int]) -> set[int]:
+    living = set()
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            continue
+        if state[state.rindex(")") + 2] != "Z":
+            living.add(pid)
+    return living
+
+
+def wait_until(check: Any, seconds: float) -> bool:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if check():
+            return True
+        time.sleep(0.2)
+    return bool(check())
 
 
 def test_the_plugin_and_a_pytest_run_never_import_ipython() -> None:
@@ -179,3 +226,36 @@ def test_a_cell_is_graded_outside_the_kernel_and_says_once_that_the_sandbox_is_o
     assert wrong.text().rstrip("\n").split("\n")[-1] == "lessons: 0/1 passed [----------]"
     # The same finding on both cases: the second is folded under the first.
     assert "case 2 made the same mistake as case 1 (a row)</summary>" in wrong._repr_html_()
+
+
+@pytest.mark.parametrize("mode", ["fork", "spawn"])
+def test_an_interrupted_case_leaves_no_process(mode: str, tmp_path: Path) -> None:
+    """Ctrl-C (a notebook's interrupt) in the middle of a case, then abort(): the case's
+    processes and the worker are gone, and the runner runs the next job afresh."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("processes are looked for in /proc")
+    solution = tmp_path / "solution.py"
+    solution.write_text("def solve(x):\n    while True:\n        pass\n")
+    before = descendants(os.getpid())
+    runner = make_runner(mode, preload=())
+    job = Job(solution, "solve", [1], timeout=60, memory_mb=0, output_cap=1000, threads=1)
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        # Time enough for the case to start; the case itself would run for a minute.
+        signal.setitimer(signal.ITIMER_REAL, 3.0)
+        with pytest.raises(KeyboardInterrupt):
+            runner.run(job)
+        started = descendants(os.getpid()) - before
+        assert started, "no process ran the case"
+        runner.abort()
+        assert wait_until(lambda: not alive(started), 10), "processes left after abort()"
+        solution.write_text("def solve(x):\n    return x + 1\n")
+        assert runner.run(dataclasses.replace(job, timeout=30)).answer == 2
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        runner.close()
