@@ -235,14 +235,6 @@ def magic_words(line: str, name: str) -> str:
     )
 
 
-def _cases(numbers: Sequence[int]) -> str:
-    ordered = sorted(numbers)
-    label = "case" if len(ordered) == 1 else "cases"
-    if len(ordered) > 2 and ordered == list(range(ordered[0], ordered[-1] + 1)):
-        return f"{label} {ordered[0]} to {ordered[-1]}"
-    return f"{label} {', '.join(str(n) for n in ordered)}"
-
-
 @dataclass
 class Shown:
     """One failing case as the cell shows it, and the later cases that failed as it did."""
@@ -363,7 +355,7 @@ class Feedback:
                 how = "failed as" if shown.result.fault else "made the same mistake as"
                 inner = "".join(_case_html(r, t, nested=True) for r, t in shown.repeats)
                 parts.append(
-                    f'<details style="margin:0 0 0.6em 1em"><summary>{_e(_cases(numbers))} '
+                    f'<details style="margin:0 0 0.6em 1em"><summary>{_e(summary._cases(numbers))} '
                     f"{how} {_e(shown.result.label)}</summary>{inner}</details>"
                 )
         tail = [*self.notes, *self.progress]
