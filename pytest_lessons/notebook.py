@@ -562,7 +562,7 @@ class Lessons:
 
     # - running learner code
 
-    def settings(self, lesson: Lesson) -> settings.Settings:
+    def run_settings(self, lesson: Lesson) -> settings.Settings:
         _, options = pytest_root(lesson.folder)
         try:
             resolved = settings.resolve(
@@ -646,7 +646,7 @@ class Lessons:
                 f"Tell your instructor: this lesson cannot be graded until its file is "
                 f"valid. {error}"
             ) from None
-        resolved = self.settings(lesson)
+        resolved = self.run_settings(lesson)
         runner = self._start(resolved)
         started = time.perf_counter()
         private = Path(tempfile.mkdtemp(prefix="pytest-lessons-cell-"))

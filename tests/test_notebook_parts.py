@@ -128,9 +128,9 @@ def test_lesson_settings_come_from_the_course_ini_and_the_environment(tmp_path: 
     folder.mkdir()
     (folder / "exercise.toml").write_text("[exercise]\ntitle = 'x'\ninputs = ['x']\n")
     lesson = notebook.Lesson(folder / "exercise.toml", None)
-    assert notebook.Lessons(environ={}).settings(lesson).limits({}).timeout == 3
+    assert notebook.Lessons(environ={}).run_settings(lesson).limits({}).timeout == 3
     environ = {"PYTEST_LESSONS_TIMEOUT": "5", "PYTEST_LESSONS_ISOLATION": "off"}
-    resolved = notebook.Lessons(environ=environ).settings(lesson)
+    resolved = notebook.Lessons(environ=environ).run_settings(lesson)
     assert resolved.limits({}).timeout == 5
     # A cell never runs in the kernel, whatever the setting says.
     assert resolved.isolation != "off"
