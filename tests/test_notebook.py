@@ -138,6 +138,10 @@ def test_a_right_cell_passes_and_ends_with_the_course_progress(kernel: Kernel) -
     last = text.rstrip("\n").split("\n")
     assert last[-2].split() == ["split_heads", "passed"]
     assert re.fullmatch(r"lessons: \d/5 passed \[[#-]{10}\]", last[-1])
+    # The pass opens the worked solution, as --lesson-solution would.
+    solution = kernel.result("%lesson_solution split_heads")["text/plain"]
+    assert solution.startswith("Worked solution of split_heads\n1. ")
+    assert "split_heads/reference.py:" in solution
 
 
 def test_the_missing_transpose_cell_names_its_watch_out_in_the_html(kernel: Kernel) -> None:
