@@ -894,7 +894,13 @@ def lesson_cell(line: str, cell: str | None = None) -> Any:
     words = _words(line)
     if not words:
         return Text(["Name the lesson: for example `%%lesson combine_heads`."])
-    return _safely(lambda: lessons().grade(words[0], cell or ""))
+    try:
+        return _safely(lambda: lessons().grade(words[0], cell or ""))
+    except KeyboardInterrupt:
+        # Still an interrupt (a "Run all" stops here), without the grader's frames in it.
+        raise KeyboardInterrupt(
+            "the cell's grading was stopped, and the processes running its code with it"
+        ) from None
 
 
 def lesson_hints(line: str) -> Any:

@@ -290,6 +290,8 @@ def test_interrupting_or_restarting_the_kernel_leaves_no_process(course: Path) -
         reply = run_sync(own.client.kc.get_shell_msg)(timeout=60)
         assert reply["content"]["status"] == "error"
         assert reply["content"]["ename"] == "KeyboardInterrupt"
+        shown = "\n".join(reply["content"]["traceback"])
+        assert "the cell's grading was stopped" in shown and "runner.py" not in shown
         assert wait_until(lambda: not alive(running), 10), "processes left after an interrupt"
         assert own.run("1 + 1") == "2"
         # The next cell starts a new worker, and a restart stops it.
