@@ -111,12 +111,23 @@ class PytestCache:
 
 
 #: pytest's configuration files, in the order it looks for them in each folder.
-_INI_FILES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+_INI_FILES = (
+    "pytest.toml",  # pytest 9
+    ".pytest.toml",
+    "pytest.ini",
+    ".pytest.ini",
+    "pyproject.toml",
+    "tox.ini",
+    "setup.cfg",
+)
 
 
 def _ini_of(path: Path) -> dict[str, Any] | None:
     """The pytest options of a configuration file, or None when it is not pytest's."""
     try:
+        if path.name in ("pytest.toml", ".pytest.toml"):  # always pytest's, even empty
+            table = tomllib.loads(path.read_text(encoding="utf-8")).get("pytest", {})
+            return dict(table) if isinstance(table, dict) else {}
         if path.name == "pyproject.toml":
             table = tomllib.loads(path.read_text(encoding="utf-8")).get("tool", {})
             options = table.get("pytest", {})

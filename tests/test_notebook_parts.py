@@ -109,6 +109,7 @@ def test_pytest_reads_what_the_notebook_writes_in_its_cache_and_back(
         ({"tox.ini": "[tox]\n", "pyproject.toml": "[project]\nname = 'x'\n"}, "."),
         ({"course/setup.cfg": "[metadata]\n", "setup.py": ""}, "."),
         ({"course/pytest.ini": "[pytest]\n", "pyproject.toml": "[tool.pytest]\n"}, "course"),
+        ({"course/.pytest.toml": "", "course/pytest.ini": "[pytest]\n"}, "course"),
     ],
 )
 def test_the_root_folder_is_the_one_pytest_picks(
