@@ -336,7 +336,7 @@ class Feedback:
             for result, text in [(shown.result, shown.text), *shown.repeats]:
                 if result is not shown.result and result.fault:
                     continue
-                lines += ["", f"__ {result.label} __", text.rstrip("\n")]
+                lines += ["", f"____ {self.slug}: {result.label} ____", text.rstrip("\n")]
         if self.notes or self.progress:
             lines.append("")
         lines += [*self.notes, *self.progress]
