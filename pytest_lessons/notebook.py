@@ -935,7 +935,14 @@ def lesson_course(line: str) -> Any:
     words = _words(line)
     if not words:
         folder = lessons().course_folder or find_course(lessons().cwd)
-        return Text([f"lessons: the course in {folder}" if folder else "No course found."])
+        if folder is None:
+            return Text(
+                [
+                    f"Give the course's folder with `%lesson_course PATH`: there is no "
+                    f"course.toml in {lessons().cwd} or the folders above it."
+                ]
+            )
+        return Text([f"lessons: the course in {folder}"])
     return _safely(lambda: lessons().set_course(words[0]))
 
 

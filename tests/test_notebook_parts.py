@@ -167,6 +167,13 @@ def test_the_course_magic_takes_the_course_folder_or_its_parent(tmp_path: Path) 
         lessons.set_course(str(tmp_path))
     shown = notebook.lesson_course(str(tmp_path))
     assert "holds no lesson" in repr(shown)
+    notebook._LESSONS = notebook.Lessons(cwd=tmp_path, environ={})
+    try:
+        assert repr(notebook.lesson_course("")).startswith(
+            "Give the course's folder with `%lesson_course PATH`: there is no course.toml in"
+        )
+    finally:
+        notebook._LESSONS = None
 
 
 def test_a_magic_without_a_lesson_says_how_to_name_one() -> None:
