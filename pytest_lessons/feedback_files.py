@@ -1,0 +1,203 @@
+"""Per-learner feedback files of a class, ready to hand back: ``DIR/<learner>.md``.
+
+Each file holds the learner's points per exercise and in total, each failing case's headline
+(cases failing for one reason are listed together, explained once), each watch-out's whole
+explanation once, and the first hint of each exercise not passed yet. Hidden cases are listed
+with their points and their (already safe) headline, never their inputs, answers or output.
+
+Made from typed results only (:class:`~pytest_lessons.results.CaseResult`), plus the lessons'
+hints when the exercise files can be read, so a merge of shards writes the same files as one
+run. This module imports neither pytest nor torch.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from pytest_lessons import model
+from pytest_lessons.gradebook import MISSING, number
+from pytest_lessons.results import CaseResult, Status
+
+#: A hint as the file shows it: (title, text).
+Hint = tuple[str, str]
+
+_MARKDOWN = re.compile(r"([\\`*<>\[\]])")
+
+
+def escape(text: str) -> str:
+    """*text* shown as itself in Markdown: no HTML, link, code span or emphasis starts in it.
+
+    Headlines can quote a learner's exception message and folder names are the learner's
+    choice; an LMS or a forge that renders the file must not run or link what they wrote."""
+    return _MARKDOWN.sub(r"\\\1", text)
+
+
+def hints_of(results: Sequence[CaseResult]) -> dict[str, list[Hint]]:
+    """Each exercise file's hints, read from the lesson (none where it cannot be read, as in
+    a merge run on a machine without the course)."""
+    found: dict[str, list[Hint]] = {}
+    for path in sorted({r.path for r in results}):
+        try:
+            exercise = model.load(Path(path))
+        except (model.ExerciseError, OSError):
+            found[path] = []
+            continue
+        found[path] = [(h.title, h.text.strip()) for h in exercise.hints]
+    return found
+
+
+def _cases(results: Sequence[CaseResult]) -> str:
+    """``case 3``, ``cases 1, 4``, ``cases 5 to 10``, hidden cases named as such."""
+    parts: list[str] = []
+    for hidden in (False, True):
+        numbers = sorted(r.case for r in results if r.hidden == hidden)
+        if not numbers:
+            continue
+        runs: list[str] = []
+        start = prev = numbers[0]
+        for n in [*numbers[1:], None]:
+            if n is not None and n == prev + 1:
+                prev = n
+                continue
+            if start == prev:
+                runs.append(f"{start}")
+            else:
+                runs.append(f"{start}, {prev}" if prev == start + 1 else f"{start} to {prev}")
+            if n is not None:
+                start = prev = n
+        kind = "hidden case" if hidden else "case"
+        plural = "s" if len(numbers) > 1 else ""
+        parts.append(f"{kind}{plural} {', '.join(runs)}")
+    return "; ".join(parts)
+
+
+def _points(earned: float, most: float) -> str:
+    return f"{number(earned)} of {number(most)} point{'' if most == 1 else 's'}"
+
+
+def _key(r: CaseResult) -> tuple[str, str]:
+    """Cases that fail for one reason share a key: a watch-out, a fault no input changes, or
+    else each case's own headline."""
+    if r.diagnosis_kind == "watch_out" and r.diagnosis:
+        return ("watch_out", r.diagnosis)
+    if r.fault:
+        return ("fault", r.fault)
+    return ("case", f"{r.case}")
+
+
+def _first_sentence(headline: str) -> str:
+    end = headline.find(". ")
+    return headline if end < 0 else headline[: end + 1]
+
+
+def exercise_section(results: Sequence[CaseResult], hints: Sequence[Hint]) -> list[str]:
+    """One exercise of one learner, as Markdown lines."""
+    ordered = sorted(results, key=lambda r: r.case)
+    first = ordered[0]
+    earned = sum(r.points for r in ordered)
+    most = sum(r.max_points for r in ordered)
+    lines = [f"## {escape(first.title or first.exercise)} ({escape(first.exercise)})", ""]
+    if first.status == Status.BROKEN:
+        return [
+            *lines,
+            "Not graded: the lesson's exercise.toml is broken (the course's fault, not yours).",
+            "",
+        ]
+    if all(r.fault == MISSING and r.status == Status.ERROR for r in ordered):
+        return [
+            *lines,
+            f"**{_points(0, most)}**: nothing was handed in for this exercise.",
+            "",
+            escape(first.headline),
+            "",
+        ]
+    passed = [r for r in ordered if r.passed]
+    failing = [r for r in ordered if not r.passed]
+    lines += [
+        f"**{_points(earned, most)}**: {len(passed)} of {len(ordered)} cases passed.",
+        "",
+    ]
+    if not failing:
+        return [*lines, "Every case passed.", ""]
+    groups: dict[tuple[str, str], list[CaseResult]] = {}
+    for r in failing:
+        groups.setdefault(_key(r), []).append(r)
+    explained: list[tuple[str, str]] = []
+    lines += ["What to fix:", ""]
+    for (kind, _), members in groups.items():
+        earned = sum(r.points for r in members)
+        most = sum(r.max_points for r in members)
+        where = f"{_cases(members)} ({_points(earned, most)})"
+        headline = members[0].headline
+        if kind == "watch_out":
+            name = members[0].diagnosis or ""
+            shown = f"watch out: {escape(name)} (explained below)"
+            explained.append((name, headline))
+        else:
+            shown = escape(headline)
+        lines.append(f"- {where}: {shown}")
+    lines.append("")
+    for name, headline in explained:
+        text = headline.removeprefix("Watch out: ")
+        lines += [f"### Watch out: {escape(name)}", "", escape(text[:1].upper() + text[1:]), ""]
+    if hints:
+        title, text = hints[0]
+        lines += [f"### Hint: {escape(title)}", "", escape(text), ""]
+    return lines
+
+
+def feedback(
+    learner: str, results: Sequence[CaseResult], hints: Mapping[str, Sequence[Hint]]
+) -> str:
+    """The Markdown file for *learner*, from their results (one learner's only)."""
+    mine = [r for r in results if r.learner == learner]
+    by_path: dict[str, list[CaseResult]] = {}
+    for r in sorted(mine, key=lambda r: (r.path, r.case)):
+        by_path.setdefault(r.path, []).append(r)
+    earned = sum(r.points for r in mine)
+    most = sum(r.max_points for r in mine)
+    lines = [f"# Feedback for {escape(learner)}" if learner else "# Feedback", ""]
+    lines += [f"**{_points(earned, most)}** in all.", ""]
+    lines += ["| exercise | points |", "| --- | --- |"]
+    for rs in by_path.values():
+        name = escape(rs[0].exercise).replace("|", "\\|")
+        lines.append(
+            f"| {name} | {number(sum(r.points for r in rs))} of "
+            f"{number(sum(r.max_points for r in rs))} |"
+        )
+    lines.append("")
+    for path, rs in by_path.items():
+        lines += exercise_section(rs, hints.get(path, ()))
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def file_name(learner: str) -> str:
+    """The learner's file in the feedback folder: their folder name, made a plain file name."""
+    safe = re.sub(r"[^\w.@+=-]", "_", learner).lstrip(".") or "_"
+    return f"{safe}.md"
+
+
+def write_all(
+    folder: Path, results: Sequence[CaseResult], hints: Mapping[str, Sequence[Hint]] | None = None
+) -> list[Path]:
+    """Write one file per learner into *folder* (made if needed); return the files written."""
+    folder.mkdir(parents=True, exist_ok=True)
+    hints = hints_of(results) if hints is None else hints
+    written = []
+    used: set[str] = set()
+    for learner in sorted({r.learner for r in results}):
+        name = file_name(learner)
+        stem = name[:-3]
+        count = 1
+        # Two folder names that differ only in characters a file name cannot hold (or in
+        # case, on macOS and Windows) still get a file each.
+        while name.lower() in used:
+            count += 1
+            name = f"{stem}-{count}.md"
+        used.add(name.lower())
+        path = folder / name
+        path.write_text(feedback(learner, results, hints), encoding="utf-8")
+        written.append(path)
+    return written
