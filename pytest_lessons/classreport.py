@@ -1,0 +1,287 @@
+"""The class report: one self-contained HTML page an instructor reads to see the class at a
+glance.
+
+Per exercise, a bar chart of outcomes (passed, each watch-out, each generic finding, wrong
+answers, timeouts, crashes, exceptions, returned tensors, not implemented, missing) with the
+learners behind each bar; each case's pass rate, the case that fails most first; a histogram of
+total points; the slowest submissions.
+
+The charts are inline SVG drawn here, so the page needs no script and no network: its
+Content-Security-Policy forbids both, and every text a learner chose (folder names, exception
+messages) is escaped. Made from typed results only, so a merge of shards writes the same page
+as one run. This module imports neither pytest nor torch.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pytest_lessons.gradebook import MISSING, build, number
+from pytest_lessons.reports import summary_text
+from pytest_lessons.results import CaseResult, Status
+
+#: Colours by kind of outcome, readable on white and apart for the common colour blindness.
+COLOURS = {
+    "passed": "#1b7837",
+    "watch_out": "#d6604d",
+    "detector": "#f4a582",
+    "wrong": "#b2182b",
+    "timeout": "#762a83",
+    "crash": "#40004b",
+    "raised": "#9970ab",
+    "returned": "#e08214",
+    "unloadable": "#878787",
+    "missing": "#bababa",
+    "grader": "#4d4d4d",
+}
+
+#: How many of the slowest submissions the page lists.
+SLOWEST = 10
+
+#: Bins of the histogram of total points.
+BINS = 10
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A kind of result a learner's exercise can show: a bar of the chart."""
+
+    key: str
+    """What the bar counts, for sorting and grouping (``watch_out:missing-transpose``)."""
+    label: str
+    """The bar's words."""
+    kind: str
+    """One of :data:`COLOURS`' keys."""
+
+
+def outcome_of(r: CaseResult) -> Outcome:
+    """What one failing (or passing) case shows, in the report's words."""
+    if r.passed:
+        return Outcome("passed", "passed", "passed")
+    if r.status == Status.BROKEN:
+        return Outcome("broken", "exercise.toml broken", "grader")
+    if r.status == Status.INTERNAL:
+        return Outcome("internal", "grader error", "grader")
+    if r.diagnosis_kind == "watch_out" and r.diagnosis:
+        return Outcome(f"watch_out:{r.diagnosis}", f"watch out: {r.diagnosis}", "watch_out")
+    if r.diagnosis_kind == "detector" and r.diagnosis:
+        return Outcome(f"detector:{r.diagnosis}", f"finding: {r.diagnosis}", "detector")
+    fault = r.fault
+    if fault == MISSING:
+        return Outcome("missing", "missing", "missing")
+    if fault in ("timeout", "not run"):
+        return Outcome("timeout", "timeout", "timeout")
+    if fault.startswith("died"):
+        return Outcome("crash", "crash", "crash")
+    if fault.startswith("raised NotImplementedError"):
+        return Outcome("not-implemented", "not implemented", "unloadable")
+    if fault.startswith("raised "):
+        kind = fault.split()[1]
+        return Outcome(f"raised:{kind}", f"raised {kind}", "raised")
+    if fault.startswith("setup "):
+        problem = fault.split(" ", 1)[1].replace("_", " ")
+        return Outcome(f"setup:{problem}", f"cannot load: {problem}", "unloadable")
+    if fault.startswith("returned "):
+        return Outcome(f"returned:{fault}", fault, "returned")
+    if fault:
+        return Outcome(f"fault:{fault}", fault, "raised")
+    return Outcome("wrong", "wrong answer", "wrong")
+
+
+def _e(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+@dataclass
+class Bar:
+    outcome: Outcome
+    learners: list[str]
+
+
+def exercise_bars(results: Sequence[CaseResult]) -> list[Bar]:
+    """One exercise's bars: ``passed`` (every case passed) first, then each outcome by how many
+    learners show it, each learner counted once per outcome."""
+    by_learner: dict[str, list[CaseResult]] = {}
+    for r in results:
+        by_learner.setdefault(r.learner, []).append(r)
+    bars: dict[str, Bar] = {}
+    for learner, mine in sorted(by_learner.items()):
+        if all(r.passed for r in mine):
+            bars.setdefault(
+                "passed", Bar(Outcome("passed", "passed", "passed"), [])
+            ).learners.append(learner)
+            continue
+        seen: set[str] = set()
+        for r in mine:
+            if r.passed:
+                continue
+            outcome = outcome_of(r)
+            if outcome.key in seen:
+                continue
+            seen.add(outcome.key)
+            bars.setdefault(outcome.key, Bar(outcome, [])).learners.append(learner)
+    return sorted(
+        bars.values(),
+        key=lambda b: (b.outcome.key != "passed", -len(b.learners), b.outcome.label),
+    )
+
+
+def _bar_chart(bars: Sequence[Bar], learners: int, width: int = 640) -> str:
+    """A horizontal bar chart as inline SVG, one row per bar, scaled to the class size."""
+    row, label_width = 26, 230
+    height = row * len(bars) + 8
+    span = width - label_width - 60
+    parts = [
+        f'<svg class="bars" role="img" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" xmlns="http://www.w3.org/2000/svg">'
+    ]
+    for i, bar in enumerate(bars):
+        y = 4 + i * row
+        length = max(2.0, span * len(bar.learners) / max(learners, 1))
+        colour = COLOURS[bar.outcome.kind]
+        parts.append(
+            f'<text x="{label_width - 8}" y="{y + 17}" text-anchor="end">'
+            f"{_e(_short(bar.outcome.label, 32))}</text>"
+            f'<rect data-outcome="{_e(bar.outcome.key)}" x="{label_width}" y="{y + 3}" '
+            f'width="{length:.1f}" height="{row - 8}" fill="{colour}">'
+            f"<title>{_e(bar.outcome.label)}: {len(bar.learners)}</title></rect>"
+            f'<text x="{label_width + length + 6:.1f}" y="{y + 17}">{len(bar.learners)}</text>'
+        )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _short(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def histogram(totals: Sequence[float], most: float, bins: int = BINS) -> list[int]:
+    """How many learners' totals fall in each of *bins* equal ranges of 0..*most* (the last
+    range includes full marks)."""
+    counts = [0] * bins
+    for total in totals:
+        share = total / most if most > 0 else 0.0
+        counts[min(bins - 1, max(0, int(share * bins)))] += 1
+    return counts
+
+
+def _histogram_svg(counts: Sequence[int], most: float, width: int = 640) -> str:
+    height, bottom, left = 200, 30, 30
+    top = max(counts) if counts and max(counts) else 1
+    slot = (width - left - 10) / len(counts)
+    parts = [
+        f'<svg class="histogram" role="img" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" xmlns="http://www.w3.org/2000/svg">',
+        f'<line x1="{left}" y1="{height - bottom}" x2="{width - 10}" y2="{height - bottom}" '
+        'stroke="#333"/>',
+    ]
+    for i, count in enumerate(counts):
+        bar = (height - bottom - 20) * count / top
+        x = left + i * slot
+        low, high = most * i / len(counts), most * (i + 1) / len(counts)
+        parts.append(
+            f'<rect data-bin="{i}" x="{x + 2:.1f}" y="{height - bottom - bar:.1f}" '
+            f'width="{slot - 4:.1f}" height="{bar:.1f}" fill="#2166ac">'
+            f"<title>{number(low)} to {number(high)} points: {count}</title></rect>"
+            f'<text x="{x + slot / 2:.1f}" y="{height - bottom + 16}" text-anchor="middle">'
+            f"{number(low)}</text>"
+        )
+        if count:
+            parts.append(
+                f'<text x="{x + slot / 2:.1f}" y="{height - bottom - bar - 4:.1f}" '
+                f'text-anchor="middle">{count}</text>'
+            )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+STYLE = """
+body { font: 15px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 60em; color: #222; }
+h1, h2 { font-weight: 600; }
+svg text { font: 13px system-ui, sans-serif; fill: #222; }
+table { border-collapse: collapse; margin: .5em 0 1.5em; }
+td, th { border-bottom: 1px solid #ddd; padding: .2em .8em; text-align: left; }
+td.n { text-align: right; font-variant-numeric: tabular-nums; }
+details { margin: .2em 0; }
+summary { cursor: pointer; }
+.who { color: #444; }
+"""
+
+
+def render(results: Sequence[CaseResult], title: str = "Class report") -> str:
+    """The whole page, from a class's per-case results."""
+    book = build(results)
+    learners = sorted({r.learner for r in results})
+    totals = [x.total for x in book.learners]
+    mean = sum(totals) / len(totals) if totals else 0.0
+    out = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        # No script, no fetch, no font, no image from anywhere: the page stands alone, and
+        # nothing a learner wrote into it can run.
+        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+        "style-src 'unsafe-inline'; img-src data:\">",
+        f"<title>{_e(title)}</title><style>{STYLE}</style></head><body>",
+        f"<h1>{_e(title)}</h1>",
+        f"<p>{len(learners)} learners; mean {number(mean)} of {number(book.most)} points. "
+        f"{_e(summary_text([r.to_dict() for r in results]))}</p>",
+        "<h2>Total points</h2>",
+        _histogram_svg(histogram(totals, book.most), book.most),
+    ]
+    by_exercise: dict[str, list[CaseResult]] = {}
+    for r in sorted(results, key=lambda r: (r.path, r.learner, r.case)):
+        by_exercise.setdefault(r.exercise, []).append(r)
+    for exercise in book.exercises:
+        rs = by_exercise[exercise]
+        bars = exercise_bars(rs)
+        out += [
+            f'<section class="exercise" id="{_e(exercise)}">',
+            f"<h2>{_e(rs[0].title or exercise)} <small>({_e(exercise)})</small></h2>",
+            _bar_chart(bars, len({r.learner for r in rs})),
+        ]
+        for bar in bars:
+            out.append(
+                f"<details><summary>{_e(bar.outcome.label)}: {len(bar.learners)} "
+                f"learner{'s' if len(bar.learners) != 1 else ''}</summary>"
+                f'<p class="who">{_e(", ".join(bar.learners))}</p></details>'
+            )
+        out += ["<h3>Pass rate per case, lowest first</h3>", *_case_table(rs), "</section>"]
+    out += ["<h2>Slowest submissions</h2>", *_slowest(results), "</body></html>"]
+    return "\n".join(out) + "\n"
+
+
+def _case_table(results: Sequence[CaseResult]) -> list[str]:
+    cases: dict[int, list[CaseResult]] = {}
+    for r in results:
+        if r.status != Status.BROKEN:
+            cases.setdefault(r.case, []).append(r)
+    rows = []
+    for number_, rs in cases.items():
+        passed = sum(r.passed for r in rs)
+        rows.append((passed / len(rs), number_, rs[0].label, passed, len(rs)))
+    rows.sort()
+    lines = ["<table><tr><th>case</th><th>passed</th><th>rate</th></tr>"]
+    for rate, _, label, passed, total in rows:
+        lines.append(
+            f'<tr><td>{_e(label)}</td><td class="n">{passed} of {total}</td>'
+            f'<td class="n">{rate:.0%}</td></tr>'
+        )
+    lines.append("</table>")
+    return lines
+
+
+def _slowest(results: Sequence[CaseResult]) -> list[str]:
+    seconds: dict[tuple[str, str], float] = {}
+    for r in results:
+        key = (r.learner, r.exercise)
+        seconds[key] = seconds.get(key, 0.0) + r.seconds
+    worst = sorted(seconds.items(), key=lambda kv: (-kv[1], kv[0]))[:SLOWEST]
+    lines = ["<table><tr><th>learner</th><th>exercise</th><th>seconds</th></tr>"]
+    for (learner, exercise), spent in worst:
+        lines.append(
+            f'<tr><td>{_e(learner)}</td><td>{_e(exercise)}</td><td class="n">{spent:.1f}</td></tr>'
+        )
+    lines.append("</table>")
+    return lines

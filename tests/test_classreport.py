@@ -1,0 +1,219 @@
+"""The class report: its outcomes, tables and escaping from typed results, and the page as a
+real browser (headless Chromium from the system's packages) draws it."""
+
+from __future__ import annotations
+
+import shutil
+import struct
+import subprocess
+import zlib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_lessons import classreport
+from pytest_lessons.gradebook import MISSING
+from pytest_lessons.results import CaseResult, Status
+
+
+def case(learner: str, number: int, passed: bool, **changes: Any) -> CaseResult:
+    values: dict[str, Any] = {
+        "exercise": "combine",
+        "title": "Combine heads",
+        "path": "/course/combine/exercise.toml",
+        "status": Status.PASSED if passed else Status.FAILED,
+        "points": 1.0 if passed else 0.0,
+        "max_points": 1.0,
+        "case": number,
+        "cases": 3,
+        "label": f"case {number}",
+        "learner": learner,
+        "seconds": 0.1,
+    }
+    values.update(changes)
+    return CaseResult(**values)
+
+
+def fails(learner: str, **changes: Any) -> list[CaseResult]:
+    """A learner whose three cases all fail as *changes* say."""
+    return [case(learner, n, False, **changes) for n in (1, 2, 3)]
+
+
+ERROR = Status.ERROR
+CLASS = [
+    *(case("ada", n, True) for n in (1, 2, 3)),
+    *(case("bo", n, True) for n in (1, 2, 3)),
+    *fails("cy", diagnosis="missing-transpose", diagnosis_kind="watch_out"),
+    *fails("di", diagnosis="rows", diagnosis_kind="detector"),
+    *fails("ed", status=ERROR, fault="timeout", seconds=10.0),
+    *fails("flo", status=ERROR, fault="died 9"),
+    *fails("gus", status=ERROR, fault="raised NotImplementedError at solution.py:16"),
+    *fails("hal", status=ERROR, fault="raised IndexError at solution.py:3"),
+    *fails("ivy", fault="returned tensor"),
+    *fails("jo", status=ERROR, fault=MISSING),
+    case("kim", 1, True),
+    case("kim", 2, False),
+    case("kim", 3, False, diagnosis="missing-transpose", diagnosis_kind="watch_out"),
+]
+
+
+def test_every_kind_of_fault_has_its_own_bar_not_only_watch_outs() -> None:
+    bars = {b.outcome.label: b.learners for b in classreport.exercise_bars(CLASS)}
+    assert bars == {
+        "passed": ["ada", "bo"],
+        "watch out: missing-transpose": ["cy", "kim"],
+        "finding: rows": ["di"],
+        "timeout": ["ed"],
+        "crash": ["flo"],
+        "not implemented": ["gus"],
+        "raised IndexError": ["hal"],
+        "returned tensor": ["ivy"],
+        "missing": ["jo"],
+        "wrong answer": ["kim"],
+    }
+    assert classreport.exercise_bars(CLASS)[0].outcome.label == "passed"
+
+
+def test_the_case_that_fails_most_comes_first() -> None:
+    page = classreport.render(CLASS)
+    table = page[page.index("Pass rate per case") :]
+    table = table[: table.index("</table>")]
+    rows = [line for line in table.splitlines() if line.startswith("<tr><td>")]
+    # case 1 passed 3 of 11 (ada, bo, kim); cases 2 and 3 passed 2 of 11.
+    assert rows[0].startswith('<tr><td>case 2</td><td class="n">2 of 11</td>')
+    assert rows[-1].startswith('<tr><td>case 1</td><td class="n">3 of 11</td>')
+
+
+def test_the_histogram_counts_learners_by_total_points() -> None:
+    assert classreport.histogram([0, 0.5, 3, 3, 2.9], 3, bins=3) == [2, 0, 3]
+    assert classreport.histogram([0], 0) == [1] + [0] * (classreport.BINS - 1)
+
+
+def test_the_slowest_submissions_are_listed_slowest_first() -> None:
+    page = classreport.render(CLASS)
+    slow = page[page.index("Slowest submissions") :]
+    assert slow.index('<td>ed</td><td>combine</td><td class="n">30.0</td>') < slow.index(
+        "<td>ada</td>"
+    )
+
+
+HOSTILE = '<img src=x onerror="document.title=1">'
+
+
+def hostile_class() -> list[CaseResult]:
+    return [
+        *CLASS,
+        *fails(HOSTILE, status=ERROR, fault="raised ValueError at solution.py:1"),
+        case("zed", 1, False, diagnosis="</svg><script>x()</script>", diagnosis_kind="watch_out"),
+    ]
+
+
+def test_everything_a_learner_made_is_escaped_and_nothing_loads_from_anywhere() -> None:
+    page = classreport.render(hostile_class(), title="Week 3 <b>")
+    assert "<img" not in page and "<script" not in page and "</svg><" not in page
+    assert "&lt;img src=x onerror=&quot;document.title=1&quot;&gt;" in page
+    assert "<title>Week 3 &lt;b&gt;</title>" in page
+    assert "default-src 'none'" in page
+    # The only URL is SVG's namespace, which is never fetched.
+    assert page.count("//") == page.count('xmlns="http://www.w3.org/2000/svg"')
+
+
+# --- in a real browser ----------------------------------------------------------------------
+
+
+def chromium() -> str | None:
+    return next(
+        (found for name in ("chromium", "chromium-browser") if (found := shutil.which(name))),
+        None,
+    )
+
+
+needs_chromium = pytest.mark.skipif(
+    chromium() is None,
+    reason="needs headless Chromium (Debian: apt-get install chromium; .ci/run installs it)",
+)
+
+
+def browse(page: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    command = [
+        str(chromium()),
+        "--headless",
+        "--no-sandbox",  # runs as root in CI containers, where the browser's sandbox cannot
+        "--disable-gpu",
+        "--hide-scrollbars",
+        *args,
+        page.as_uri(),
+    ]
+    return subprocess.run(command, capture_output=True, timeout=120, check=True)
+
+
+def png_pixels(data: bytes) -> tuple[int, int, list[bytes]]:
+    """Width, height and rows of 8-bit RGB(A) pixels of a PNG, as Chromium writes them."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat, width = 8, b"", 0
+    height = channels = 0
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos : pos + 8])
+        body = data[pos + 8 : pos + 8 + length]
+        if kind == b"IHDR":
+            width, height, depth, colour, _, _, interlace = struct.unpack(">IIBBBBB", body)
+            assert depth == 8 and interlace == 0 and colour in (2, 6)
+            channels = 3 if colour == 2 else 4
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    raw = zlib.decompress(idat)
+    stride = width * channels
+    rows: list[bytes] = []
+    previous = bytearray(stride)
+    for y in range(height):
+        start = y * (stride + 1)
+        kind, line = raw[start], bytearray(raw[start + 1 : start + 1 + stride])
+        for i in range(stride):
+            left = line[i - channels] if i >= channels else 0
+            up = previous[i]
+            corner = previous[i - channels] if i >= channels else 0
+            if kind == 1:
+                line[i] = (line[i] + left) & 0xFF
+            elif kind == 2:
+                line[i] = (line[i] + up) & 0xFF
+            elif kind == 3:
+                line[i] = (line[i] + (left + up) // 2) & 0xFF
+            elif kind == 4:
+                p = left + up - corner
+                pa, pb, pc = abs(p - left), abs(p - up), abs(p - corner)
+                near = left if pa <= pb and pa <= pc else (up if pb <= pc else corner)
+                line[i] = (line[i] + near) & 0xFF
+        rows.append(
+            bytes(line if channels == 3 else bytes(b for j, b in enumerate(line) if j % 4 != 3))
+        )
+        previous = line
+    return width, height, rows
+
+
+def colour_count(rows: list[bytes], colour: str) -> int:
+    rgb = bytes.fromhex(colour.lstrip("#"))
+    return sum(1 for row in rows for x in range(0, len(row), 3) if row[x : x + 3] == rgb)
+
+
+@needs_chromium
+def test_chromium_draws_the_charts_and_runs_nothing_a_learner_wrote(tmp_path: Path) -> None:
+    page = tmp_path / "class.html"
+    page.write_text(classreport.render(hostile_class()), encoding="utf-8")
+    shot = tmp_path / "shot.png"
+    browse(page, "--window-size=900,1100", f"--screenshot={shot}")
+    width, height, rows = png_pixels(shot.read_bytes())
+    assert (width, height) == (900, 1100)
+    # Bars are drawn in their colours: passed (2 learners of 13), the watch-out (3), and the
+    # histogram. A bar of one learner of 13 is about 27 x 18 pixels.
+    assert colour_count(rows, classreport.COLOURS["passed"]) > 500
+    assert colour_count(rows, classreport.COLOURS["watch_out"]) > 500
+    assert colour_count(rows, classreport.COLOURS["timeout"]) > 200
+    assert colour_count(rows, "#2166ac") > 2000
+    # The DOM after the page loaded: the learner's <img> and <script> are text, not elements,
+    # and the title was not changed by an onerror handler.
+    dom = browse(page, "--dump-dom").stdout.decode()
+    assert "<img" not in dom and "<script" not in dom
+    assert "<title>Class report</title>" in dom
+    assert dom.count("<rect") >= 12
