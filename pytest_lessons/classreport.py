@@ -18,8 +18,8 @@ import html
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pytest_lessons.formats import summary_text
 from pytest_lessons.gradebook import MISSING, build, number
-from pytest_lessons.reports import summary_text
 from pytest_lessons.results import CaseResult, Status
 
 #: Colours by kind of outcome, readable on white and apart for the common colour blindness.
@@ -226,7 +226,7 @@ def render(results: Sequence[CaseResult], title: str = "Class report") -> str:
         f"<title>{_e(title)}</title><style>{STYLE}</style></head><body>",
         f"<h1>{_e(title)}</h1>",
         f"<p>{len(learners)} learners; mean {number(mean)} of {number(book.most)} points. "
-        f"{_e(summary_text([r.to_dict() for r in results]))}</p>",
+        f"{_e(summary_text(results))}</p>",
         "<h2>Total points</h2>",
         _histogram_svg(histogram(totals, book.most), book.most),
     ]

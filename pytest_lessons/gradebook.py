@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_lessons.reports import text_cell
+from pytest_lessons.formats import text_cell
 from pytest_lessons.results import CaseResult, Status
 
 LAYOUTS = ("long", "wide", "canvas", "moodle")
