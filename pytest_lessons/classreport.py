@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pytest_lessons.formats import summary_text
-from pytest_lessons.gradebook import MISSING, build, number
+from pytest_lessons.gradebook import MISSING, build, number, with_hidden_faults
 from pytest_lessons.results import CaseResult, Status
 
 #: Colours by kind of outcome, readable on white and apart for the common colour blindness.
@@ -87,6 +87,9 @@ def outcome_of(r: CaseResult) -> Outcome:
         return Outcome(f"returned:{fault}", fault, "returned")
     if fault:
         return Outcome(f"fault:{fault}", fault, "raised")
+    if r.status == Status.ERROR:
+        # A hidden case keeps why it gave no answer to itself.
+        return Outcome("error", "no answer (hidden case)", "raised")
     return Outcome("wrong", "wrong answer", "wrong")
 
 
@@ -104,7 +107,7 @@ def exercise_bars(results: Sequence[CaseResult]) -> list[Bar]:
     """One exercise's bars: ``passed`` (every case passed) first, then each outcome by how many
     learners show it, each learner counted once per outcome."""
     by_learner: dict[str, list[CaseResult]] = {}
-    for r in results:
+    for r in with_hidden_faults(results):
         by_learner.setdefault(r.learner, []).append(r)
     bars: dict[str, Bar] = {}
     for learner, mine in sorted(by_learner.items()):

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pytest_lessons import model
-from pytest_lessons.gradebook import MISSING, number
+from pytest_lessons.gradebook import MISSING, number, with_hidden_faults
 from pytest_lessons.results import CaseResult, Status
 
 #: A hint as the file shows it: (title, text).
@@ -152,7 +152,7 @@ def feedback(
     learner: str, results: Sequence[CaseResult], hints: Mapping[str, Sequence[Hint]]
 ) -> str:
     """The Markdown file for *learner*, from their results (one learner's only)."""
-    mine = [r for r in results if r.learner == learner]
+    mine = with_hidden_faults([r for r in results if r.learner == learner])
     by_path: dict[str, list[CaseResult]] = {}
     for r in sorted(mine, key=lambda r: (r.path, r.case)):
         by_path.setdefault(r.path, []).append(r)

@@ -9,8 +9,6 @@ hidden cases were made safe before they got here. This module imports no pytest.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import re
 from collections.abc import Sequence
@@ -318,22 +316,6 @@ def text_cell(text: str) -> str:
     never negative, so none starts with ``-``; a negative number would still be a number, not a
     formula)."""
     return "'" + text if text.startswith(FORMULA_STARTS) else text
-
-
-def gradebook(results: Sequence[CaseResult]) -> str:
-    """CSV: learner, exercise, points, max points; one row per learner and exercise. Text cells
-    are neutralised with :func:`text_cell`."""
-    rows: dict[tuple[str, str], list[float]] = {}
-    for r in ordered(results):
-        row = rows.setdefault((str(r.learner), str(r.exercise)), [0.0, 0.0])
-        row[0] += r.points
-        row[1] += r.max_points
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["learner", "exercise", "points", "max_points"])
-    for (learner, exercise), (points, most) in rows.items():
-        writer.writerow([text_cell(learner), text_cell(exercise), f"{points:g}", f"{most:g}"])
-    return out.getvalue()
 
 
 def mistake_table(results: Sequence[CaseResult]) -> dict[str, dict[str, int]]:

@@ -21,7 +21,7 @@ import csv
 import io
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from pytest_lessons.formats import text_cell
@@ -156,8 +156,29 @@ class Book:
         return sum(self.maximum.values())
 
 
+def with_hidden_faults(results: Sequence[CaseResult]) -> list[CaseResult]:
+    """*results*, where a hidden case that gave no answer takes the fault its exercise's public
+    cases all share (a missing file, a stub, a syntax error): such a fault is the same for
+    every input, and a hidden case's result leaves it out (its key could name the learner's
+    line). Only for counting and grouping: no hidden text changes."""
+    public: dict[tuple[str, str], set[str]] = {}
+    for r in results:
+        if not r.hidden:
+            public.setdefault((r.learner, r.path), set()).add(r.fault if not r.passed else "")
+    out = []
+    for r in results:
+        faults = public.get((r.learner, r.path), set())
+        if r.hidden and r.status == Status.ERROR and not r.fault and len(faults) == 1:
+            (fault,) = faults
+            if fault:
+                r = replace(r, fault=fault)
+        out.append(r)
+    return out
+
+
 def build(results: Sequence[CaseResult], roster: Roster | None = None) -> Book:
     """A class's gradebook from its per-case results, joined with *roster* when given."""
+    results = with_hidden_faults(results)
     order: dict[str, str] = {}
     maximum: dict[str, float] = {}
     points: dict[tuple[str, str], float] = {}

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from pytest_lessons import authoring, export, model
+from pytest_lessons import authoring, classoutputs, export, model
 from pytest_lessons.diagnose import Diagnosis, Evidence, best
 from pytest_lessons.grading import Attempt, Diagnoser, broken_result
 from pytest_lessons.results import CaseResult
@@ -92,7 +92,7 @@ class ExerciseFile(pytest.File):
             return
         # Batch grading: only each learner's solution file is taken from their folder.
         relative = exercise.solution.relative_to(exercise.folder)
-        for learner in learners(lessons.submissions):
+        for learner in learners(lessons.submissions, lessons.shard):
             solution = lessons.submissions / learner / exercise.slug / relative
             for case in exercise.cases:
                 yield CaseItem.from_parent(
@@ -130,8 +130,12 @@ def restore_hint(path: Path, shown: str) -> str:
     )
 
 
-def learners(submissions: Path) -> list[str]:
-    """The learners of a submissions folder: its sub-folders, in name order."""
+def learners(submissions: Path, shard: tuple[int, int] | None = None) -> list[str]:
+    """The learners of a submissions folder: its sub-folders, in name order (with *shard*
+    (K, N), only those of the K-th of N shards)."""
+    if shard is not None:
+        k, n = shard
+        return [who for who in learners(submissions) if classoutputs.shard_of(who, n) == k]
     return sorted(
         entry.name
         for entry in submissions.iterdir()

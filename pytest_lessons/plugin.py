@@ -17,7 +17,18 @@ from typing import Any
 
 import pytest
 
-from pytest_lessons import course, diagnose, formats, hooks, model, sandbox, settings, summary
+from pytest_lessons import (
+    classoutputs,
+    course,
+    diagnose,
+    formats,
+    gradebook,
+    hooks,
+    model,
+    sandbox,
+    settings,
+    summary,
+)
 from pytest_lessons.diagnose import Diagnosis, Evidence
 from pytest_lessons.grading import Attempt
 from pytest_lessons.nodes import BrokenExercise, CaseItem, ExerciseFile, FailureText
@@ -26,6 +37,8 @@ from pytest_lessons.runner import make_runner
 from pytest_lessons.session import KEY, LessonSession
 
 _STARTED = pytest.StashKey[float]()
+_OUTPUTS = pytest.StashKey[classoutputs.Outputs]()
+_WRITTEN = pytest.StashKey[list[str]]()
 
 
 class WatchOutMatcher:
@@ -70,7 +83,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="PATH",
         default=None,
         help="Write the grading report to PATH (always, also when cases crash or an exercise "
-        "file is broken).",
+        "file is broken). Grading a class, {learner} in PATH writes one report per learner "
+        "(required for the gradescope, classroom and exercism formats); json without it holds "
+        "the whole class.",
     )
     group.addoption(
         "--lesson-report-format",
@@ -99,8 +114,63 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--lesson-gradebook",
         dest="lesson_gradebook",
         metavar="PATH",
-        default="gradebook.csv",
-        help="With --lesson-submissions: where to write the gradebook CSV (default gradebook.csv).",
+        default=None,
+        help="With --lesson-submissions: write the gradebook CSV to PATH (none unless asked).",
+    )
+    group.addoption(
+        "--lesson-gradebook-format",
+        dest="lesson_gradebook_format",
+        default="long",
+        choices=gradebook.LAYOUTS,
+        help="The gradebook's layout: long (a row per learner and exercise; default), wide (a "
+        "row per learner), canvas or moodle (their grade imports; need --lesson-roster).",
+    )
+    group.addoption(
+        "--lesson-roster",
+        dest="lesson_roster",
+        metavar="CSV",
+        default=None,
+        help="A CSV with a 'learner' column (each learner's folder) and the LMS's identity "
+        "columns; the gradebook joins on it and lists what did not match.",
+    )
+    group.addoption(
+        "--lesson-gradebook-diff",
+        dest="lesson_gradebook_diff",
+        metavar="OLD.csv",
+        default=None,
+        help="After a regrade: show and write (beside the gradebook, NAME.changes.csv) each "
+        "learner whose points moved since the long or wide gradebook OLD.csv.",
+    )
+    group.addoption(
+        "--lesson-feedback",
+        dest="lesson_feedback",
+        metavar="DIR",
+        default=None,
+        help="With --lesson-submissions: write DIR/<learner>.md, each learner's feedback.",
+    )
+    group.addoption(
+        "--lesson-class-report",
+        dest="lesson_class_report",
+        metavar="PATH",
+        default=None,
+        help="With --lesson-submissions: write the class report, one self-contained HTML file.",
+    )
+    group.addoption(
+        "--lesson-show-failures",
+        dest="lesson_show_failures",
+        action="store_true",
+        default=False,
+        help="With --lesson-submissions: show every failure's text in the terminal too, instead "
+        "of a progress line and the class summary.",
+    )
+    group.addoption(
+        "--lesson-shard",
+        dest="lesson_shard",
+        metavar="K/N",
+        default=None,
+        help="With --lesson-submissions: grade the K-th of N shards of the learners (by a hash "
+        "of each folder name); merge the shards' json reports with python -m pytest_lessons "
+        "merge.",
     )
     group.addoption(
         "--lesson-check",
@@ -156,6 +226,26 @@ def pytest_configure(config: pytest.Config) -> None:
         submissions = Path(config.invocation_params.dir, submissions).resolve()
         if not submissions.is_dir():
             raise pytest.UsageError(f"--lesson-submissions={submissions}: no such folder")
+    outputs = classoutputs.Outputs(
+        gradebook=config.getoption("lesson_gradebook"),
+        gradebook_format=config.getoption("lesson_gradebook_format"),
+        roster=config.getoption("lesson_roster"),
+        gradebook_diff=config.getoption("lesson_gradebook_diff"),
+        feedback=config.getoption("lesson_feedback"),
+        class_report=config.getoption("lesson_class_report"),
+        report=config.getoption("lesson_report"),
+        report_format=config.getoption("lesson_report_format"),
+        hidden_visibility=config.getoption("lesson_hidden_visibility"),
+    )
+    shard = config.getoption("lesson_shard")
+    try:
+        classoutputs.check(outputs, config.invocation_params.dir, submissions is not None)
+        if shard is not None and submissions is None:
+            raise classoutputs.OptionError("Give --lesson-shard with --lesson-submissions.")
+        shards = classoutputs.parse_shard(shard) if shard is not None else None
+    except classoutputs.OptionError as error:
+        raise pytest.UsageError(str(error)) from None
+    config.stash[_OUTPUTS] = outputs
     support, policy = _sandbox(resolved)
     lessons = LessonSession(
         settings=resolved,
@@ -170,12 +260,15 @@ def pytest_configure(config: pytest.Config) -> None:
         policy=policy,
         support=support,
         checkout=config.rootpath,
+        shard=shards,
     )
     config.stash[KEY] = lessons
     config.stash[_STARTED] = time.monotonic()
     config.pluginmanager.register(ResultCollector(lessons), "lessons.results")
     config.pluginmanager.register(WatchOutMatcher(lessons), "lessons.watch_outs")
     config.pluginmanager.register(GenericDetectors(), "lessons.detectors")
+    if submissions is not None and not config.getoption("lesson_show_failures"):
+        config.pluginmanager.register(ClassProgress(), "lessons.class_progress")
 
 
 def _sandbox(resolved: settings.Settings) -> tuple[sandbox.Support, sandbox.Policy | None]:
@@ -358,6 +451,60 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -
     return SAME_WAY, "F", (f"FAILED (as {label})", {"red": True})
 
 
+class ClassProgress:
+    """A class run's quiet terminal: no letter per case and no failure texts (they are in the
+    feedback files and reports), but a progress line: learners done, cases, time left."""
+
+    def __init__(self) -> None:
+        self.cases: dict[str, int] = {}
+        self.done: dict[str, int] = {}
+        self.shown = 0
+        self.started = time.monotonic()
+        self.reporter: Any = None
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if self.reporter is not None:
+            self.reporter.showfspath = False
+            self.reporter.reportchars = ""
+        session.config.option.tbstyle = "no"
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        for item in session.items:
+            learner = getattr(item, "learner", None)
+            if learner is not None:
+                self.cases[learner] = self.cases.get(learner, 0) + 1
+        self.started = time.monotonic()
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_report_teststatus(self, report: pytest.TestReport, config: pytest.Config) -> Any:
+        if report.when != "call":
+            return None
+        same = pytest_report_teststatus(report, config)
+        return (same[0] if same else report.outcome), "", ""
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        data = getattr(report, "lessons", None)
+        if report.when != "call" or not data or self.reporter is None:
+            return
+        learner = str(data["learner"])
+        self.done[learner] = self.done.get(learner, 0) + 1
+        done, total = sum(self.done.values()), sum(self.cases.values()) or 1
+        finished = sum(1 for who, n in self.done.items() if n >= self.cases.get(who, 0))
+        line = classoutputs.progress_line(
+            done, total, finished, len(self.cases), time.monotonic() - self.started
+        )
+        if self.reporter.isatty():
+            self.reporter.rewrite(line)
+            if done >= total:
+                self.reporter.write_line("")
+        elif done * 10 // total > self.shown:
+            # Without a terminal to redraw (a CI log), a line at each tenth.
+            self.shown = done * 10 // total
+            self.reporter.write_line(line)
+
+
 class ResultCollector:
     """Gathers each case's result from its report, also from pytest-xdist workers, and hands
     each to pytest's JUnit XML writer as a suite-level property (see :func:`junit_property`)."""
@@ -436,7 +583,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         # Grading that graded nothing must not look like success.
         session.exitstatus = pytest.ExitCode.NO_TESTS_COLLECTED
     target = config.getoption("lesson_report")
-    if target:
+    if target and lessons.submissions is None:
         path = Path(config.invocation_params.dir, target)
         path.parent.mkdir(parents=True, exist_ok=True)
         text = formats.render(
@@ -447,9 +594,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         )
         path.write_text(text, encoding="utf-8")
     if lessons.submissions is not None and results:
-        book = Path(config.invocation_params.dir, config.getoption("lesson_gradebook"))
-        book.parent.mkdir(parents=True, exist_ok=True)
-        book.write_text(formats.gradebook(results), encoding="utf-8")
+        outputs = config.stash[_OUTPUTS]
+        config.stash[_WRITTEN] = classoutputs.write(
+            outputs, results, seconds, config.invocation_params.dir
+        )
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if step_summary and results:
         with open(step_summary, "a", encoding="utf-8") as handle:
@@ -480,9 +628,11 @@ def pytest_terminal_summary(
         terminalreporter.write_line(UNSANDBOXED_GRADING, yellow=True, bold=True)
     if lessons.submissions is not None:
         terminalreporter.write_sep("=", "lessons: the class")
-        for line in formats.class_lines(results):
+        for line in classoutputs.class_lines(results):
             terminalreporter.write_line(line)
         terminalreporter.write_line(formats.summary_text(results))
+        for line in config.stash.get(_WRITTEN, []):
+            terminalreporter.write_line(line)
         return
     show = lessons.show
     lines = summary.render(

@@ -44,6 +44,8 @@ class LessonSession:
     """pytest's root folder: none of it is readable to learner code."""
     course: set[Path] = field(default_factory=set)
     """Every exercise folder collected: none of it is readable to learner code."""
+    shard: tuple[int, int] | None = None
+    """Batch grading: (K, N) to grade the K-th of N shards of the learners."""
     grader: Grader = field(init=False)
     _course_policy: sandbox.Policy | None = None
 

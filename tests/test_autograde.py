@@ -419,6 +419,7 @@ def test_batch_grading_a_class(pytester: pytest.Pytester, combine_heads: Make) -
         f"--lesson-submissions={submissions}",
         "--lesson-gradebook=out/grades.csv",
         "--lesson-report=out/report.json",
+        "--lesson-show-failures",
     )
     assert result.ret == 1
     assert not list(pytester.path.glob("LOADED-*"))

@@ -91,7 +91,7 @@ def test_the_gradebook_never_starts_a_cell_with_a_formula(
     assert result.ret == 0
     with (pytester.path / "grades.csv").open(newline="", encoding="utf-8") as handle:
         rows = list(csv.reader(handle))
-    assert rows[0] == ["learner", "exercise", "points", "max_points"]
+    assert rows[0] == ["learner", "exercise", "points", "max_points", "note"]
     learners = {row[0] for row in rows[1:]}
     assert learners == {"'" + name if name[0] in "=+-@\t" else name for name in hostile}, learners
     for row in rows[1:]:

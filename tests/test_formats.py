@@ -5,8 +5,6 @@ The end-to-end runs (and the consumers' own schemas) are in test_autograde.py.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from typing import Any
 
@@ -269,28 +267,6 @@ def test_render_writes_indented_json_with_a_final_newline(fmt: str) -> None:
         "json": formats.full(rows, 1.0),
     }[fmt]
     assert json.loads(text) == expected
-
-
-def test_the_gradebook_has_one_row_per_learner_and_exercise() -> None:
-    rows = [
-        result(1, True, learner="bo"),
-        result(2, False, learner="bo"),
-        result(1, True, learner="ada", points=0.5),
-        result(1, True, learner="ada", exercise="b", path="/course/b/exercise.toml"),
-    ]
-    book = formats.gradebook(rows)
-    assert book == (
-        "learner,exercise,points,max_points\nada,b,1,1\nada,double,0.5,1\nbo,double,1,2\n"
-    )
-    assert next(csv.DictReader(io.StringIO(book))) == {
-        "learner": "ada",
-        "exercise": "b",
-        "points": "1",
-        "max_points": "1",
-    }
-    assert (
-        formats.gradebook([result(1, True)]) == "learner,exercise,points,max_points\n,double,1,1\n"
-    )
 
 
 def test_the_mistake_table_counts_each_learner_once_most_common_first() -> None:

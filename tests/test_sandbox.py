@@ -239,13 +239,18 @@ def test_a_classmates_solution_cannot_be_read_in_batch_grading(
         + "\n".join("    " + line for line in copy.splitlines())
         + "\n"
     )
-    result = pytester.runpytest("double", "--lesson-submissions=class")
+    result = pytester.runpytest(
+        "double",
+        "--lesson-submissions=class",
+        "--lesson-gradebook=gradebook.csv",
+        "--lesson-show-failures",
+    )
     assert result.parseoutcomes()["passed"] == 3 and failed(result) == 3
     assert "Remove the code that uses class/ada/double/solution.py: that is not allowed" in said(
         result
     )
     book = (pytester.path / "gradebook.csv").read_text().splitlines()
-    assert book[1:] == ["ada,double,3,3", "eve,double,0,3"]
+    assert book[1:] == ["ada,double,3,3,", "eve,double,0,3,"]
 
 
 @pytest.fixture

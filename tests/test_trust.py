@@ -100,9 +100,11 @@ def test_the_loop_budget_is_per_learner_in_a_batch(
         folder = pytester.path / "subs" / learner / "double"
         folder.mkdir(parents=True)
         (folder / "solution.py").write_text(dedent(code))
-    result = pytester.runpytest("double", "--lesson-submissions=subs", "--lesson-gradebook=g.csv")
+    result = pytester.runpytest(
+        "double", "--lesson-submissions=subs", "--lesson-gradebook=g.csv", "--lesson-show-failures"
+    )
     book = (pytester.path / "g.csv").read_text().splitlines()
-    assert book[1:] == ["ada,double,0,5", "bob,double,5,5"]
+    assert book[1:] == ["ada,double,0,5,", "bob,double,5,5,"]
     assert "ada: double: case 3" in result.stdout.str()
 
 

@@ -1,0 +1,219 @@
+"""Everything a class run writes besides the terminal: the gradebook (and its regrade diff),
+the per-learner feedback files, the class report and the per-learner reports.
+
+One function, :func:`write`, makes them from the class's typed results, so a batch run (the
+pytest layer) and the merge of shards (``python -m pytest_lessons merge``) write exactly the
+same files. :func:`check` finds a wrong combination of options before anything is graded.
+This module imports neither pytest nor torch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pytest_lessons import classreport, feedback_files, formats, gradebook
+from pytest_lessons.results import CaseResult
+
+#: The placeholder of ``--lesson-report`` that a batch run fills with each learner's name.
+LEARNER = "{learner}"
+
+#: Report formats that hold one learner's results: a batch run writes one file per learner.
+PLATFORM_FORMATS = ("gradescope", "classroom", "exercism")
+
+
+class OptionError(ValueError):
+    """Options that cannot work together; the message says what to give instead."""
+
+
+@dataclass(frozen=True)
+class Outputs:
+    """What a class run was asked to write (paths relative to *here* in :func:`write`)."""
+
+    gradebook: str | None = None
+    gradebook_format: str = "long"
+    roster: str | None = None
+    gradebook_diff: str | None = None
+    feedback: str | None = None
+    class_report: str | None = None
+    report: str | None = None
+    """The report's path; in a class run it may hold :data:`LEARNER`."""
+    report_format: str = "json"
+    hidden_visibility: str = "after_published"
+
+
+def check(outputs: Outputs, here: Path, batch: bool) -> gradebook.Roster | None:
+    """Refuse what cannot work, before grading starts; return the roster read."""
+    platform = outputs.report_format in PLATFORM_FORMATS
+    if batch and outputs.report and platform and LEARNER not in outputs.report:
+        raise OptionError(
+            f"Put {LEARNER} in --lesson-report when grading a class with the "
+            f"{outputs.report_format} format, for one report per learner (for example "
+            f"--lesson-report=reports/{LEARNER}.json): a {outputs.report_format} report "
+            "holds one learner. The json format holds the whole class in one file."
+        )
+    if not batch:
+        for value, option in (
+            (outputs.feedback, "--lesson-feedback"),
+            (outputs.class_report, "--lesson-class-report"),
+            (outputs.roster, "--lesson-roster"),
+            (outputs.gradebook_diff, "--lesson-gradebook-diff"),
+        ):
+            if value:
+                raise OptionError(f"Give {option} with --lesson-submissions: it is about a class.")
+    if outputs.gradebook_diff and not outputs.gradebook:
+        raise OptionError(
+            "Give --lesson-gradebook=PATH with --lesson-gradebook-diff: the changes are written "
+            "beside the new gradebook."
+        )
+    if outputs.gradebook_diff:
+        old = Path(here, outputs.gradebook_diff)
+        try:
+            gradebook.points_of(old.read_text(encoding="utf-8-sig"))
+        except OSError as error:
+            raise OptionError(f"--lesson-gradebook-diff={old}: {error.strerror}") from None
+        except ValueError as error:
+            raise OptionError(f"--lesson-gradebook-diff={old}: {error}") from None
+    roster = None
+    if outputs.roster:
+        path = Path(here, outputs.roster)
+        try:
+            roster = gradebook.Roster.read(path)
+        except OSError as error:
+            raise OptionError(f"--lesson-roster={path}: {error.strerror}") from None
+        except gradebook.RosterError as error:
+            raise OptionError(str(error)) from None
+    if outputs.gradebook_format in ("canvas", "moodle") and roster is None:
+        raise OptionError(
+            f"Give --lesson-roster=CSV with --lesson-gradebook-format={outputs.gradebook_format}: "
+            "it joins each learner's folder to the LMS's identity (docs/ci-grading.md, "
+            "'Gradebooks')."
+        )
+    return roster
+
+
+def changes_path(book: Path) -> Path:
+    """Where the regrade's changes go: beside the gradebook (``grades.changes.csv``)."""
+    return book.with_name(f"{book.stem}.changes.csv")
+
+
+def report_path(template: str, learner: str) -> str:
+    """A learner's report path: the template with :data:`LEARNER` filled by a plain file name
+    (a folder name can hold nothing that leaves the report's folder)."""
+    return template.replace(LEARNER, feedback_files.file_name(learner)[: -len(".md")])
+
+
+def write(outputs: Outputs, results: Sequence[CaseResult], seconds: float, here: Path) -> list[str]:
+    """Write every file *outputs* asks for; return the lines the terminal shows about them."""
+    lines: list[str] = []
+    roster = check(outputs, here, batch=True)
+    book = gradebook.build(results, roster)
+    if outputs.gradebook:
+        path = Path(here, outputs.gradebook)
+        try:
+            text = gradebook.render(outputs.gradebook_format, book)
+        except gradebook.RosterError as error:
+            raise OptionError(str(error)) from None
+        _write(path, text)
+        lines.append(f"gradebook: {path} ({outputs.gradebook_format})")
+        lines += gradebook.unmatched_lines(book)
+        if outputs.gradebook_diff:
+            old = Path(here, outputs.gradebook_diff).read_text(encoding="utf-8-sig")
+            moved = gradebook.changes(gradebook.points_of(old), book)
+            target = changes_path(path)
+            _write(target, gradebook.changes_csv(moved))
+            lines += [*gradebook.changes_lines(moved), f"regrade changes: {target}"]
+    if outputs.feedback:
+        folder = Path(here, outputs.feedback)
+        written = feedback_files.write_all(folder, results)
+        lines.append(f"feedback: {len(written)} files in {folder}")
+    if outputs.class_report:
+        path = Path(here, outputs.class_report)
+        _write(path, classreport.render(results))
+        lines.append(f"class report: {path}")
+    if outputs.report:
+        options = formats.Options(seconds, outputs.hidden_visibility)
+        render = formats.FORMATS[outputs.report_format]
+        if LEARNER in outputs.report:
+            learners = sorted({r.learner for r in results})
+            for learner in learners:
+                mine = [r for r in results if r.learner == learner]
+                _write(Path(here, report_path(outputs.report, learner)), render(mine, options))
+            lines.append(
+                f"reports: {len(learners)} {outputs.report_format} files, "
+                f"{Path(here, outputs.report)}"
+            )
+        else:
+            _write(Path(here, outputs.report), render(results, options))
+    return lines
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+# --- the terminal of a class run ------------------------------------------------------------
+
+
+def class_lines(results: Sequence[CaseResult]) -> list[str]:
+    """The class at a glance: per exercise, who passed, the mean, and how many learners show
+    each outcome (every kind: watch-outs, findings, timeouts, crashes, missing ...)."""
+    lines = formats.class_lines(results)[:1]
+    learners = len({r.learner for r in results})
+    by_exercise: dict[str, list[CaseResult]] = {}
+    for r in sorted(results, key=lambda r: (r.path, r.learner, r.case)):
+        by_exercise.setdefault(r.exercise, []).append(r)
+    for exercise in sorted(by_exercise):
+        rs = by_exercise[exercise]
+        bars = classreport.exercise_bars(rs)
+        passed = next((len(b.learners) for b in bars if b.outcome.key == "passed"), 0)
+        mean = sum(r.points for r in rs) / learners
+        most = sum(r.max_points for r in rs) / learners
+        lines.append(
+            f"{exercise}: {passed} of {learners} passed, mean {mean:.3g} of {most:g} points"
+        )
+        for bar in bars:
+            if bar.outcome.key != "passed":
+                count = len(bar.learners)
+                lines.append(
+                    f"    {count:>3} learner{'s' if count != 1 else ''}  {bar.outcome.label}"
+                )
+    return lines
+
+
+def progress_line(done: int, total: int, learners_done: int, learners: int, elapsed: float) -> str:
+    """``learners 12/40 done, cases 130/400, 0:42 elapsed, about 1:30 left``."""
+    left = elapsed * (total - done) / done if done else 0.0
+    text = (
+        f"learners {learners_done}/{learners} done, cases {done}/{total}, {_clock(elapsed)} elapsed"
+    )
+    return text + (f", about {_clock(left)} left" if done < total and done else "")
+
+
+def _clock(seconds: float) -> str:
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes}:{rest:02d}"
+
+
+# --- shards ---------------------------------------------------------------------------------
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``K/N`` -> (K, N), 1 <= K <= N."""
+    try:
+        k, n = (int(part) for part in text.split("/"))
+    except ValueError:
+        raise OptionError(f"--lesson-shard={text}: give K/N, such as 1/3") from None
+    if not 1 <= k <= n:
+        raise OptionError(f"--lesson-shard={text}: K must be from 1 to N, such as 1/{max(n, 1)}")
+    return k, n
+
+
+def shard_of(learner: str, shards: int) -> int:
+    """The shard (from 1) that grades *learner*: a hash of the name alone, so a learner always
+    lands in the same shard and a new learner moves no one else."""
+    digest = hashlib.sha256(learner.encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") % shards + 1

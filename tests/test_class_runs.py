@@ -1,0 +1,322 @@
+"""A class graded by pytest: the options that write feedback files, per-learner reports,
+gradebooks, the class report and the regrade diff, the quiet terminal, shards and their merge.
+
+What each file holds is tested from typed results in test_gradebook.py,
+test_feedback_files.py and test_classreport.py; here, that a run writes them and only them.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from pytest_lessons import classoutputs
+
+from conftest import DOUBLE_RIGHT, DOUBLE_TOML
+
+Make = Callable[..., Path]
+
+pytestmark = pytest.mark.usefixtures("no_preload")
+
+DOUBLE_HIDDEN = (
+    DOUBLE_TOML
+    + """
+[[case]]
+hidden = true
+x = [7, 70]
+expected = [14, 140]
+"""
+)
+
+STUB = "def solve(x):\n    raise NotImplementedError\n"
+HALVED = (
+    "def solve(x):\n"
+    "    if isinstance(x[0], list):\n"
+    "        return [[v / 2 for v in row] for row in x]\n"
+    "    return [v / 2 for v in x]\n"
+)
+
+
+def make_class(root: Path, learners: dict[str, str | None]) -> Path:
+    """submissions/<learner>/double/solution.py; None: the learner's folder holds nothing."""
+    submissions = root / "submissions"
+    for learner, code in learners.items():
+        folder = submissions / learner
+        folder.mkdir(parents=True)
+        if code is not None:
+            (folder / "double").mkdir()
+            (folder / "double" / "solution.py").write_text(code)
+    return submissions
+
+
+CLASS = {"ada": DOUBLE_RIGHT, "bo": HALVED, "cy": STUB, "di": None}
+
+
+def grade(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest("double", "--lesson-submissions=submissions", *args)
+
+
+def test_no_file_is_written_unless_asked(pytester: pytest.Pytester, make_exercise: Make) -> None:
+    make_exercise()
+    make_class(pytester.path, CLASS)
+    before = set(pytester.path.iterdir())
+    result = grade(pytester, "-p", "no:cacheprovider")
+    assert result.ret == 1
+    assert set(pytester.path.iterdir()) == before
+
+
+def test_feedback_files_one_per_learner_hidden_cases_without_their_inputs(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    make_exercise(toml=DOUBLE_HIDDEN)
+    make_class(pytester.path, CLASS)
+    result = grade(pytester, "--lesson-feedback=feedback")
+    assert result.ret == 1
+    folder = pytester.path / "feedback"
+    assert sorted(p.name for p in folder.iterdir()) == ["ada.md", "bo.md", "cy.md", "di.md"]
+    assert "**3 of 3 points** in all." in (folder / "ada.md").read_text()
+    bo = (folder / "bo.md").read_text()
+    assert "**0 of 3 points** in all." in bo
+    assert "- hidden case 3 (0 of 1 point)" in bo
+    assert "140" not in bo and "[7, 70]" not in bo
+    assert "nothing was handed in" in (folder / "di.md").read_text()
+    result.stdout.fnmatch_lines([f"feedback: 4 files in {folder}"])
+
+
+def test_platform_reports_one_per_learner_and_never_one_merged_file(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    make_exercise()
+    make_class(pytester.path, CLASS)
+    merged = grade(pytester, "--lesson-report=results.json", "--lesson-report-format=gradescope")
+    assert merged.ret == pytest.ExitCode.USAGE_ERROR
+    merged.stderr.fnmatch_lines(["*Put {learner} in --lesson-report when grading a class*"])
+    assert not (pytester.path / "results.json").exists()
+    result = grade(
+        pytester,
+        "--lesson-report=reports/{learner}/results.json",
+        "--lesson-report-format=gradescope",
+    )
+    assert result.ret == 1
+    scores = {
+        learner: json.loads((pytester.path / f"reports/{learner}/results.json").read_text())[
+            "score"
+        ]
+        for learner in CLASS
+    }
+    assert scores == {"ada": 2.0, "bo": 0.0, "cy": 0.0, "di": 0.0}
+
+
+def test_the_json_report_holds_the_whole_class(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    make_exercise()
+    make_class(pytester.path, CLASS)
+    grade(pytester, "--lesson-report=class.json")
+    report = json.loads((pytester.path / "class.json").read_text())
+    assert {r["learner"] for r in report["results"]} == set(CLASS)
+
+
+def test_wide_gradebook_with_a_missing_submission_noted(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    make_exercise()
+    make_class(pytester.path, CLASS)
+    grade(pytester, "--lesson-gradebook=grades.csv", "--lesson-gradebook-format=wide")
+    with (pytester.path / "grades.csv").open(newline="") as handle:
+        rows = list(csv.reader(handle))
+    assert rows == [
+        ["learner", "double", "total", "max", "note"],
+        ["ada", "2", "2", "2", ""],
+        ["bo", "0", "0", "2", ""],
+        ["cy", "0", "0", "2", ""],
+        ["di", "0", "0", "2", "no submission: no exercise handed in"],
+    ]
+
+
+def test_a_canvas_gradebook_joins_the_roster_and_lists_what_did_not_match(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    make_exercise()
+    make_class(pytester.path, CLASS)
+    (pytester.path / "roster.csv").write_text(
+        "Student,ID,SIS User ID,SIS Login ID,Section,learner\n"
+        "Ada,1,S1,ada@x,A,ada\nBo,2,S2,bo@x,A,bo\nCy,3,S3,cy@x,A,cy\nEve,5,S5,eve@x,A,eve\n"
+    )
+    no_roster = grade(pytester, "--lesson-gradebook=canvas.csv", "--lesson-gradebook-format=canvas")
+    assert no_roster.ret == pytest.ExitCode.USAGE_ERROR
+    no_roster.stderr.fnmatch_lines(
+        ["*Give --lesson-roster=CSV with --lesson-gradebook-format=canvas*"]
+    )
+    result = grade(
+        pytester,
+        "--lesson-gradebook=canvas.csv",
+        "--lesson-gradebook-format=canvas",
+        "--lesson-roster=roster.csv",
+    )
+    assert (pytester.path / "canvas.csv").read_text().splitlines() == [
+        "Student,ID,SIS User ID,SIS Login ID,Section,double",
+        "    Points Possible,,,,,2",
+        "Ada,1,S1,ada@x,A,2",
+        "Bo,2,S2,bo@x,A,0",
+        "Cy,3,S3,cy@x,A,0",
+        "Eve,5,S5,eve@x,A,0",
+    ]
+    result.stdout.fnmatch_lines(
+        [
+            "1 submission folder(s) not in the roster, left out of the LMS file: di",
+            "1 roster row(s) without a submission folder, graded 0: eve",
+        ]
+    )
+
+
+def test_hostile_learner_names_stay_text_in_every_file(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    make_exercise()
+    hostile = ["=cmd|' -C calc'!A0", "<img src=x onerror=alert(1)>", "a b"]
+    make_class(pytester.path, dict.fromkeys(hostile, DOUBLE_RIGHT))
+    result = grade(
+        pytester,
+        "--lesson-gradebook=grades.csv",
+        "--lesson-feedback=feedback",
+        "--lesson-class-report=class.html",
+        "--lesson-report=reports/{learner}.json",
+        "--lesson-report-format=exercism",
+    )
+    assert result.ret == 0
+    rows = list(csv.reader((pytester.path / "grades.csv").open(newline="")))
+    assert {row[0] for row in rows[1:]} == {"'=cmd|' -C calc'!A0", hostile[1], "a b"}
+    page = (pytester.path / "class.html").read_text()
+    assert "<img" not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
+    feedback = sorted(p.name for p in (pytester.path / "feedback").iterdir())
+    reports = sorted(p.name for p in (pytester.path / "reports").iterdir())
+    assert feedback == ["=cmd___-C_calc__A0.md", "_img_src=x_onerror=alert_1__.md", "a_b.md"]
+    assert [name[:-5] for name in reports] == [name[:-3] for name in feedback]
+
+
+def test_a_regrade_shows_and_writes_whose_points_moved(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    make_exercise()
+    submissions = make_class(pytester.path, CLASS)
+    grade(pytester, "--lesson-gradebook=before.csv")
+    (submissions / "bo" / "double" / "solution.py").write_text(DOUBLE_RIGHT)
+    result = grade(pytester, "--lesson-gradebook=after.csv", "--lesson-gradebook-diff=before.csv")
+    result.stdout.fnmatch_lines(
+        [
+            "regrade: the points of 1 learner(s) changed",
+            "  bo: double 0 → 2 (total +2)",
+            f"regrade changes: {pytester.path / 'after.changes.csv'}",
+        ]
+    )
+    assert (pytester.path / "after.changes.csv").read_text().splitlines() == [
+        "learner,exercise,old_points,new_points",
+        "bo,double,0,2",
+    ]
+
+
+def test_the_class_terminal_stays_short_and_the_flag_brings_failures_back(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    make_exercise()
+    kinds = [DOUBLE_RIGHT, HALVED, STUB, None]
+    make_class(pytester.path, {f"learner{n:02d}": kinds[n % 4] for n in range(40)})
+    result = grade(pytester, "--lesson-gradebook=grades.csv")
+    lines = result.stdout.lines
+    assert len(lines) < 50, "\n".join(lines)
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(
+        [
+            "learners 40/40 done, cases 80/80, * elapsed",
+            "*lessons: the class*",
+            "40 learners",
+            "double: 10 of 40 passed, mean 0.5 of 2 points",
+            "     10 learners  finding: scaled",
+            "     10 learners  missing",
+            "     10 learners  not implemented",
+            "*40 failed, 20 passed, 20 failed the same way*",
+        ]
+    )
+    assert "NotImplementedError" not in result.stdout.str()
+    full = grade(pytester, "--lesson-show-failures")
+    assert "learner02: double: case 1 (a row)" in full.stdout.str()
+    assert len(full.stdout.lines) > 100
+
+
+def test_shards_split_the_class_stably_and_their_merge_equals_one_run(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    make_exercise(toml=DOUBLE_HIDDEN)
+    kinds = [DOUBLE_RIGHT, HALVED, STUB, None]
+    learners = {f"l{n}": kinds[n % 4] for n in range(12)}
+    make_class(pytester.path, learners)
+    outputs = ["--lesson-gradebook-format=wide"]
+    grade(
+        pytester,
+        "--lesson-report=one/class.json",
+        "--lesson-gradebook=one/grades.csv",
+        "--lesson-feedback=one/feedback",
+        *outputs,
+    )
+    shards: list[set[str]] = []
+    for k in (1, 2, 3):
+        grade(pytester, f"--lesson-shard={k}/3", f"--lesson-report=shard{k}.json")
+        report = json.loads((pytester.path / f"shard{k}.json").read_text())
+        shards.append({r["learner"] for r in report["results"]})
+    assert set.union(*shards) == set(learners) and sum(map(len, shards)) == len(learners)
+    # Stable: the same learner lands in the same shard, whoever else is in the class.
+    for k, members in enumerate(shards, 1):
+        assert all(classoutputs.shard_of(name, 3) == k for name in members)
+    merge = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest_lessons",
+            "merge",
+            "shard1.json",
+            "shard2.json",
+            "shard3.json",
+            "--report=merged/class.json",
+            "--gradebook=merged/grades.csv",
+            "--gradebook-format=wide",
+            "--feedback=merged/feedback",
+        ],
+        cwd=pytester.path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert merge.returncode == 1, merge.stderr
+    assert "12 learners" in merge.stdout
+    one, merged = pytester.path / "one", pytester.path / "merged"
+    assert (merged / "grades.csv").read_bytes() == (one / "grades.csv").read_bytes()
+    for path in (one / "feedback").iterdir():
+        assert (merged / "feedback" / path.name).read_bytes() == path.read_bytes()
+
+    def cases(path: Path) -> list[dict[str, object]]:
+        report = json.loads(path.read_text())
+        return [{k: v for k, v in r.items() if k != "seconds"} for r in report["results"]]
+
+    assert cases(merged / "class.json") == cases(one / "class.json")
+
+
+def test_a_merge_refuses_overlapping_shards(pytester: pytest.Pytester, make_exercise: Make) -> None:
+    make_exercise()
+    make_class(pytester.path, CLASS)
+    grade(pytester, "--lesson-report=all.json")
+    merge = subprocess.run(
+        [sys.executable, "-m", "pytest_lessons", "merge", "all.json", "all.json"],
+        cwd=pytester.path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert merge.returncode == 2
+    assert "both graded" in merge.stderr and "give each shard once" in merge.stderr

@@ -1,0 +1,58 @@
+"""A class run's options, progress line and shards, without a pytest run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_lessons import classoutputs
+from pytest_lessons.classoutputs import OptionError, Outputs
+
+
+def test_a_platform_report_of_a_class_needs_the_learner_placeholder(tmp_path: Path) -> None:
+    for fmt in classoutputs.PLATFORM_FORMATS:
+        with pytest.raises(OptionError, match=r"Put \{learner\} in --lesson-report"):
+            classoutputs.check(Outputs(report="r.json", report_format=fmt), tmp_path, batch=True)
+        classoutputs.check(Outputs(report="r/{learner}.json", report_format=fmt), tmp_path, True)
+        # One learner's own run keeps writing one file.
+        classoutputs.check(Outputs(report="r.json", report_format=fmt), tmp_path, batch=False)
+    classoutputs.check(Outputs(report="class.json", report_format="json"), tmp_path, True)
+
+
+def test_class_options_outside_a_class_run_say_what_they_need(tmp_path: Path) -> None:
+    with pytest.raises(OptionError, match="Give --lesson-feedback with --lesson-submissions"):
+        classoutputs.check(Outputs(feedback="fb"), tmp_path, batch=False)
+    with pytest.raises(OptionError, match="Give --lesson-gradebook=PATH with --lesson-gradebook"):
+        classoutputs.check(Outputs(gradebook_diff="old.csv"), tmp_path, batch=True)
+    with pytest.raises(OptionError, match=r"old\.csv: No such file"):
+        classoutputs.check(Outputs(gradebook="g.csv", gradebook_diff="old.csv"), tmp_path, True)
+    (tmp_path / "roster.csv").write_text("email\na@x\n")
+    with pytest.raises(OptionError, match="Add a column named `learner`"):
+        classoutputs.check(Outputs(roster="roster.csv"), tmp_path, batch=True)
+
+
+def test_the_progress_line_gives_learners_cases_and_a_rough_time_left() -> None:
+    assert (
+        classoutputs.progress_line(100, 400, 9, 40, 30.0)
+        == "learners 9/40 done, cases 100/400, 0:30 elapsed, about 1:30 left"
+    )
+    assert classoutputs.progress_line(400, 400, 40, 40, 125.4) == (
+        "learners 40/40 done, cases 400/400, 2:05 elapsed"
+    )
+
+
+def test_a_shard_is_k_of_n() -> None:
+    assert classoutputs.parse_shard("2/3") == (2, 3)
+    for wrong in ("0/3", "4/3", "a/b", "3"):
+        with pytest.raises(OptionError, match="--lesson-shard="):
+            classoutputs.parse_shard(wrong)
+
+
+def test_a_new_learner_moves_no_one_else_and_shards_are_about_even() -> None:
+    names = [f"learner{n:03d}" for n in range(300)]
+    before = {name: classoutputs.shard_of(name, 4) for name in names}
+    after = {name: classoutputs.shard_of(name, 4) for name in [*names, "newcomer"]}
+    assert all(after[name] == shard for name, shard in before.items())
+    sizes = [list(before.values()).count(k) for k in (1, 2, 3, 4)]
+    assert min(sizes) > 50, sizes
