@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -320,3 +322,45 @@ def test_a_merge_refuses_overlapping_shards(pytester: pytest.Pytester, make_exer
     )
     assert merge.returncode == 2
     assert "both graded" in merge.stderr and "give each shard once" in merge.stderr
+
+
+WORKFLOW = Path(__file__).resolve().parent.parent / "docs/recipes/github-actions/grade-class.yml"
+
+
+def test_the_shard_workflow_commands_give_what_one_run_gives(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    """The grading and merge steps of docs/recipes/github-actions/grade-class.yml, run as
+    written by bash (3 shards, then the merge), equal one run of the whole class."""
+    text = WORKFLOW.read_text()
+    grade_step = re.search(r"run: (python -m pytest exercises .*)", text)
+    merge_step = re.search(r"run: (python -m pytest_lessons merge .*)", text)
+    assert grade_step and merge_step
+    assert "shard: [1, 2, 3]" in text and "/3 " in grade_step[1]
+    (pytester.path / "exercises").mkdir()
+    make_exercise(name="exercises/double", toml=DOUBLE_HIDDEN)
+    kinds = [DOUBLE_RIGHT, HALVED, STUB, None]
+    make_class(pytester.path, {f"l{n}": kinds[n % 4] for n in range(9)})
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    for k in (1, 2, 3):
+        command = grade_step[1].replace("${{ matrix.shard }}", str(k))
+        done = subprocess.run(["bash", "-c", command], cwd=pytester.path, env=env, timeout=300)
+        assert done.returncode == 0, command
+    done = subprocess.run(
+        ["bash", "-c", merge_step[1]], cwd=pytester.path, env=env, timeout=120, capture_output=True
+    )
+    assert done.returncode == 0, done.stderr
+    one = pytester.path / "one"
+    pytester.runpytest(
+        "exercises",
+        "--lesson-submissions=submissions",
+        "--lesson-report=one/class.json",
+        "--lesson-gradebook=one/grades.csv",
+        "--lesson-gradebook-format=wide",
+        "--lesson-feedback=one/feedback",
+    )
+    assert (pytester.path / "grades.csv").read_bytes() == (one / "grades.csv").read_bytes()
+    assert sorted(p.name for p in (pytester.path / "feedback").iterdir()) == sorted(
+        p.name for p in (one / "feedback").iterdir()
+    )
+    assert (pytester.path / "class.html").read_text().count("<section") == 1
