@@ -256,6 +256,7 @@ def test_the_github_classroom_workflow_grades_the_grading_copy_with_the_wheel(
         "README.md",
         "docs/recipes/gradescope/setup.sh",
         "docs/recipes/github-classroom/classroom.yml",
+        "docs/recipes/github-actions/grade-class.yml",
     ],
 )
 def test_every_recipe_installs_the_cpu_torch_and_never_pytest_lessons_from_pypi(
