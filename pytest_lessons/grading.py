@@ -432,11 +432,7 @@ class Grader:
         case = attempt.case
         key = (str(attempt.solution), entry, str(attempt.exercise.path), case.number)
         if key not in self.outcomes:
-            extra: tuple[Any, ...] = ()
-            if attempt.argument is not None:
-                sizes = _sizes(attempt.exercise, case.inputs)
-                extra = (fit.evaluate(attempt.argument, sizes),)
-            job = self.job(attempt.exercise, attempt.solution, attempt.entry, case.inputs, extra)
+            job = self.learner_job(attempt)
             outcome = self.runner.run(job)
             if outcome.kind == TIMEOUT:
                 self.timed_out.setdefault(attempt.mine, []).append(
@@ -444,6 +440,17 @@ class Grader:
                 )
             self.outcomes[key] = outcome
         return self.outcomes[key]
+
+    def learner_job(self, attempt: Attempt) -> Job:
+        """The job that runs the graded code on the attempt's case (what a runner may run
+        ahead of the grading)."""
+        extra: tuple[Any, ...] = ()
+        if attempt.argument is not None:
+            sizes = _sizes(attempt.exercise, attempt.case.inputs)
+            extra = (fit.evaluate(attempt.argument, sizes),)
+        return self.job(
+            attempt.exercise, attempt.solution, attempt.entry, attempt.case.inputs, extra
+        )
 
     def reference_answer(self, exercise: model.Exercise, inputs: dict[str, Any]) -> Any:
         """The lesson's reference answer on *inputs* (encoded plain data), or None if the

@@ -33,7 +33,7 @@ from pytest_lessons.diagnose import Diagnosis, Evidence
 from pytest_lessons.grading import Attempt
 from pytest_lessons.nodes import BrokenExercise, CaseItem, ExerciseFile, FailureText
 from pytest_lessons.results import CaseResult
-from pytest_lessons.runner import make_runner
+from pytest_lessons.runner import PoolRunner, make_runner, usable_cpus
 from pytest_lessons.session import KEY, LessonSession
 
 _STARTED = pytest.StashKey[float]()
@@ -253,6 +253,11 @@ def pytest_configure(config: pytest.Config) -> None:
             resolved.isolation,
             resolved.value("preload"),
             env=dict(policy.env) if policy is not None else None,
+            # A class's cases run side by side in this process; a pytest-xdist worker runs
+            # only its share, one by one (its items are not known ahead).
+            workers=(resolved.value("workers") or usable_cpus())
+            if submissions is not None and not hasattr(config, "workerinput")
+            else 1,
         ),
         invocation_dir=config.invocation_params.dir,
         config=config,
@@ -400,6 +405,18 @@ def pytest_collection_modifyitems(
         return first[group], position, index
 
     items[:] = [item for _, item in sorted(enumerate(items), key=key)]
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Grading a class on several workers: hand the pool every learner case, in run order."""
+    lessons = session.config.stash.get(KEY, None)
+    if lessons is None or not isinstance(lessons.runner, PoolRunner):
+        return
+    grader = lessons.grader
+    jobs = [
+        grader.learner_job(item.attempt) for item in session.items if isinstance(item, CaseItem)
+    ]
+    lessons.runner.prefetch(jobs)
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Any:

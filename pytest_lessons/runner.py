@@ -21,6 +21,7 @@ This module imports no pytest and no torch.
 from __future__ import annotations
 
 import contextlib
+import heapq
 import io
 import json
 import os
@@ -500,6 +501,120 @@ class SpawnRunner(Runner):
         self._temp.remove()
 
 
+class PoolRunner(Runner):
+    """Several runners side by side, so a class's cases run on every core in one pytest.
+
+    pytest asks for one case at a time; :meth:`prefetch` hands the pool the learners' cases
+    ahead, in the order pytest will ask for them, and :meth:`run` takes a case's outcome from
+    there (or runs it first, before any prefetched case). Each runner keeps one job at a time
+    on its own thread, so an outcome is the same plain data a serial run would get. A learner
+    whose code ran out of time twice on one file gets no more of its cases run ahead: the
+    exercise's loop budget would not run them."""
+
+    def __init__(self, runners: list[Runner]) -> None:
+        self.runners = runners
+        self.mode = runners[0].mode
+        self._lock = threading.Condition()
+        self._queue: list[tuple[int, int, str, Job]] = []
+        self._results: dict[str, Outcome] = {}
+        self._running: set[str] = set()
+        self._ahead: set[str] = set()
+        self._timeouts: dict[str, int] = {}
+        self._count = 0
+        self._closed = False
+        self._threads: list[threading.Thread] = []
+
+    @staticmethod
+    def key(job: Job) -> str:
+        return json.dumps(job.request(), sort_keys=True)
+
+    @property
+    def versions(self) -> dict[str, Any]:
+        return getattr(self.runners[0], "versions", {})
+
+    def warm_up(self) -> None:
+        for runner in self.runners:
+            runner.warm_up()
+        if not self._threads:
+            for runner in self.runners:
+                thread = threading.Thread(target=self._serve, args=(runner,), daemon=True)
+                thread.start()
+                self._threads.append(thread)
+
+    def prefetch(self, jobs: list[Job]) -> None:
+        """Run *jobs* ahead, in order, on the free runners."""
+        self.warm_up()
+        with self._lock:
+            for job in jobs:
+                key = self.key(job)
+                if key in self._ahead:
+                    continue
+                self._ahead.add(key)
+                self._count += 1
+                heapq.heappush(self._queue, (1, self._count, key, job))
+            self._lock.notify_all()
+
+    def run(self, job: Job) -> Outcome:
+        key = self.key(job)
+        self.warm_up()
+        with self._lock:
+            if key not in self._results and key not in self._running:
+                queued = any(entry[2] == key for entry in self._queue)
+                if queued:  # asked for now: to the front
+                    self._queue = [entry for entry in self._queue if entry[2] != key]
+                    heapq.heapify(self._queue)
+                self._count += 1
+                heapq.heappush(self._queue, (0, self._count, key, job))
+                self._lock.notify_all()
+            while key not in self._results:
+                self._lock.wait()
+            # Each outcome is taken once: asking again runs the job again, as serially.
+            self._ahead.discard(key)
+            return self._results.pop(key)
+
+    def _serve(self, runner: Runner) -> None:
+        while True:
+            with self._lock:
+                while not self._queue and not self._closed:
+                    self._lock.wait()
+                if self._closed:
+                    return
+                _, _, key, job = heapq.heappop(self._queue)
+                self._running.add(key)
+            try:
+                outcome = runner.run(job)
+            except Exception as error:  # the grader's fault: one case says so, the pool goes on
+                outcome = Outcome(kind=INTERNAL, message=f"{type(error).__name__}: {error}")
+            with self._lock:
+                self._running.discard(key)
+                self._results[key] = outcome
+                if outcome.kind == TIMEOUT:
+                    self._skip_after_timeouts(job)
+                self._lock.notify_all()
+
+    def _skip_after_timeouts(self, job: Job) -> None:
+        """After two timeouts of one file, its cases queued ahead are dropped (called with the
+        lock held); pytest's own asks still run."""
+        file = str(job.solution)
+        self._timeouts[file] = self._timeouts.get(file, 0) + 1
+        if self._timeouts[file] < 2:
+            return
+        dropped = {e[2] for e in self._queue if e[0] == 1 and str(e[3].solution) == file}
+        if dropped:
+            self._queue = [e for e in self._queue if e[2] not in dropped]
+            heapq.heapify(self._queue)
+            self._ahead -= dropped
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            self._lock.notify_all()
+        for thread in self._threads:
+            thread.join(timeout=60)
+        for runner in self.runners:
+            runner.close()
+
+
 def _kill(process: subprocess.Popen[bytes]) -> None:
     """Kill a spawned child and, where the system allows, everything it started."""
     if sys.platform != "win32":
@@ -527,12 +642,26 @@ def _request(job: Job, result_path: Path, **extra: Any) -> dict[str, Any]:
 
 
 def make_runner(
-    mode: str, preload: tuple[str, ...] = PRELOAD, env: dict[str, str] | None = None
+    mode: str,
+    preload: tuple[str, ...] = PRELOAD,
+    env: dict[str, str] | None = None,
+    workers: int = 1,
 ) -> Runner:
     """The runner for an isolation *mode* (``fork``, ``spawn`` or ``off``); *env* is the
-    environment learner code starts from (the grader's own when None)."""
+    environment learner code starts from (the grader's own when None). With *workers* > 1 and
+    ``fork``, a :class:`PoolRunner` of that many fork servers."""
     if mode == "off":
         return InProcessRunner()
     if mode == "spawn":
         return SpawnRunner(preload, env=env)
+    if workers > 1:
+        return PoolRunner([ForkRunner(preload, env=env) for _ in range(workers)])
     return ForkRunner(preload, env=env)
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (``taskset`` and cgroup affinity count), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # macOS and Windows have no affinity call
+        return max(1, os.cpu_count() or 1)

@@ -67,6 +67,12 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _workers(text: str) -> int:
+    if text.strip() == "auto":
+        return 0
+    return _positive_int(text)
+
+
 def _modules(text: str) -> tuple[str, ...]:
     if text.strip() == "none":
         return ()
@@ -137,6 +143,14 @@ SETTINGS: tuple[Setting, ...] = (
         metavar="N",
         help="torch threads in the process that runs learner code (default 1, for "
         "answers that do not depend on the machine).",
+    ),
+    Setting(
+        "workers",
+        _workers,
+        0,
+        metavar="N",
+        help="Grading a class: how many cases run at once in this pytest process, each in its "
+        "own worker; auto (default) is the CPUs pytest may use. 1 runs them one by one.",
     ),
     Setting(
         "preload",

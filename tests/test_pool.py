@@ -1,0 +1,100 @@
+"""Cases of a class run side by side (``--lesson-workers``): the same verdicts as one by one."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from pytest_lessons.outcome import RETURNED, TIMEOUT, Outcome
+from pytest_lessons.runner import Job, PoolRunner, Runner
+
+from conftest import DOUBLE_RIGHT
+
+Make = Callable[..., Path]
+
+
+class Recording(Runner):
+    """A runner that answers with the job's inputs (a file named "loop" times out), and
+    records what it ran and on which thread."""
+
+    mode = "fork"
+
+    def __init__(self, log: list[tuple[str, str]]) -> None:
+        self.log = log
+
+    def run(self, job: Job) -> Outcome:
+        time.sleep(0.01)
+        self.log.append((job.solution.name + str(job.inputs), threading.current_thread().name))
+        if job.solution.name == "loop":
+            return Outcome(kind=TIMEOUT)
+        return Outcome(kind=RETURNED, answer=job.inputs)
+
+
+def job(name: str, x: int) -> Job:
+    return Job(Path(name), "solve", [x], 1.0, 0, 1000, 1)
+
+
+def test_prefetched_outcomes_are_taken_once_and_asked_jobs_go_first() -> None:
+    log: list[tuple[str, str]] = []
+    pool = PoolRunner([Recording(log), Recording(log)])
+    try:
+        pool.prefetch([job("a", n) for n in range(6)])
+        assert pool.run(job("a", 5)).answer == [5]
+        assert pool.run(job("other", 1)).answer == [1]
+        for n in range(5):
+            assert pool.run(job("a", n)).answer == [n]
+        # Taken once: asking again runs it again, as one by one would.
+        assert pool.run(job("a", 0)).answer == [0]
+    finally:
+        pool.close()
+    ran = [what for what, _ in log]
+    assert ran.count("a[0]") == 2 and ran.count("a[5]") == 1
+    assert len({thread for _, thread in log}) == 2
+
+
+def test_after_two_timeouts_a_files_cases_are_not_run_ahead() -> None:
+    log: list[tuple[str, str]] = []
+    pool = PoolRunner([Recording(log)])
+    try:
+        pool.prefetch([job("loop", n) for n in range(10)])
+        assert pool.run(job("loop", 0)).kind == TIMEOUT
+        assert pool.run(job("loop", 1)).kind == TIMEOUT
+        time.sleep(0.2)
+    finally:
+        pool.close()
+    assert sum(1 for what, _ in log if what.startswith("loop")) == 2
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_a_class_graded_on_two_workers_equals_one_by_one(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    make_exercise()
+    halved = "def solve(x):\n    return [v / 2 for v in x] if not isinstance(x[0], list) else x\n"
+    loop = "def solve(x):\n    while True:\n        pass\n"
+    for n in range(8):
+        code = [DOUBLE_RIGHT, halved, "def solve(x):\n    raise NotImplementedError\n", loop][n % 4]
+        folder = pytester.path / "submissions" / f"l{n}" / "double"
+        folder.mkdir(parents=True)
+        (folder / "solution.py").write_text(code)
+    runs = {}
+    for workers in (1, 2):
+        pytester.runpytest(
+            "double",
+            "--lesson-submissions=submissions",
+            f"--lesson-workers={workers}",
+            "--lesson-timeout=1",
+            f"--lesson-report=w{workers}.json",
+            f"--lesson-gradebook=w{workers}.csv",
+        )
+        report = json.loads((pytester.path / f"w{workers}.json").read_text())
+        for r in report["results"]:
+            r.pop("seconds")
+        runs[workers] = ((pytester.path / f"w{workers}.csv").read_text(), report["results"])
+    assert runs[1] == runs[2]
+    assert "l3,double,0,2," in runs[2][0]
