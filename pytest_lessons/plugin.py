@@ -272,7 +272,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(ResultCollector(lessons), "lessons.results")
     config.pluginmanager.register(WatchOutMatcher(lessons), "lessons.watch_outs")
     config.pluginmanager.register(GenericDetectors(), "lessons.detectors")
-    if submissions is not None and not config.getoption("lesson_show_failures"):
+    if (
+        submissions is not None
+        and not config.getoption("lesson_show_failures")
+        and not hasattr(config, "workerinput")
+    ):
         config.pluginmanager.register(ClassProgress(), "lessons.class_progress")
 
 
@@ -491,6 +495,19 @@ class ClassProgress:
         for item in session.items:
             learner = getattr(item, "learner", None)
             if learner is not None:
+                self.cases[learner] = self.cases.get(learner, 0) + 1
+        self.started = time.monotonic()
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        """Under pytest-xdist the workers collect: count a class's cases from one's ids
+        (``path::learner/case-id``)."""
+        if self.cases:
+            return
+        for nodeid in ids:
+            name = nodeid.rsplit("::", 1)[-1]
+            if "/" in name:
+                learner = name.rsplit("/", 1)[0]
                 self.cases[learner] = self.cases.get(learner, 0) + 1
         self.started = time.monotonic()
 
