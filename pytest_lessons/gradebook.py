@@ -214,16 +214,16 @@ def build(results: Sequence[CaseResult], roster: Roster | None = None) -> Book:
         learners.append(row)
     book = Book(exercises, maximum, learners, roster)
     if roster is not None:
-        by_folder = {row.get(roster.key, ""): row for row in roster.rows}
+        by_folder = {entry.get(roster.key, ""): entry for entry in roster.rows}
         graded = set(names) - {""}
         for learner in learners:
             learner.roster = by_folder.get(learner.name)
             if learner.roster is None:
                 book.unmatched_folders.append(learner.name)
-        for row in roster.rows:
-            if row.get(roster.key, "") not in graded:
-                book.unmatched_rows.append(row)
-                absent = Learner(row.get(roster.key, ""), roster=row, submitted=False)
+        for entry in roster.rows:
+            if entry.get(roster.key, "") not in graded:
+                book.unmatched_rows.append(entry)
+                absent = Learner(entry.get(roster.key, ""), roster=entry, submitted=False)
                 absent.points = dict.fromkeys(exercises, 0.0)
                 absent.missing = list(exercises)
                 book.learners.append(absent)
