@@ -627,7 +627,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             config.getoption("lesson_hidden_visibility"),
         )
         path.write_text(text, encoding="utf-8")
-    if lessons.submissions is not None and results:
+    if lessons.submissions is not None:
+        # Always, as a single learner's report is: an empty class still gets its files.
         outputs = config.stash[_OUTPUTS]
         config.stash[_WRITTEN] = classoutputs.write(
             outputs, results, seconds, config.invocation_params.dir

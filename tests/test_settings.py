@@ -92,6 +92,16 @@ def test_edge_values_are_accepted() -> None:
     assert resolve({"output_cap": "1", "threads": "1"}).value("output_cap") == 1
 
 
+def test_workers_are_auto_by_default_or_a_count() -> None:
+    assert resolve().value("workers") == 0  # auto: the usable CPUs, decided by the runner
+    assert resolve({"workers": "auto"}).value("workers") == 0
+    assert resolve({"workers": " auto "}).value("workers") == 0
+    assert resolve({"workers": "3"}).value("workers") == 3
+    assert resolve({"workers": "1"}).value("workers") == 1
+    with pytest.raises(settings.SettingError, match=r"--lesson-workers='0' must be 1 or more"):
+        resolve({"workers": "0"})
+
+
 def test_preload_reads_module_names_or_none() -> None:
     assert resolve().value("preload") == ("torch",)
     assert resolve({"preload": "none"}).value("preload") == ()
