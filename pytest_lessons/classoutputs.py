@@ -99,10 +99,11 @@ def changes_path(book: Path) -> Path:
     return book.with_name(f"{book.stem}.changes.csv")
 
 
-def report_path(template: str, learner: str) -> str:
-    """A learner's report path: the template with :data:`LEARNER` filled by a plain file name
-    (a folder name can hold nothing that leaves the report's folder)."""
-    return template.replace(LEARNER, feedback_files.file_name(learner)[: -len(".md")])
+def report_path(template: str, stem: str) -> str:
+    """A learner's report path: the template with :data:`LEARNER` filled by the learner's
+    file name stem (:func:`~pytest_lessons.feedback_files.stems`: plain characters, nothing
+    that leaves the report's folder, never another learner's)."""
+    return template.replace(LEARNER, stem)
 
 
 def write(outputs: Outputs, results: Sequence[CaseResult], seconds: float, here: Path) -> list[str]:
@@ -137,10 +138,10 @@ def write(outputs: Outputs, results: Sequence[CaseResult], seconds: float, here:
         options = formats.Options(seconds, outputs.hidden_visibility)
         render = formats.FORMATS[outputs.report_format]
         if LEARNER in outputs.report:
-            learners = sorted({r.learner for r in results})
-            for learner in learners:
+            learners = feedback_files.stems(r.learner for r in results)
+            for learner, stem in learners.items():
                 mine = [r for r in results if r.learner == learner]
-                _write(Path(here, report_path(outputs.report, learner)), render(mine, options))
+                _write(Path(here, report_path(outputs.report, stem)), render(mine, options))
             lines.append(
                 f"reports: {len(learners)} {outputs.report_format} files, "
                 f"{Path(here, outputs.report)}"

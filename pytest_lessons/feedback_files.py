@@ -13,7 +13,7 @@ run. This module imports neither pytest nor torch.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from pytest_lessons import model
@@ -179,6 +179,23 @@ def file_name(learner: str) -> str:
     return f"{safe}.md"
 
 
+def stems(learners: Iterable[str]) -> dict[str, str]:
+    """Each learner's file name without its suffix, in name order: :func:`file_name`'s, with
+    ``-2``, ``-3`` ... where two folder names differ only in characters a file name cannot
+    hold (or in case, on macOS and Windows), so no learner's file overwrites another's."""
+    found: dict[str, str] = {}
+    used: set[str] = set()
+    for learner in sorted(set(learners)):
+        stem = base = file_name(learner)[: -len(".md")]
+        count = 1
+        while stem.lower() in used:
+            count += 1
+            stem = f"{base}-{count}"
+        used.add(stem.lower())
+        found[learner] = stem
+    return found
+
+
 def write_all(
     folder: Path, results: Sequence[CaseResult], hints: Mapping[str, Sequence[Hint]] | None = None
 ) -> list[Path]:
@@ -186,18 +203,8 @@ def write_all(
     folder.mkdir(parents=True, exist_ok=True)
     hints = hints_of(results) if hints is None else hints
     written = []
-    used: set[str] = set()
-    for learner in sorted({r.learner for r in results}):
-        name = file_name(learner)
-        stem = name[:-3]
-        count = 1
-        # Two folder names that differ only in characters a file name cannot hold (or in
-        # case, on macOS and Windows) still get a file each.
-        while name.lower() in used:
-            count += 1
-            name = f"{stem}-{count}.md"
-        used.add(name.lower())
-        path = folder / name
+    for learner, stem in stems(r.learner for r in results).items():
+        path = folder / f"{stem}.md"
         path.write_text(feedback(learner, results, hints), encoding="utf-8")
         written.append(path)
     return written

@@ -488,7 +488,8 @@ class ClassProgress:
         self.reporter = session.config.pluginmanager.get_plugin("terminalreporter")
         if self.reporter is not None:
             self.reporter.showfspath = False
-            self.reporter.reportchars = ""
+            # Warnings stay; the failures' lines go to the feedback files and reports.
+            self.reporter.reportchars = "w" if "w" in self.reporter.reportchars else ""
         session.config.option.tbstyle = "no"
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:

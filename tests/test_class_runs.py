@@ -364,3 +364,16 @@ def test_the_shard_workflow_commands_give_what_one_run_gives(
         p.name for p in (one / "feedback").iterdir()
     )
     assert (pytester.path / "class.html").read_text().count("<section") == 1
+
+
+def test_learners_whose_names_clash_as_file_names_keep_a_report_each(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    make_exercise()
+    make_class(pytester.path, {"a*b": STUB, "a?b": DOUBLE_RIGHT})
+    grade(pytester, "--lesson-report=reports/{learner}.json", "--lesson-report-format=gradescope")
+    scores = {
+        path.name: json.loads(path.read_text())["score"]
+        for path in (pytester.path / "reports").iterdir()
+    }
+    assert scores == {"a_b.json": 0.0, "a_b-2.json": 2.0}
