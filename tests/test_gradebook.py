@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
+import shutil
+import subprocess
 from dataclasses import replace
-from typing import Any
+from pathlib import Path
+from typing import Any, Callable
 
 import pytest
 
@@ -140,12 +144,13 @@ def test_a_roster_from_excel_with_a_byte_order_mark_and_blank_lines_reads() -> N
     assert roster.rows == ({"Learner": "ada", "Email": "a@x"},)
 
 
-ROSTER = Roster.parse(
+ROSTER_TEXT = (
     "Student,ID,SIS User ID,SIS Login ID,Section,learner,email\n"
     "Ada Lovelace,101,S1,ada@uni,Sec 1,ada,ada@uni.example\n"
     "Bo Li,102,S2,bo@uni,Sec 1,bo,bo@uni.example\n"
     "Di Absent,104,S4,di@uni,Sec 2,di,di@uni.example\n"
 )
+ROSTER = Roster.parse(ROSTER_TEXT)
 
 
 def test_the_roster_join_lists_folders_and_rows_that_did_not_match() -> None:
@@ -172,10 +177,11 @@ def test_lms_layouts_without_a_roster_say_to_give_one() -> None:
 # --- Canvas ---------------------------------------------------------------------------------
 
 
-def canvas_reads(text: str) -> dict[str, Any]:
+def canvas_reads(text: str, parse: Callable[[str], list[list[str]]] = rows) -> dict[str, Any]:
     """What Canvas's GradebookImporter makes of the file: its header rules, the Points Possible
-    row, and the columns it would read as assignments (restated from the importer)."""
-    table = rows(text)
+    row, and the columns it would read as assignments (restated from the importer), on rows
+    parsed by *parse*."""
+    table = parse(text)
     header = table[0]
     assert len(header) > 3 and "Student" in header[0] and "ID" in header[1], header
     student_columns = 3
@@ -229,11 +235,14 @@ def test_canvas_needs_an_identity_column_in_the_roster() -> None:
 # --- Moodle ---------------------------------------------------------------------------------
 
 
-def moodle_reads(text: str, known: set[str]) -> dict[str, dict[str, float]]:
+def moodle_reads(
+    text: str, known: set[str], parse: Callable[[str], list[list[str]]] = rows
+) -> dict[str, dict[str, float]]:
     """What Moodle's CSV grade import makes of the file, mapping the first column to a user
     field: equal column counts (csvweirdcolumns), every user found (else the whole import
-    stops), grades numeric or empty, and at most 100 (gradevaluetoobig)."""
-    table = [row for row in rows(text.lstrip("\ufeff")) if len(row) > 1]
+    stops), grades numeric or empty, and at most 100 (gradevaluetoobig); on rows parsed by
+    *parse*."""
+    table = [row for row in parse(text.lstrip("\ufeff")) if len(row) > 1]
     header = table[0]
     grades: dict[str, dict[str, float]] = {}
     for row in table[1:]:
@@ -316,3 +325,82 @@ def test_a_regrade_names_learners_only_in_one_gradebook() -> None:
 def test_an_unknown_old_gradebook_says_which_files_are_read() -> None:
     with pytest.raises(ValueError, match="Give a long or wide gradebook written by pytest-lessons"):
         gradebook.points_of("Student,ID\n")
+
+
+# --- the consumers' own CSV parsers ---------------------------------------------------------
+
+#: Canvas reads the file with Ruby's CSV: comma or semicolon, whichever gives the same number
+#: of fields on its first lines, and lines of only separators skipped (csv_stream).
+RUBY_CANVAS = r"""
+require "csv"
+require "json"
+text = File.read(ARGV[0])
+counts = {}
+[";", ","].each do |sep|
+  counts[sep] = 0
+  sizes = text.lines.first(3).map { |line| (CSV.parse_line(line, col_sep: sep) || []).size }
+  counts[sep] = sizes.first if sizes.uniq.size == 1
+rescue CSV::MalformedCSVError
+  nil
+end
+sep = counts[";"] > counts[","] ? ";" : ","
+rows = CSV.parse(text, col_sep: sep, skip_lines: /^[;, ]+$/)
+puts JSON.generate({"sep" => sep, "rows" => rows.map { |r| r.map { |c| c || "" } }})
+"""
+
+#: Moodle's csv_import_reader: its newline clean-up and trim, then PHP's fgetcsv with a comma
+#: and a double quote, as load_csv_content calls it.
+PHP_MOODLE = r"""<?php
+$content = file_get_contents($argv[1]);
+$content = preg_replace('!\r\n?!', "\n", $content);
+$content = trim($content);
+$fp = fopen('php://temp', 'w+b');
+fwrite($fp, $content);
+fseek($fp, 0);
+$rows = [];
+while ($data = fgetcsv($fp, 0, ',', '"', '\\')) {
+    if (count($data) == 1 && $data[0] === null) { continue; }
+    $rows[] = array_map(function ($c) { return $c === null ? '' : $c; }, $data);
+}
+echo json_encode($rows);
+"""
+
+
+def external(program: str, script: str, text: str, tmp: Path) -> Any:
+    (tmp / "book.csv").write_text(text, encoding="utf-8")
+    (tmp / "read").write_text(script)
+    done = subprocess.run(
+        [program, str(tmp / "read"), str(tmp / "book.csv")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return json.loads(done.stdout)
+
+
+@pytest.mark.skipif(
+    shutil.which("ruby") is None, reason="needs ruby (Debian: apt-get install ruby)"
+)
+def test_canvas_file_read_by_rubys_csv_as_canvas_reads_it(tmp_path: Path) -> None:
+    roster = Roster.parse(
+        ROSTER_TEXT.replace("Ada Lovelace", '"Lovelace, Ada ""=1+1"""').replace("Sec 1", "=S")
+    )
+    text = gradebook.canvas(gradebook.build(CLASS, roster))
+    parsed = external("ruby", RUBY_CANVAS, text, tmp_path)
+    assert parsed["sep"] == ","
+    read = canvas_reads(text, lambda _: parsed["rows"])
+    assert read == canvas_reads(text)
+    assert read["students"][("101", "S1", "ada@uni")] == {"a": "2", "b": "3"}
+    assert parsed["rows"][2][0] == 'Lovelace, Ada "=1+1"'
+    assert parsed["rows"][2][4] == "'=S"
+
+
+@pytest.mark.skipif(
+    shutil.which("php") is None, reason="needs php (Debian: apt-get install php-cli)"
+)
+def test_moodle_file_read_by_phps_fgetcsv_as_moodle_reads_it(tmp_path: Path) -> None:
+    text = gradebook.moodle(gradebook.build(CLASS, ROSTER))
+    parsed = external("php", PHP_MOODLE, text, tmp_path)
+    users = {"ada@uni.example", "bo@uni.example", "di@uni.example"}
+    assert moodle_reads(text, users, lambda _: parsed) == moodle_reads(text, users)
