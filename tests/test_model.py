@@ -367,3 +367,414 @@ def test_file_keys_and_limits_name_what_they_accept() -> None:
         GOOD.replace('inputs = ["Q", "K", "V"]', 'inputs = ["Q", "K", "V"]\ntimeout = 0.5'), PATH
     )
     assert half.limits["timeout"] == 0.5
+
+
+# --- what an author and a learner see: names, ids, lines and each refusal's words ----------
+
+
+def test_case_labels_and_ids_name_the_case_the_way_a_learner_reads_it() -> None:
+    plain = model.Case(1, {}, 1, 0.0, 0.0)
+    named = model.Case(2, {}, 1, 0.0, 0.0, name="Worked example!")
+    hidden = model.Case(3, {}, 1, 0.0, 0.0, name="the trick", hidden=True)
+    generated = model.Case(4, {}, None, 0.0, 0.0, generated=True)
+    assert [c.label for c in (plain, named, hidden, generated)] == [
+        "case 1",
+        "case 2 (Worked example!)",
+        "hidden case 3",
+        "case 4 (generated)",
+    ]
+    assert [c.id for c in (plain, named, hidden, generated)] == [
+        "case-1",
+        "case-2-worked-example",
+        "case-3",
+        "generated-4",
+    ]
+    # Generated and hidden: hidden wins in the label, the id stays the generated one.
+    both = model.Case(5, {}, None, 0.0, 0.0, hidden=True, generated=True)
+    assert (both.label, both.id) == ("hidden case 5", "generated-5")
+    # A name with nothing an id can carry leaves the number alone.
+    assert model.Case(6, {}, 1, 0.0, 0.0, name="???").id == "case-6"
+
+
+def test_a_long_case_name_is_cut_at_a_dash_within_forty_characters() -> None:
+    words = "one two three four five six seven eight nine ten"
+    case = model.Case(1, {}, 1, 0.0, 0.0, name=words)
+    assert case.id == "case-1-one-two-three-four-five-six-seven-eight"
+    exact = "a" * 36 + " bcd efg"  # "aaa...-bcd" is 40 characters: kept whole
+    assert model.Case(1, {}, 1, 0.0, 0.0, name=exact).id == "case-1-" + "a" * 36 + "-bcd"
+    # One long word has no dash to cut at: it is cut at the limit itself.
+    assert model.Case(1, {}, 1, 0.0, 0.0, name="x" * 50).id == "case-1-" + "x" * 40
+    assert model.Case(1, {}, 1, 0.0, 0.0, name="x" * 40).id == "case-1-" + "x" * 40
+
+
+def test_an_error_without_a_line_names_the_file_only() -> None:
+    error = model.ExerciseError(PATH, "something is wrong")
+    assert str(error) == "exercise.toml: something is wrong"
+    assert (error.path, error.problem, error.line, error.args) == (
+        PATH,
+        "something is wrong",
+        None,
+        ("something is wrong",),
+    )
+    assert str(model.ExerciseError(PATH, "x", 3)) == "exercise.toml, line 3: x"
+
+
+def test_exercise_points_scale_the_cases_and_a_file_says_where_it_is() -> None:
+    text = GOOD.replace('inputs = ["Q", "K", "V"]', 'inputs = ["Q", "K", "V"]\npoints = 10')
+    text = text.replace('name = "tiny"', 'name = "tiny"\npoints = 3')
+    exercise = model.parse(text, PATH)
+    assert [c.points for c in exercise.cases] == [2.5, 7.5]
+    assert exercise.points == 10
+    assert exercise.folder == Path("/lessons/demo")
+    assert exercise.mistakes == Path("/lessons/demo/mistakes.py")
+    assert exercise.reference == Path("/lessons/demo/reference.py")
+    unscaled = model.parse(GOOD.replace('name = "tiny"', 'name = "tiny"\npoints = 3'), PATH)
+    assert [c.points for c in unscaled.cases] == [1.0, 3.0] and unscaled.points == 4
+    worthless = text.replace("points = 3", "points = 0").replace(
+        "V = [[[2], [4]], [[10], [30]]]", "V = [[[2], [4]], [[10], [30]]]\npoints = 0"
+    )
+    assert problem(worthless).problem == (
+        "exercise.points is set, but every case is worth 0 points"
+    )
+
+
+def test_hints_and_solution_steps_are_read_in_order_without_surrounding_space() -> None:
+    text = (
+        GOOD
+        + '\n[[hint]]\ntitle = " Shapes "\ntext = """\nLook at the shapes.\n"""\n'
+        + '\n[[hint]]\ntitle = "Order"\ntext = "Mind the order."\n'
+        + '\n[solution]\nsteps = ["  first  ", "second\\n"]\n'
+    )
+    exercise = model.parse(text, PATH)
+    assert exercise.hints == (
+        model.Hint("Shapes", "Look at the shapes."),
+        model.Hint("Order", "Mind the order."),
+    )
+    assert exercise.solution_steps == ("first", "second")
+    assert model.parse(GOOD, PATH).hints == () and model.parse(GOOD, PATH).solution_steps == ()
+    assert problem(GOOD + "\n[[hint]]\ntitle = 'x'\n").problem == 'hint 1: missing "text"'
+    assert problem("hint = 3\n" + GOOD).problem == "hint must be written as [[hint]] tables"
+    assert problem(GOOD + "\n[solution]\nsteps = [1]\n").problem == (
+        "solution.steps must be a list of strings"
+    )
+    assert problem(GOOD + "\n[solution]\nsteps = 'x'\n").problem == (
+        "solution.steps must be a list of strings"
+    )
+    assert problem("solution = 3\n" + GOOD).problem == "solution must be a table"
+
+
+def test_a_top_level_case_that_is_not_an_array_of_tables_is_refused() -> None:
+    text = GOOD.split("[[case]]")[0].replace("[exercise]", "case = 3\n[exercise]")
+    assert problem(text).problem == "case must be written as [[case]] tables"
+    text = GOOD.split("[[case]]")[0].replace("[exercise]", "case = [3]\n[exercise]")
+    assert problem(text).problem == "case 1 must be a table"
+    assert problem("exercise = 3\n[[case]]\nexpected = 1\n").problem == ("exercise must be a table")
+
+
+@pytest.mark.parametrize(
+    ("value", "words"),
+    [
+        ("[]", "exercise.inputs must name at least one input"),
+        ('["Q", "Q"]', "exercise.inputs must not name an input twice"),
+        ('["Q", "2K"]', 'exercise.inputs must be a list of names, such as ["Q", "K", "V"]'),
+        ('["Q", 3]', 'exercise.inputs must be a list of names, such as ["Q", "K", "V"]'),
+    ],
+)
+def test_input_names_must_be_distinct_python_names(value: str, words: str) -> None:
+    assert problem(GOOD.replace('["Q", "K", "V"]', value, 1)).problem == words
+
+
+@pytest.mark.parametrize(
+    ("line", "words"),
+    [
+        ("rtol = true", "exercise.rtol must be a number"),
+        ("rtol = nan", "exercise.rtol must be a number"),
+        ("rtol = inf", "exercise.rtol must be a number"),
+        ("rtol = 0", None),
+        ("atol = 0.0", None),
+        ("memory = -1", "exercise.memory must be greater than 0"),
+        ("memory = 0.001", None),
+        ("points = 0", "exercise.points must be greater than 0"),
+        ('points = "ten"', "exercise.points must be a number"),
+        ("title = 3", "exercise.title must be a string"),
+        ("task = 3", "exercise.task must be a string"),
+        ('entry = "solve-it"', 'exercise.entry must be a Python name such as "solve"'),
+        ("entry = 3", 'exercise.entry must be a Python name such as "solve"'),
+        ('entry = "_x9"', None),
+        (
+            'solution = "/abs/mine.py"',
+            "exercise.solution must be a path inside the exercise folder",
+        ),
+        (
+            'solution = "sub/../../x.py"',
+            "exercise.solution must be a path inside the exercise folder",
+        ),
+        ('solution = "sub/mine.py"', None),
+        ('reference = "ref.txt"', "exercise.reference must be the name of a .py file"),
+        ('mistakes = "../m.py"', "exercise.mistakes must be a path inside the exercise folder"),
+        ('outputs = "ab"', 'exercise.outputs must be a list of names, such as ["Q", "K", "V"]'),
+    ],
+)
+def test_each_exercise_key_names_what_it_accepts(line: str, words: str | None) -> None:
+    key = line.split(" =")[0]
+    text = GOOD
+    if key == "title":
+        text = text.replace('title = "Combine attention heads"\n', "")
+    text = text.replace('inputs = ["Q", "K", "V"]', f'inputs = ["Q", "K", "V"]\n{line}', 1)
+    if words is None:
+        model.parse(text, PATH)
+        return
+    assert problem(text).problem.startswith(words)
+
+
+def test_a_case_key_close_to_a_known_one_is_called_a_typo_and_others_unknown_inputs() -> None:
+    # "nme" is close enough to "name" to be a typo; "q" is not close to any key.
+    assert problem(GOOD.replace('name = "tiny"', 'nme = "tiny"')).problem == (
+        'case 2: unknown key "nme" (did you mean "name"?)'
+    )
+    assert problem(GOOD.replace('name = "tiny"', "q = 1")).problem == (
+        'case 2 has unknown input "q" (the inputs are Q, K, V)'
+    )
+    # Far from every key: no suggestion at the top level either.
+    assert problem(GOOD + "\n[zzzz]\n").problem == 'top level: unknown key "zzzz"'
+
+
+@pytest.mark.parametrize(
+    ("value", "words"),
+    [
+        ("{ a = 1 }", "case 2.V must be a number, a string, a boolean or a list of them"),
+        ("[[1], { a = 1 }]", "case 2.V must be a number, a string, a boolean or a list of them"),
+        ("1979-05-27", "case 2.V must be a number, a string, a boolean or a list of them"),
+        ('[true, "x", 1.5, [2]]', None),
+        ('"text"', None),
+    ],
+)
+def test_inputs_are_plain_values(value: str, words: str | None) -> None:
+    text = GOOD.replace("V = [[[5]]]", f"V = {value}")
+    if words is None:
+        assert model.parse(text, PATH).cases[1].inputs["V"] is not None
+        return
+    error = problem(text)
+    assert error.problem == words + " (not a table or a date)"
+    assert error.line == 12
+
+
+SEVERAL = """
+[exercise]
+title = "Split"
+inputs = ["x"]
+outputs = ["low", "high"]
+
+[[case]]
+x = [1, 2]
+expected = { low = 1, high = [2] }
+"""
+
+
+def test_several_outputs_are_read_and_each_checked() -> None:
+    exercise = model.parse(SEVERAL, PATH)
+    assert exercise.outputs == ("low", "high")
+    assert exercise.cases[0].expected == {"low": 1, "high": [2]}
+    assert model.parse(GOOD, PATH).outputs == ()
+    for expected, words in [
+        ("[1, 2]", "case 1.expected must be a table of the outputs: { low = ..., high = ... }"),
+        ("{ low = 1 }", 'case 1.expected lacks output "high"'),
+        ("{ low = 1, high = 2, mid = 3 }", 'case 1.expected has unknown output "mid"'),
+        ('{ low = 1, high = "x" }', "case 1.expected.high must be a number or a nested list"),
+        ("{ low = [[1], [1, 2]], high = 2 }", "case 1.expected.low must be a rectangular"),
+    ]:
+        error = problem(SEVERAL.replace("{ low = 1, high = [2] }", expected))
+        assert error.problem.startswith(words), error.problem
+        assert error.line == 7
+
+
+def test_watch_outs_are_read_and_their_problems_named(tmp_path: Path) -> None:
+    (tmp_path / "mistakes.py").write_text("def swap(m, n):\n    return m\n")
+    where = tmp_path / "exercise.toml"
+    text = SMALL + WATCH.replace('detector = "layout"', 'mistake = "swap"')
+    (watch,) = model.parse(text, where).watch_outs
+    assert (watch.id, watch.message, watch.mistake, watch.detector) == (
+        "swap",
+        "Swap rows and columns.",
+        "swap",
+        None,
+    )
+    assert (watch.fit, watch.right, watch.named) == (None, None, ())
+    # Without mistakes.py a named mistake function cannot run.
+    assert problem(text).problem == (
+        "a watch_out names a mistake function, but mistakes.py is missing"
+    )
+    twice = SMALL + WATCH + WATCH.replace('"layout"', '"rows"') + WATCH.replace("swap", "b")
+    assert problem(twice).problem == 'watch_out id "swap" is used twice'
+    assert problem("watch_out = 1\n" + SMALL).problem == (
+        "watch_out must be written as [[watch_out]] tables"
+    )
+    assert problem(SMALL + WATCH.replace('message = "Swap rows and columns."\n', "")).problem == (
+        'watch_out 1: missing "message"'
+    )
+
+
+FITTED = """
+[[watch_out]]
+id = "wrong-scale"
+mistake = "scaled_by"
+fit = [0.5, 50]
+right = "sqrt(cols)"
+named = { "1" = "not scaled at all", "rows*cols" = "the size" }
+message = "Divide by {right}, not {fitted}."
+"""
+
+
+def fitted_lesson(text: str, where: Path) -> model.Exercise:
+    (where / "mistakes.py").write_text("def scaled_by(m, n, s):\n    return m\n")
+    return lesson(text, where)
+
+
+def test_a_fitted_watch_out_is_read(tmp_path: Path) -> None:
+    exercise = fitted_lesson(SMALL + GENERATE + FITTED, tmp_path)
+    (watch,) = exercise.watch_outs
+    assert watch.fit == (0.5, 50.0) and isinstance(watch.fit[0], float)
+    assert watch.right == "sqrt(cols)"
+    assert watch.named == (("1", "not scaled at all"), ("rows*cols", "the size"))
+    assert watch.message == "Divide by {right}, not {fitted}."
+    # Without [generate] the sizes are unknown: the names are not checked.
+    (watch,) = fitted_lesson(SMALL + FITTED.replace("cols", "depth"), tmp_path).watch_outs
+    assert watch.right == "sqrt(depth)"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "words"),
+    [
+        ("fit = [0.5, 50]\n", "", "right and named need fit = [lowest, highest]"),
+        (
+            'fit = [0.5, 50]\nright = "sqrt(cols)"\n',
+            "",
+            "right and named need fit = [lowest, highest]",
+        ),
+        ('mistake = "scaled_by"\n', "", "fit needs a mistake function to fit"),
+        ("fit = [0.5, 50]", "fit = [0, 50]", "fit must be [lowest, highest], both above 0"),
+        ("fit = [0.5, 50]", "fit = [-1, 50]", "fit must be [lowest, highest], both above 0"),
+        ("fit = [0.5, 50]", "fit = [50, 0.5]", "fit must be [lowest, highest]"),
+        (
+            'right = "sqrt(cols)"',
+            'right = "sqrt(depth)"',
+            '"sqrt(depth)" names "depth", which is not an axis of [generate.axes]',
+        ),
+        (
+            '"rows*cols" = "the size"',
+            '"rows*width" = "the size"',
+            '"rows*width" names "width", which is not an axis of [generate.axes]',
+        ),
+        ('right = "sqrt(cols)"', 'right = "sqrt(cols"', "wrong-scale"),
+        ('"1" = "not scaled at all"', '"1" = 1', 'named must be a table of expression = "words"'),
+    ],
+)
+def test_each_broken_fitted_watch_out_names_its_problem(
+    old: str, new: str, words: str, tmp_path: Path
+) -> None:
+    text = SMALL + GENERATE + FITTED
+    assert old in text
+    with pytest.raises(model.ExerciseError) as error:
+        fitted_lesson(text.replace(old, new, 1), tmp_path)
+    assert error.value.problem.startswith(
+        'watch_out "wrong-scale"'
+    ) or error.value.problem.startswith("watch_out 1.")
+    assert words in error.value.problem
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "words"),
+    [
+        ("seed = 7", "seed = 7\nranges = 3", "generate.ranges must be a table of input name"),
+        (
+            "seed = 7",
+            "seed = 7\nranges = { m = [2, 1] }",
+            "generate.ranges must be a table of input name = [lowest, highest]",
+        ),
+        ("seed = 7", "seed = 7\nranges = { z = [0, 1] }", 'generate.ranges: unknown key "z"'),
+        (
+            "seed = 7",
+            "seed = 7\nranges = { n = [0, 1] }",
+            "generate.ranges.n: this input is an axis size, drawn from its axis",
+        ),
+    ],
+)
+def test_generate_ranges_name_their_problem(old: str, new: str, words: str, tmp_path: Path) -> None:
+    with pytest.raises(model.ExerciseError) as error:
+        lesson((SMALL + GENERATE).replace(old, new, 1), tmp_path)
+    assert error.value.problem.startswith(words)
+
+
+def test_generate_ranges_and_points_are_read_as_floats(tmp_path: Path) -> None:
+    text = (SMALL + GENERATE).replace("seed = 7", "seed = 7\nranges = { m = [0, 3] }")
+    exercise = lesson(text, tmp_path)
+    spec = exercise.generate
+    assert spec is not None and spec.ranges == {"m": (0.0, 3.0)}
+    assert lesson(SMALL + GENERATE, tmp_path).generate.ranges == {}  # type: ignore[union-attr]
+    generated = exercise.cases[1]
+    assert (generated.rtol, generated.atol) == (1e-4, 1e-4)
+    assert generated.expected is None and generated.number == 2
+    # An IDE jumps to the [generate] table a case was drawn from.
+    assert generated.line == (SMALL + GENERATE).splitlines().index("[generate]") + 1
+    assert generated.id == "generated-2" and generated.label == "hidden case 2"
+
+
+def test_a_generated_exercise_needs_no_written_case(tmp_path: Path) -> None:
+    text = SMALL.split("[[case]]")[0] + GENERATE
+    exercise = lesson(text, tmp_path)
+    assert [c.number for c in exercise.cases] == [1, 2, 3]
+    assert exercise.points == 6
+
+
+def test_an_unknown_key_is_found_on_its_own_line() -> None:
+    error = problem(GOOD.replace('name = "tiny"', 'name = "tiny"\nexpectd = 1'))
+    assert error.line == 14
+    assert str(error).startswith("exercise.toml, line 14: case 2: unknown key")
+    error = problem(GOOD.replace('title = "C', 'titel = "x"\ntitle = "C'))
+    assert error.line == 3 and error.problem.startswith('exercise: unknown key "titel"')
+    # A key of another table with the same name is not taken for the wrong one.
+    error = problem(GOOD.replace("V = [[[5]]]", ""))
+    assert error.line == 12 and error.problem == 'case 2 lacks input "V"'
+
+
+def test_a_key_line_is_searched_for_in_the_errors_own_table_only() -> None:
+    # case 1 lacks "V", and case 2 has a V: the error stays on case 1's header.
+    text = GOOD.replace("V = [[[2], [4]], [[10], [30]]]\n", "", 1)
+    error = problem(text)
+    assert error.problem == 'case 1 lacks input "V"' and error.line == 6
+
+
+@pytest.mark.parametrize(
+    ("broken", "line"),
+    [
+        # An array left open on line 8: the parser stops on the next key, line 9.
+        ("Q = [[[0], [0]], [[1], [1]]]", 7),
+        ("K = [[[0], [0]], [[0], [5]]]", 8),
+    ],
+)
+def test_an_unclosed_array_names_the_line_where_the_bracket_is_missing(
+    broken: str, line: int
+) -> None:
+    error = problem(GOOD.replace(broken, broken[:-1], 1))
+    assert error.line == line, str(error)
+    assert "is not valid TOML" in error.problem and "(at line" not in error.problem
+
+
+def test_brackets_count_outside_strings_and_comments() -> None:
+    assert model._brackets("x = [1, \"[\", ']', [2]  # ]]") == 1
+    assert model._brackets("x = [[1]]") == 0
+    assert model._brackets("]") == -1
+    assert model._brackets('s = "a\'b" # [') == 0
+
+
+def test_numeric_array_problems_are_named() -> None:
+    assert model.numeric_array_problem(1) is None and model.numeric_array_problem(2.5) is None
+    assert model.numeric_array_problem([[1, 2], [3, 4]]) is None
+    assert model.numeric_array_problem(True) == (
+        "must be a number or a nested list of numbers, not true/false"
+    )
+    assert model.numeric_array_problem("x") == "must be a number or a nested list of numbers"
+    assert model.numeric_array_problem({"a": 1}) == "must be a number or a nested list of numbers"
+    assert model.numeric_array_problem([[1], [2, 3]]) == (
+        "must be a rectangular nested list of numbers (every row the same length)"
+    )
