@@ -269,3 +269,85 @@ def test_every_recipe_installs_the_cpu_torch_and_never_pytest_lessons_from_pypi(
     for line in text.splitlines():
         if re.search(r"pip install\S* .*torch==", line):
             assert "--index-url https://download.pytorch.org/whl/cpu" in line, line
+
+
+# --- the autograder's own failures ---------------------------------------------------------
+# A failing case (pytest's exit 1) is the learner's result: both recipes report its points and
+# go on. Any other exit is the grader's fault; a recipe that went on would post a score of 0
+# (or none) as if the learner had earned it. These run the recipes' own scripts with this
+# environment's Python, which has pytest-lessons: what is tested is how each script treats
+# pytest's exit status, not the install (the tests above cover that).
+
+#: Courses the grader cannot grade: (what the autograder ships, what pytest says, its exit).
+BROKEN_COURSES = [
+    pytest.param("empty", "no tests ran", 5, id="no-exercise"),
+    pytest.param("missing", "file or directory not found: exercises", 4, id="no-folder"),
+]
+
+
+def broken_course(where: Path, kind: str) -> Path:
+    """*where* with an ``exercises`` folder that holds no exercise, or without one."""
+    where.mkdir(parents=True, exist_ok=True)
+    if kind == "empty":
+        (where / "exercises").mkdir()
+    return where
+
+
+def pytest_status(course_root: Path) -> int:
+    """pytest's own exit status on *course_root*'s exercises: the premise of the tests below."""
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "exercises", "-p", "no:cacheprovider"],
+        cwd=course_root,
+        env=environment(Path(sys.executable).parent.parent),
+        capture_output=True,
+        timeout=300,
+    ).returncode
+
+
+@pytest.mark.parametrize(("kind", "words", "status"), BROKEN_COURSES)
+def test_the_gradescope_autograder_fails_when_pytest_cannot_grade(
+    tmp_path: Path, kind: str, words: str, status: int
+) -> None:
+    root = tmp_path / "autograder"
+    broken_course(root / "source", kind)
+    assert pytest_status(root / "source") == status  # neither passed (0) nor failed (1)
+    (root / "submission").mkdir()
+    (root / "submission" / "solution.py").write_text(dedent(NO_TRANSPOSE))
+    env = environment(Path(sys.executable).parent.parent) | {
+        "AUTOGRADER_ROOT": str(root),
+        "PYTHON": sys.executable,
+    }
+    run = subprocess.run(
+        ["bash", str(RECIPES / "gradescope" / "run_autograder")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode != 0, run.stdout + run.stderr
+    assert words in run.stdout + run.stderr
+
+
+@pytest.mark.parametrize(("kind", "words", "status"), BROKEN_COURSES)
+def test_the_github_classroom_grade_step_fails_when_pytest_cannot_grade(
+    tmp_path: Path, kind: str, words: str, status: int
+) -> None:
+    workflow = (RECIPES / "github-classroom" / "classroom.yml").read_text()
+    learner = course(tmp_path / "repo")
+    (learner / "exercises" / "combine_heads" / "solution.py").write_text(dedent(NO_TRANSPOSE))
+    broken_course(learner / ".grading", kind)
+    assert pytest_status(learner / ".grading") == status
+    output = tmp_path / "github_output"
+    env = environment(Path(sys.executable).parent.parent) | {"GITHUB_OUTPUT": str(output)}
+    run = subprocess.run(
+        ["bash", "-e", "-c", step_script(workflow, "Grade")],
+        cwd=learner,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode != 0, run.stdout + run.stderr
+    assert words in run.stdout + run.stderr
+    # Nothing goes to the reporter: no score of 0 is posted as the learner's.
+    assert not output.exists() or "result=" not in output.read_text()
