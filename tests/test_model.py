@@ -62,8 +62,11 @@ def test_optional_exercise_keys_are_read() -> None:
 
 
 def problem(text: str) -> model.ExerciseError:
+    """The error *text* raises; what the author reads begins with the file's name."""
     with pytest.raises(model.ExerciseError) as info:
         model.parse(text, PATH)
+    assert str(info.value).startswith("exercise.toml")
+    assert info.value.path == PATH
     return info.value
 
 
@@ -198,6 +201,15 @@ def lesson(text: str, where: Path) -> model.Exercise:
     return model.parse(text, where / "exercise.toml")
 
 
+def lesson_problem(text: str, where: Path) -> model.ExerciseError:
+    """The error *text* raises as an exercise in *where*, named after its file."""
+    with pytest.raises(model.ExerciseError) as info:
+        lesson(text, where)
+    assert str(info.value).startswith("exercise.toml")
+    assert info.value.path == where / "exercise.toml"
+    return info.value
+
+
 def test_a_generate_table_loads_and_draws_its_cases(tmp_path: Path) -> None:
     exercise = lesson(SMALL + GENERATE, tmp_path)
     spec = exercise.generate
@@ -227,6 +239,10 @@ def test_generate_defaults(tmp_path: Path) -> None:
     )
 
 
+VALUES = "generate.values must be [lowest, highest], two numbers in order"
+AXES = "must be [smallest, largest]: whole sizes from 1 to 64, in order"
+
+
 @pytest.mark.parametrize(
     ("old", "new", "words"),
     [
@@ -241,31 +257,31 @@ def test_generate_defaults(tmp_path: Path) -> None:
         ("decimals = 1", "decimals = -1", "generate.decimals must be between 0 and 10"),
         ("decimals = 1", "decimals = 10", None),
         ("decimals = 1", "decimals = 0", None),
-        ("values = [-2, 2]", "values = [2, -2]", "generate.values must be [lowest, highest]"),
+        ("values = [-2, 2]", "values = [2, -2]", VALUES),
         ("values = [-2, 2]", "values = [1, 1]", None),
-        ("values = [-2, 2]", "values = [1]", "generate.values must be [lowest, highest]"),
-        ("values = [-2, 2]", "values = [1, 2, 3]", "generate.values must be [lowest, highest]"),
-        ("values = [-2, 2]", 'values = [1, "2"]', "generate.values must be [lowest, highest]"),
-        ("values = [-2, 2]", 'values = "wide"', "generate.values must be [lowest, highest]"),
+        ("values = [-2, 2]", "values = [1]", VALUES),
+        ("values = [-2, 2]", "values = [1, 2, 3]", VALUES),
+        ("values = [-2, 2]", 'values = [1, "2"]', VALUES),
+        ("values = [-2, 2]", 'values = "wide"', VALUES),
         ("hidden = true", "hidden = 1", "generate.hidden must be true or false"),
         ("points = 2", "points = -1", "generate.points must not be negative"),
-        ("rows = [2, 3]", "rows = [0, 3]", 'axis "rows" must be [smallest, largest]'),
-        ("rows = [2, 3]", "rows = [3, 2]", 'axis "rows" must be [smallest, largest]'),
-        ("cols = [1, 64]", "cols = [1, 65]", 'axis "cols" must be [smallest, largest]'),
-        ("rows = [2, 3]", "rows = [2]", 'axis "rows" must be [smallest, largest]'),
-        ("rows = [2, 3]", "rows = [2, 3, 4]", 'axis "rows" must be [smallest, largest]'),
-        ("rows = [2, 3]", "rows = [2, 3.0]", 'axis "rows" must be [smallest, largest]'),
-        ("rows = [2, 3]", 'rows = "2-3"', 'axis "rows" must be [smallest, largest]'),
-        ("rows = [2, 3]", '"2rows" = [2, 3]', 'axis "2rows" must be [smallest, largest]'),
+        ("rows = [2, 3]", "rows = [0, 3]", f'generate.axes axis "rows" {AXES}'),
+        ("rows = [2, 3]", "rows = [3, 2]", f'generate.axes axis "rows" {AXES}'),
+        ("cols = [1, 64]", "cols = [1, 65]", f'generate.axes axis "cols" {AXES}'),
+        ("rows = [2, 3]", "rows = [2]", f'generate.axes axis "rows" {AXES}'),
+        ("rows = [2, 3]", "rows = [2, 3, 4]", f'generate.axes axis "rows" {AXES}'),
+        ("rows = [2, 3]", "rows = [2, 3.0]", f'generate.axes axis "rows" {AXES}'),
+        ("rows = [2, 3]", 'rows = "2-3"', f'generate.axes axis "rows" {AXES}'),
+        ("rows = [2, 3]", '"2rows" = [2, 3]', f'generate.axes axis "2rows" {AXES}'),
         (
             "[generate.axes]\nrows = [2, 3]\ncols = [1, 64]",
             "[generate.axes]",
-            "generate.axes must be a table",
+            "generate.axes must be a table of axis names, such as heads = [1, 4]",
         ),
         (
             "[generate.axes]",
             "[generate.axes]\nthird = [2, 3]\nfourth = [2, 3]",
-            "generate.axes: the size ranges leave no way",
+            "generate.axes: the size ranges leave no way to give every axis its own size",
         ),
         ('n = "rows"', "", 'generate.inputs lacks input "n"'),
         ('n = "rows"', 'n = "rows"\nk = "rows"', 'generate.inputs has unknown input "k"'),
@@ -298,9 +314,7 @@ def test_each_broken_generate_table_names_the_key(
     if words is None:
         assert lesson(text, tmp_path).generate is not None
         return
-    with pytest.raises(model.ExerciseError) as error:
-        lesson(text, tmp_path)
-    assert words in str(error.value)
+    assert lesson_problem(text, tmp_path).problem == words
 
 
 def test_generate_needs_a_reference_and_axes_as_a_table(tmp_path: Path) -> None:
@@ -309,9 +323,9 @@ def test_generate_needs_a_reference_and_axes_as_a_table(tmp_path: Path) -> None:
     )
     axes = GENERATE.replace("[generate.axes]\nrows = [2, 3]\ncols = [1, 64]\n", "")
     axes = axes.replace("hidden = true\n", "hidden = true\naxes = 3\n")
-    with pytest.raises(model.ExerciseError) as error:
-        lesson(SMALL + axes, tmp_path)
-    assert "generate.axes must be a table of axis names, such as heads = [1, 4]" in str(error.value)
+    assert lesson_problem(SMALL + axes, tmp_path).problem == (
+        "generate.axes must be a table of axis names, such as heads = [1, 4]"
+    )
 
 
 def test_generate_inputs_must_be_a_table() -> None:
@@ -642,31 +656,54 @@ def test_a_fitted_watch_out_is_read(tmp_path: Path) -> None:
     assert watch.right == "sqrt(depth)"
 
 
+SCALE = 'watch_out "wrong-scale"'
+
+
 @pytest.mark.parametrize(
     ("old", "new", "words"),
     [
-        ("fit = [0.5, 50]\n", "", "right and named need fit = [lowest, highest]"),
+        ("fit = [0.5, 50]\n", "", f"{SCALE}: right and named need fit = [lowest, highest]"),
         (
             'fit = [0.5, 50]\nright = "sqrt(cols)"\n',
             "",
-            "right and named need fit = [lowest, highest]",
+            f"{SCALE}: right and named need fit = [lowest, highest]",
         ),
-        ('mistake = "scaled_by"\n', "", "fit needs a mistake function to fit"),
-        ("fit = [0.5, 50]", "fit = [0, 50]", "fit must be [lowest, highest], both above 0"),
-        ("fit = [0.5, 50]", "fit = [-1, 50]", "fit must be [lowest, highest], both above 0"),
-        ("fit = [0.5, 50]", "fit = [50, 0.5]", "fit must be [lowest, highest]"),
+        ('mistake = "scaled_by"\n', "", f"{SCALE}: fit needs a mistake function to fit"),
+        (
+            "fit = [0.5, 50]",
+            "fit = [0, 50]",
+            f"{SCALE}.fit must be [lowest, highest], both above 0",
+        ),
+        (
+            "fit = [0.5, 50]",
+            "fit = [-1, 50]",
+            f"{SCALE}.fit must be [lowest, highest], both above 0",
+        ),
+        (
+            "fit = [0.5, 50]",
+            "fit = [50, 0.5]",
+            "watch_out 1.fit must be [lowest, highest], two numbers in order",
+        ),
         (
             'right = "sqrt(cols)"',
             'right = "sqrt(depth)"',
-            '"sqrt(depth)" names "depth", which is not an axis of [generate.axes]',
+            f'{SCALE}: "sqrt(depth)" names "depth", which is not an axis of [generate.axes]',
         ),
         (
             '"rows*cols" = "the size"',
             '"rows*width" = "the size"',
-            '"rows*width" names "width", which is not an axis of [generate.axes]',
+            f'{SCALE}: "rows*width" names "width", which is not an axis of [generate.axes]',
         ),
-        ('right = "sqrt(cols)"', 'right = "sqrt(cols"', "wrong-scale"),
-        ('"1" = "not scaled at all"', '"1" = 1', 'named must be a table of expression = "words"'),
+        (
+            'right = "sqrt(cols)"',
+            'right = "sqrt(cols"',
+            f'{SCALE}: "sqrt(cols" is not a product such as sqrt(heads*width)',
+        ),
+        (
+            '"1" = "not scaled at all"',
+            '"1" = 1',
+            'watch_out 1.named must be a table of expression = "words"',
+        ),
     ],
 )
 def test_each_broken_fitted_watch_out_names_its_problem(
@@ -674,18 +711,18 @@ def test_each_broken_fitted_watch_out_names_its_problem(
 ) -> None:
     text = SMALL + GENERATE + FITTED
     assert old in text
-    with pytest.raises(model.ExerciseError) as error:
-        fitted_lesson(text.replace(old, new, 1), tmp_path)
-    assert error.value.problem.startswith(
-        'watch_out "wrong-scale"'
-    ) or error.value.problem.startswith("watch_out 1.")
-    assert words in error.value.problem
+    (tmp_path / "mistakes.py").write_text("def scaled_by(m, n, s):\n    return m\n")
+    assert lesson_problem(text.replace(old, new, 1), tmp_path).problem == words
 
 
 @pytest.mark.parametrize(
     ("old", "new", "words"),
     [
-        ("seed = 7", "seed = 7\nranges = 3", "generate.ranges must be a table of input name"),
+        (
+            "seed = 7",
+            "seed = 7\nranges = 3",
+            "generate.ranges must be a table of input name = [lowest, highest]",
+        ),
         (
             "seed = 7",
             "seed = 7\nranges = { m = [2, 1] }",
@@ -694,15 +731,18 @@ def test_each_broken_fitted_watch_out_names_its_problem(
         ("seed = 7", "seed = 7\nranges = { z = [0, 1] }", 'generate.ranges: unknown key "z"'),
         (
             "seed = 7",
+            "seed = 7\nranges = { mm = [0, 1] }",
+            'generate.ranges: unknown key "mm" (did you mean "m"?)',
+        ),
+        (
+            "seed = 7",
             "seed = 7\nranges = { n = [0, 1] }",
             "generate.ranges.n: this input is an axis size, drawn from its axis",
         ),
     ],
 )
 def test_generate_ranges_name_their_problem(old: str, new: str, words: str, tmp_path: Path) -> None:
-    with pytest.raises(model.ExerciseError) as error:
-        lesson((SMALL + GENERATE).replace(old, new, 1), tmp_path)
-    assert error.value.problem.startswith(words)
+    assert lesson_problem((SMALL + GENERATE).replace(old, new, 1), tmp_path).problem == words
 
 
 def test_generate_ranges_and_points_are_read_as_floats(tmp_path: Path) -> None:
@@ -778,3 +818,132 @@ def test_numeric_array_problems_are_named() -> None:
     assert model.numeric_array_problem([[1], [2, 3]]) == (
         "must be a rectangular nested list of numbers (every row the same length)"
     )
+
+
+def test_a_case_name_becomes_an_id_cut_at_the_last_dash_before_forty_characters() -> None:
+    def slug(name: str) -> str:
+        return model.Case(1, {}, 1, 0.0, 0.0, name=name).id.removeprefix("case-1-")
+
+    assert slug("a" * 36 + " bcd") == "a" * 36 + "-bcd"  # exactly 40: kept whole
+    assert slug("x" * 41 + " y") == "x" * 40  # the dash at 41 is past the limit
+    assert slug("a " + "b" * 50) == "a"  # the only dash, right after the first letter
+    assert slug("-- Tiny, tidy! --") == "tiny-tidy"
+
+
+def test_an_axis_may_have_one_size(tmp_path: Path) -> None:
+    text = (SMALL + GENERATE).replace("rows = [2, 3]", "rows = [2, 2]")
+    spec = lesson(text, tmp_path).generate
+    assert spec is not None and spec.axes["rows"] == (2, 2)
+
+
+def test_a_top_level_unknown_key_on_the_first_line_is_found_there() -> None:
+    error = problem("hnt = 1\n" + GOOD)
+    assert error.problem == 'top level: unknown key "hnt" (did you mean "hint"?)'
+    assert error.line == 1
+
+
+def test_a_key_on_the_last_line_is_found_there() -> None:
+    text = GOOD.rstrip("\n") + "\nnme = 1"
+    error = problem(text)
+    assert error.problem == 'case 2: unknown key "nme" (did you mean "name"?)'
+    assert error.line == len(text.splitlines())
+
+
+def test_a_key_line_stops_at_an_indented_table_header() -> None:
+    text = GOOD.replace("V = [[[2], [4]], [[10], [30]]]\n", "", 1).replace(
+        '[[case]]\nname = "tiny"', '  [[case]]\nname = "tiny"'
+    )
+    error = problem(text)
+    assert error.problem == 'case 1 lacks input "V"' and error.line == 6
+
+
+def test_quoted_keys_keep_the_line_of_their_case() -> None:
+    # The key's own line is found only for a bare key; a quoted one keeps its case's header.
+    for key, words in [
+        ('"expectd"', 'case 2: unknown key "expectd" (did you mean "expected"?)'),
+        ('"Wq"', 'case 2 has unknown input "Wq" (the inputs are Q, K, V)'),
+    ]:
+        error = problem(GOOD.replace('name = "tiny"', f'name = "tiny"\n{key} = 1'))
+        assert (error.problem, error.line) == (words, 12)
+
+
+def test_a_key_only_somewhat_like_a_case_key_is_an_unknown_input() -> None:
+    # "expt" shares most of "expected", but not enough to be called a typo of it.
+    assert problem(GOOD.replace('name = "tiny"', "expt = 1")).problem == (
+        'case 2 has unknown input "expt" (the inputs are Q, K, V)'
+    )
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "words"),
+    [
+        ("atol = 0.5", "atol = -0.5", "case 2.atol must not be negative"),
+        ("atol = 0.5", 'atol = "x"', "case 2.atol must be a number"),
+        ('name = "tiny"', "name = 3", "case 2.name must be a string"),
+        (
+            "expected = [[5]]",
+            'expected = "five"',
+            "case 2.expected must be a number or a nested list of numbers",
+        ),
+        (
+            "expected = [[5]]",
+            "expected = [[5], [1, 2]]",
+            "case 2.expected must be a rectangular nested list of numbers (every row the same length)",
+        ),
+        (
+            "V = [[[5]]]",
+            "V = { a = 1 }",
+            "case 2.V must be a number, a string, a boolean or a list of them (not a table or a date)",
+        ),
+    ],
+)
+def test_a_value_problem_in_a_case_names_the_cases_line(old: str, new: str, words: str) -> None:
+    error = problem(GOOD.replace(old, new, 1))
+    assert (error.problem, error.line) == (words, 12)
+    assert str(error) == f"exercise.toml, line 12: {words}"
+
+
+def test_a_cases_own_tolerances_win_over_the_exercises() -> None:
+    text = GOOD.replace("atol = 0.5", "atol = 0.5\nrtol = 0.25")
+    second = model.parse(text, PATH).cases[1]
+    assert (second.rtol, second.atol) == (0.25, 0.5)
+    assert isinstance(second.rtol, float) and isinstance(second.atol, float)
+
+
+def test_messages_about_whole_tables_are_exact() -> None:
+    assert problem("[[case]]\nexpected = 1\n").problem == (
+        "missing the [exercise] table (title and inputs)"
+    )
+    assert problem(GOOD.split("[[case]]")[0]).problem == (
+        "no [[case]] in exercise.toml: add at least one case"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        # The parser stops on the line after the open array; the author needs the open one.
+        ("x = [1, 2\ny = 3\n", 1),
+        ("x = [1, 2\ny = [3\n", 1),
+        # An open nested array on a continuation line: that line, not the key's.
+        ("[exercise]\nx = [\n  1, [2,\n  3]\ny = 1\n", 3),
+        # A continuation line that starts with "[": the key's line.
+        ("[exercise]\nx = [\n  [1, 2],\n  [3, 4\ny = 1\n", 2),
+        # ... unless it holds a key of an inline table.
+        ("x = [\n  [{ a = 1 }, [2,\n  3]\ny = 1\n", 2),
+        # Looked for up to 21 lines above where the parser stopped, no further.
+        ("x = [1,\n" + "2,\n" * 19 + "3\ny = 1\n", 1),
+        ("x = [1,\n" + "2,\n" * 20 + "3\ny = 1\n", 23),
+    ],
+)
+def test_an_open_array_is_named_at_its_line(text: str, line: int) -> None:
+    error = problem(text)
+    assert error.problem == "is not valid TOML: Unclosed array"
+    assert error.line == line
+
+
+def test_brackets_in_strings_and_comments_do_not_count() -> None:
+    assert model._brackets('x = "["') == 0
+    assert model._brackets("x = '[' # [") == 0
+    assert model._brackets("AXIS = [1") == 1
+    assert model._brackets("[") == 1
