@@ -12,8 +12,11 @@ from pytest_lessons.diagnose import (
     WATCH_OUT,
     Diagnosis,
     Evidence,
+    Fitted,
     best,
+    close,
     detect,
+    fill,
     layout,
     match_watch_outs,
     rows,
@@ -353,3 +356,170 @@ def test_detectors_look_at_the_last_two_dimensions_of_a_4d_answer() -> None:
     masked = [[[[1.0, 0.0], [3.0, 4.0]]] * 5]
     found = triangle(evidence(masked, expected))
     assert found is not None and "right on and below the diagonal" in found.headline
+
+
+# --- fitted and vetoed watch-outs, ties, and each detector's edges ----------------------------
+
+FIT = WatchOut(
+    "wrong-scale",
+    "divide by {right}, not by {fitted}.",
+    mistake="scaled_by",
+    fit=(0.5, 50.0),
+    right="sqrt(width)",
+)
+
+
+def test_a_fitted_watch_out_words_the_fitted_value_and_the_right_one() -> None:
+    fitted = Fitted(4.9, "4.9 = √24, the model width", "√width = 2", "sqrt(heads*width)")
+    assert fill(FIT.message, fitted) == "divide by √width = 2, not by 4.9 = √24, the model width."
+    asked: list[WatchOut] = []
+
+    def fitter(watch: WatchOut) -> Fitted:
+        asked.append(watch)
+        return fitted
+
+    wrong = [[0.5, 1.0, 1.5], [2.0, 2.5, 3.25]]
+    found = match_watch_outs(evidence(wrong, EXPECTED), [FIT], {}, fitter=fitter)
+    assert found == Diagnosis(
+        "wrong-scale",
+        "Watch out: divide by √width = 2, not by 4.9 = √24, the model width.",
+        WATCH_OUT,
+        shows_values=True,
+        kind="watch_out",
+    )
+    assert asked == [FIT]
+
+
+def test_a_fitted_watch_out_without_a_fit_lets_the_next_one_fire() -> None:
+    wrong = [[0.5, 1.0, 1.5], [2.0, 2.5, 3.25]]
+    answers = {"halved": read_numbers(wrong), "wrong-scale": read_numbers(wrong)}
+    for fitter in (None, lambda watch: None):
+        found = match_watch_outs(evidence(wrong, EXPECTED), [FIT, WATCH], answers, fitter=fitter)
+        assert found is not None and found.id == "halved"
+
+
+def test_another_case_can_veto_a_mistakes_match() -> None:
+    wrong = [[0.5, 1.0, 1.5], [2.0, 2.5, 3.25]]
+    answers = {"halved": read_numbers(wrong)}
+    seen: list[tuple[WatchOut, object]] = []
+
+    def veto(watch: WatchOut, fitted: object) -> bool:
+        seen.append((watch, fitted))
+        return False
+
+    assert match_watch_outs(evidence(wrong, EXPECTED), [WATCH], answers, consistent=veto) is None
+    assert seen == [(WATCH, None)]
+    found = match_watch_outs(
+        evidence(wrong, EXPECTED), [WATCH], answers, consistent=lambda w, f: True
+    )
+    assert found is not None and found.id == "halved"
+    # A learner's answer that is not the mistake's is never asked about.
+    seen.clear()
+    other = [[9.0, 1.0, 1.5], [2.0, 2.5, 3.25]]
+    assert match_watch_outs(evidence(other, EXPECTED), [WATCH], answers, consistent=veto) is None
+    assert seen == []
+
+
+def test_best_keeps_the_first_of_equal_ranks() -> None:
+    a, b, c = Diagnosis("a", "A"), Diagnosis("b", "B"), Diagnosis("c", "C", rank=WATCH_OUT)
+    assert best([a, b]) is a and best([b, a]) is b
+    assert best([a, c, b]) is c
+    assert best([]) is None
+
+
+def test_close_matches_nan_with_nan_only() -> None:
+    nan = math.nan
+    assert close(read_numbers([1.0, nan]), read_numbers([1.0, nan]), 1e-4, 1e-4)
+    assert not close(read_numbers([1.0, nan]), read_numbers([1.0, 2.0]), 1e-4, 1e-4)
+    assert not close(read_numbers([1.0, 2.0]), read_numbers([1.0, nan]), 1e-4, 1e-4)
+    assert not close(read_numbers([[1.0, 2.0]]), read_numbers([1.0, 2.0]), 1e-4, 1e-4)
+
+
+def test_detect_tries_the_detectors_most_specific_first() -> None:
+    # A square transposed answer is also a shuffle: the layout finding is the one shown.
+    square = [[1.0, 2.0], [3.0, 4.0]]
+    found = detect(evidence(transpose(square), square))
+    assert found is not None and found.id == "layout"
+    assert detect(evidence([[9.0, 8.0], [7.0, 6.0]], square)) is None
+    found = detect(evidence([[2.0, 4.0], [6.0, 8.0]], square))
+    assert found is not None and found.id == "scaled"
+
+
+def test_a_scaling_by_a_size_of_four_is_a_number_and_above_it_a_name() -> None:
+    inputs = {"x": [[0.0] * 16]}  # last dimension 16: √16 = 4
+    found = scaled(evidence([[v * 4 for v in r] for r in EXPECTED], EXPECTED, inputs))
+    assert found is not None and found.headline == (
+        "Check your scaling: every value is the expected one times 4. A factor is missing, "
+        "extra or applied twice. Here 4 is also the square root of the size of x's last "
+        "dimension."
+    )
+    found = scaled(evidence([[v * 16 for v in r] for r in EXPECTED], EXPECTED, inputs))
+    assert found is not None and "the expected one times 16, the size of x's last dimension." in (
+        found.headline
+    )
+
+
+def test_sizes_of_one_and_empty_inputs_name_no_factor() -> None:
+    # Axes of size 1 are no clue; a scalar or an empty list has no axes.
+    inputs = {"x": [[0.0]], "n": 3, "e": []}
+    found = scaled(evidence([[v * 3 for v in r] for r in EXPECTED], EXPECTED, inputs))
+    assert found is not None
+    assert "every value is 3 times the expected one. A factor" in found.headline
+
+
+def test_a_factor_is_named_only_when_it_matches_a_size_closely() -> None:
+    inputs = {"x": [[0.0] * 7]}
+    near = scaled(evidence([[v * 7.005 for v in r] for r in EXPECTED], EXPECTED, inputs))
+    assert near is not None and "times 7, the size of x's last dimension" in near.headline
+    off = scaled(evidence([[v * 7.05 for v in r] for r in EXPECTED], EXPECTED, inputs))
+    assert off is not None and "every value is 7.05 times the expected one" in off.headline
+
+
+def test_scaled_ignores_values_too_small_to_tell_a_factor() -> None:
+    # The first value is within ten times atol of 0: the factor comes from the second.
+    expected = [0.0005, 2.0, 3.0]
+    found = scaled(evidence([0.0005, 6.0, 9.0], expected))
+    assert found is None  # 0.0005 * 3 would have been 0.0015: not the same factor
+    found = scaled(evidence([0.0015, 6.0, 9.0], expected))
+    assert found is not None and "every value is 3 times the expected one" in found.headline
+
+
+def test_scaled_needs_a_real_factor() -> None:
+    assert scaled(evidence([0.0, 0.0], [1.0, 2.0])) is None  # all zero: nothing scaled
+    assert scaled(evidence([1.0000001, 2.0000002], [1.0, 2.0])) is None  # the same
+    assert scaled(evidence([math.inf, math.inf], [1.0, 2.0])) is None
+    assert scaled(evidence([0.0, 0.0], [0.0, 0.0])) is None  # no value to divide by
+    assert scaled(evidence([[2.0, 4.0]], [2.0, 4.0])) is None  # another shape
+    found = scaled(evidence([-1.0, -2.0], [1.0, 2.0]))
+    assert found is not None and "every value is -1 times the expected one" in found.headline
+
+
+def test_rows_and_triangles_need_two_rows() -> None:
+    one_row = evidence([[1.0, 0.0]], [[1.0, 2.0]])
+    assert rows(one_row) is None and triangle(one_row) is None
+    assert rows(evidence([[0.0], [2.0]], [[1.0], [2.0]])) == Diagnosis(
+        "rows",
+        "Look at what differs between rows: row 0 is wrong while row 1 is right. Something "
+        "treats those rows (tokens) differently, such as a mask or an index that stops early.",
+    )
+
+
+def test_shuffled_leaves_an_extra_or_missing_dimension_to_the_comparison() -> None:
+    # [2, 1] against [2]: the same values, but the comparison names the extra dimension.
+    assert shuffled(evidence([[2.0], [1.0]], [1.0, 2.0])) is None
+    found = shuffled(evidence([[2.0, 1.0, 3.0]], [[1.0], [2.0], [3.0]]))
+    assert found is not None and found.id == "shuffled"
+
+
+def test_layout_skips_orders_that_leave_the_values_where_they_were() -> None:
+    # Every value the same: any order reads the same, which is no layout mistake.
+    same = [[1.0, 1.0], [1.0, 1.0]]
+    assert layout(evidence([[1.0, 1.0], [1.0, 2.0]], same)) is None
+
+
+def test_the_diagnosis_words_for_permuted_axes_show_no_values() -> None:
+    expected = [[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]]
+    got = [[[1.0, 3.0, 5.0]], [[2.0, 4.0, 6.0]]]
+    found = layout(evidence(got, expected))
+    assert found is not None and not found.shows_values and found.kind == "detector"
+    assert found.rank == 20 and found.details == ()
