@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from pytest_lessons import summary
+from pytest_lessons.course import Course
 from pytest_lessons.results import CaseResult
 
 
@@ -309,3 +310,165 @@ def test_render_reads_hints_and_passes_from_the_cache(tmp_path: Path) -> None:
     lines = summary.render(failing, show, cache, "next", "passed", [])
     assert "Worked solution of double" in lines  # passed in an earlier run
     assert "Hint 2: Second" in lines  # the second hint opens now
+
+
+# --- faults, courses, the cache and the notices about hints ------------------------------------
+
+
+def test_cases_are_named_one_by_one_or_as_a_range() -> None:
+    assert summary._cases([3]) == "case 3"
+    assert summary._cases([4, 1]) == "cases 1, 4"
+    assert summary._cases([2, 1]) == "cases 1, 2"  # two in a row: no range
+    assert summary._cases([3, 2, 4]) == "cases 2 to 4"
+    assert summary._cases([1, 2, 4]) == "cases 1, 2, 4"
+
+
+def test_progress_says_which_cases_failed_as_another_did_or_were_not_run(tmp_path: Path) -> None:
+    path = lesson(tmp_path)
+    failing = [
+        result(path, 3, False, fault="raised ValueError at solution.py:2", cases=6),
+        result(path, 1, False, fault="raised ValueError at solution.py:2", cases=6),
+        result(path, 2, False, fault="raised ValueError at solution.py:2", cases=6),
+        result(path, 4, False, fault="timeout", cases=6),
+        result(path, 5, False, fault="not run", cases=6),
+        result(path, 6, False, fault="not run", cases=6),
+    ]
+    (state,) = summary.collect(failing)
+    assert state.faults == {
+        "raised ValueError at solution.py:2": [3, 1, 2],
+        "timeout": [4],
+        "not run": [5, 6],
+    }
+    assert summary.progress_lines([state])[0] == (
+        "double   0 of 6 cases   cases 2, 3 failed as case 1 did   "
+        "cases 5, 6 not run (too many timeouts)"
+    )
+    # A passed case or a watch-out's finding is no fault.
+    (state,) = summary.collect(
+        [
+            result(path, 1, True, fault="x"),
+            result(path, 2, False, fault="y", diagnosis="w", diagnosis_kind="watch_out"),
+        ]
+    )
+    assert (state.faults, state.mistakes) == ({}, {"w": [2]})
+
+
+def test_a_broken_result_without_a_headline_still_marks_the_exercise_broken(
+    tmp_path: Path,
+) -> None:
+    (state,) = summary.collect([result(lesson(tmp_path), 0, False, status="broken")])
+    assert state.broken == "broken"
+    assert summary.progress_lines([state])[0] == "double   exercise.toml is broken"
+
+
+def course_of(tmp_path: Path, *slugs: str) -> Course:
+    return Course(
+        tmp_path / "course.toml",
+        "A course",
+        tuple((tmp_path / s / "exercise.toml").resolve() for s in slugs),
+    )
+
+
+def test_lessons_are_listed_in_their_courses_order_then_by_path(tmp_path: Path) -> None:
+    a, b, c, d = (lesson(tmp_path, s) for s in "abcd")
+    first, second = course_of(tmp_path, "c", "a"), course_of(tmp_path, "b")
+    key = summary.course_order([first, second])
+    assert [key(p) for p in (a, b, c, d)] == [(0, 1, ""), (1, 0, ""), (0, 0, ""), (2, 0, str(d))]
+    results = [result(p, 1, False) for p in (d, b, a, c)]
+    lines = summary.render(results, show, None, None, None, [], [first, second])
+    assert [line.split()[0] for line in lines[:4]] == ["c", "a", "b", "d"]
+    assert [s.slug for s in summary.collect(results)] == ["a", "b", "c", "d"]
+
+
+def test_a_course_counts_its_lessons_the_run_did_not_select(tmp_path: Path) -> None:
+    a, b, c = (lesson(tmp_path, s) for s in "abc")
+    course = course_of(tmp_path, "a", "b", "c")
+    cache = Cache()
+    everything = [result(p, n, True) for p in (a, b) for n in (1, 2)] + [result(c, 1, False)]
+    assert summary.progress_lines(summary.collect(everything), [course], cache)[-1] == (
+        "lessons: 2/3 passed [#######---]"
+    )
+    # Only c runs now and still fails: a and b passed in the last run and count.
+    only_c = summary.collect([result(c, 1, False)])
+    assert summary.progress_lines(only_c, [course], cache)[-1] == (
+        "lessons: 2/3 passed [#######---]"
+    )
+    # Without what the cache remembers, lessons not run count as not passed.
+    assert summary.progress_lines(only_c, [course], None)[-1] == "lessons: 0/3 passed [----------]"
+    assert summary.progress_lines(only_c, [course], Cache())[-1] == (
+        "lessons: 0/3 passed [----------]"
+    )
+
+
+def test_a_run_of_passing_cases_keeps_what_the_last_full_run_said(tmp_path: Path) -> None:
+    path = lesson(tmp_path)
+    cache = Cache()
+    summary.progress_lines(summary.collect([result(path, 1, False)]), [], cache)
+    (key,) = cache.data
+    assert key.startswith("lessons/state/double-") and cache.data[key] == "failing"
+    one_passing = summary.collect([result(path, 2, True)])
+    assert summary.progress_lines(one_passing, [], cache)[-1] == "lessons: 0/1 passed [----------]"
+    assert cache.data[key] == "failing"  # a selection of passing cases says nothing new
+    both = summary.collect([result(path, 1, True), result(path, 2, True)])
+    assert summary.progress_lines(both, [], cache)[-1] == "lessons: 1/1 passed [##########]"
+    assert cache.data[key] == "passed"
+    assert summary.progress_lines(one_passing, [], cache)[-1] == (
+        "lessons: 1/1 passed [##########]"
+    )
+
+
+def test_when_every_hint_is_open_no_other_is_offered(tmp_path: Path) -> None:
+    states = summary.collect([result(lesson(tmp_path), 1, False)])
+    cache = Cache()
+    summary.hint_lines(states, "next", cache, [])
+    assert summary.hint_lines(states, None, cache, ["double"]) == [
+        "",
+        "Stuck? `pytest double --lesson-hints` opens a hint.",
+    ]
+    summary.hint_lines(states, "next", cache, [])
+    assert summary.hint_lines(states, None, cache, ["double"]) == [
+        "",
+        "Every hint is open: `pytest double --lesson-hints` shows them again.",
+    ]
+
+
+def test_opening_the_next_hint_never_closes_one_opened_with_all(tmp_path: Path) -> None:
+    states = summary.collect([result(lesson(tmp_path), 1, False)])
+    cache = Cache()
+    summary.hint_lines(states, "all", cache, [])
+    (key,) = cache.data
+    cache.data[key] = 5  # more than the lesson has now: an author removed hints
+    lines = summary.hint_lines(states, "next", cache, [])
+    assert lines[-1].startswith("That was the last hint of double.")
+    assert cache.data[key] == 5
+
+
+def test_a_reset_with_nothing_to_close_says_so(tmp_path: Path) -> None:
+    bare = lesson(tmp_path, "bare", LESSON.split("[[hint]]")[0])
+    broken = lesson(tmp_path, "broken", "[exercise\n")
+    states = summary.collect([result(bare, 1, False), result(broken, 1, False)])
+    cache = Cache()
+    assert summary.hint_lines(states, "reset", cache, []) == [
+        "",
+        "No hints to close: the exercises of this run have none.",
+    ]
+    assert cache.data == {}
+    # A passed exercise's hints are closed too, and each reset is confirmed.
+    path = lesson(tmp_path)
+    passed = summary.collect([result(path, 1, True), result(path, 2, True), result(bare, 1, True)])
+    assert summary.hint_lines(passed, "reset", cache, []) == [
+        "",
+        "Hints for double are closed again.",
+    ]
+    assert list(cache.data.values()) == [0]
+
+
+def test_a_long_solution_step_is_wrapped_under_its_number(tmp_path: Path) -> None:
+    step = "Multiply every value of x by two, keeping its shape, " * 3
+    text = LESSON.replace('steps = ["Take x.", "Double it."]', f'steps = ["{step.strip()}"]')
+    path = lesson(tmp_path, "long", text)
+    passed = summary.collect([result(path, 1, True), result(path, 2, True)])
+    lines = summary.solution_lines(passed, "passed", None, show, [])
+    first, second = lines[2], lines[3]
+    assert first.startswith("1. Multiply every value") and len(first) <= 84
+    assert second.startswith("   ") and not second.startswith("    ")
