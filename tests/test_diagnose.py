@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pytest
@@ -9,10 +10,13 @@ import pytest
 from pytest_lessons.compare import Numbers, read_numbers
 from pytest_lessons.diagnose import (
     GENERIC,
+    LAYOUT_TRIES,
     WATCH_OUT,
     Diagnosis,
     Evidence,
     Fitted,
+    _permute,
+    _splits,
     best,
     close,
     detect,
@@ -523,3 +527,134 @@ def test_the_diagnosis_words_for_permuted_axes_show_no_values() -> None:
     found = layout(evidence(got, expected))
     assert found is not None and not found.shows_values and found.kind == "detector"
     assert found.rank == 20 and found.details == ()
+
+
+def reorder_words(shape: str, view: str, axes: str) -> str:
+    return (
+        "Reorder the axes before you reshape: your values are right but in the wrong places. "
+        f"They are what you get by reading the expected {shape} seen as {view} in axis order "
+        f"{axes}: a .transpose() or .permute() is missing or extra before a reshape."
+    )
+
+
+def test_a_row_read_as_a_transposed_block_is_a_reorder_not_a_transpose() -> None:
+    # [1..6] seen as [2, 3] and read column by column.
+    found = layout(evidence([1.0, 4.0, 2.0, 5.0, 3.0, 6.0], [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]))
+    assert found == Diagnosis("layout", reorder_words("[6]", "[2, 3]", "(1, 0)"))
+
+
+def test_a_reorder_in_full() -> None:
+    per_head = [[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], [[7.0, 8.0, 9.0], [10.0, 11.0, 12.0]]]
+    expected = [[v for h in range(2) for v in per_head[h][t]] for t in range(2)]
+    flat = [v for h in per_head for row in h for v in row]
+    found = layout(evidence([flat[:6], flat[6:]], expected))
+    assert found == Diagnosis("layout", reorder_words("[2, 6]", "[2, 2, 3]", "(1, 0, 2)"))
+
+
+def test_permuted_axes_in_full() -> None:
+    expected = [[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]]
+    got = [[[1.0, 3.0, 5.0]], [[2.0, 4.0, 6.0]]]
+    assert layout(evidence(got, expected)) == Diagnosis(
+        "layout",
+        "Put the axes in the expected order: your answer has the right values, with its axes "
+        "in the order (2, 0, 1) of the expected ones. A .transpose() or .permute() is missing "
+        "or extra.",
+        shows_values=False,
+    )
+
+
+def swapped_within(shape: tuple[int, ...], splits: int) -> tuple[list[float], list[float]]:
+    """Values 0, 1, ... of *shape* (each size 4 or 2), and the same with the two halves of
+    each of the first *splits* axes of size 4 swapped: a reading of a view with those axes
+    split in two."""
+    flat = [float(i) for i in range(math.prod(shape))]
+    view: list[int] = []
+    axes: list[int] = []
+    for number, size in enumerate(shape):
+        if number < splits:
+            axes += [len(view) + 1, len(view)]
+            view += [2, 2]
+        else:
+            axes.append(len(view))
+            view.append(size)
+    return flat, _permute(flat, tuple(view), tuple(axes))
+
+
+def test_views_of_up_to_five_axes_are_searched() -> None:
+    flat, got = swapped_within((4, 4, 2), 2)  # needs the view [2, 2, 2, 2, 2]
+    found = layout(Evidence(Numbers((4, 4, 2), got), Numbers((4, 4, 2), flat), 1e-4, 1e-4))
+    assert found is not None and "seen as [2, 2, 2, 2, 2] in axis order (1, 0, 3, 2, 4)" in (
+        found.headline
+    )
+    flat, got = swapped_within((4, 4, 4), 3)  # would need six axes
+    assert layout(Evidence(Numbers((4, 4, 4), got), Numbers((4, 4, 4), flat), 1e-4, 1e-4)) is None
+
+
+def tries_until(shape: tuple[int, ...], view: tuple[int, ...], axes: tuple[int, ...]) -> int:
+    """The search's count of orders tried when it reaches *axes* of *view*, the first that
+    reads the expected values that way."""
+    flat = list(range(math.prod(shape)))
+    wanted = _permute(flat, view, axes)
+    tries = 0
+    for each, _ in _splits(shape):
+        for order in itertools.permutations(range(len(each))):
+            if order == tuple(range(len(each))):
+                continue
+            tries += 1
+            if _permute(flat, each, order) == wanted:
+                return tries
+    raise AssertionError("never tried")
+
+
+def test_layout_stops_after_its_budget_of_orders() -> None:
+    shape, view = (12, 12, 1), (6, 2, 6, 2, 1)
+    last, beyond = (1, 0, 3, 2, 4), (1, 2, 0, 3, 4)
+    assert tries_until(shape, view, last) == LAYOUT_TRIES
+    assert tries_until(shape, view, beyond) == LAYOUT_TRIES + 4
+    flat = [float(i) for i in range(144)]
+    want = Numbers(shape, flat)
+    at_limit = Evidence(Numbers(shape, _permute(flat, view, last)), want, 1e-4, 1e-4)
+    found = layout(at_limit)
+    assert found is not None and "(1, 0, 3, 2, 4)" in found.headline
+    past = Evidence(Numbers(shape, _permute(flat, view, beyond)), want, 1e-4, 1e-4)
+    assert layout(past) is None
+
+
+def test_a_size_of_two_names_its_square_root() -> None:
+    inputs = {"x": [[0.0, 0.0]]}
+    found = scaled(evidence([[v * math.sqrt(2) for v in r] for r in EXPECTED], EXPECTED, inputs))
+    assert found is not None and found.headline == (
+        "Check your scaling: every value is the expected one times √2, the square root of the "
+        "size of x's last dimension. A factor is missing, extra or applied twice."
+    )
+
+
+def test_every_inputs_last_dimension_names_a_factor() -> None:
+    inputs = {"a": [[0.0] * 7], "b": [[0.0] * 5]}
+    for factor, name in ((7, "a"), (5, "b")):
+        got = [[v * factor for v in r] for r in EXPECTED]
+        found = scaled(evidence(got, EXPECTED, inputs))
+        assert found is not None and found.headline == (
+            f"Check your scaling: every value is the expected one times {factor}, the size of "
+            f"{name}'s last dimension. A factor is missing, extra or applied twice."
+        )
+
+
+def test_an_unnamed_factor_in_full() -> None:
+    found = scaled(evidence([[v * 1.7 for v in row] for row in EXPECTED], EXPECTED))
+    assert found == Diagnosis(
+        "scaled",
+        "Check your scaling: every value is 1.7 times the expected one. A factor is missing, "
+        "extra or applied twice.",
+    )
+
+
+def test_the_factor_is_read_from_values_above_ten_times_atol() -> None:
+    # atol 0.01: values up to 0.1 are too close to 0 to read a factor from; they are only
+    # checked against the factor the others give. 0.105 is read.
+    for small in (0.05, 0.1):
+        got = read_numbers([3 * small + 0.005, 6.0, 9.0])
+        found = scaled(Evidence(got, read_numbers([small, 2.0, 3.0]), 1e-4, 0.01))
+        assert found is not None and "every value is 3 times the expected one" in found.headline
+    above = Evidence(read_numbers([0.32, 6.0, 9.0]), read_numbers([0.105, 2.0, 3.0]), 1e-4, 0.01)
+    assert scaled(above) is None  # 0.32 / 0.105 is the factor, which 6 / 2 is not
