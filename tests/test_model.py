@@ -331,7 +331,7 @@ def test_generate_needs_a_reference_and_axes_as_a_table(tmp_path: Path) -> None:
 def test_generate_inputs_must_be_a_table() -> None:
     text = SMALL + GENERATE.replace('[generate.inputs]\nm = ["rows", "cols"]\nn = "rows"\n', "")
     text = text.replace("hidden = true\n", 'hidden = true\ninputs = ["m"]\n')
-    assert "generate.inputs must be a table: input name = [axis names]" in str(problem(text))
+    assert problem(text).problem == "generate.inputs must be a table: input name = [axis names]"
     assert "generate must be a table" in str(problem("generate = 3\n" + SMALL))
 
 
@@ -815,6 +815,9 @@ def test_numeric_array_problems_are_named() -> None:
     )
     assert model.numeric_array_problem("x") == "must be a number or a nested list of numbers"
     assert model.numeric_array_problem({"a": 1}) == "must be a number or a nested list of numbers"
+    # An empty row next to a row of one: two lengths, 0 and 1.
+    assert model.numeric_array_problem([[0], []]) == model.numeric_array_problem([[1], [2, 3]])
+    assert model.numeric_array_problem([[], []]) is None
     assert model.numeric_array_problem([[1], [2, 3]]) == (
         "must be a rectangular nested list of numbers (every row the same length)"
     )
@@ -947,3 +950,7 @@ def test_brackets_in_strings_and_comments_do_not_count() -> None:
     assert model._brackets("x = '[' # [") == 0
     assert model._brackets("AXIS = [1") == 1
     assert model._brackets("[") == 1
+
+
+def test_read_toml_reads_toml() -> None:
+    assert model.read_toml('a = 1\n[b]\nc = "d"\n') == {"a": 1, "b": {"c": "d"}}
