@@ -954,3 +954,15 @@ def test_brackets_in_strings_and_comments_do_not_count() -> None:
 
 def test_read_toml_reads_toml() -> None:
     assert model.read_toml('a = 1\n[b]\nc = "d"\n') == {"a": 1, "b": {"c": "d"}}
+
+
+def test_a_toml_error_at_the_end_of_the_file_has_no_line() -> None:
+    error = problem('[exercise]\ninputs = ["x"\n')
+    assert error.problem == "is not valid TOML: Unclosed array (at end of document)"
+    assert error.line is None and str(error).startswith("exercise.toml: is not valid TOML")
+
+
+def test_the_task_is_read() -> None:
+    text = GOOD.replace('inputs = ["Q", "K", "V"]', 'inputs = ["Q", "K", "V"]\ntask = "Combine."')
+    assert model.parse(text, PATH).task == "Combine."
+    assert model.parse(GOOD, PATH).task == ""
