@@ -658,3 +658,10 @@ def test_the_factor_is_read_from_values_above_ten_times_atol() -> None:
         assert found is not None and "every value is 3 times the expected one" in found.headline
     above = Evidence(read_numbers([0.32, 6.0, 9.0]), read_numbers([0.105, 2.0, 3.0]), 1e-4, 0.01)
     assert scaled(above) is None  # 0.32 / 0.105 is the factor, which 6 / 2 is not
+
+
+def test_axes_of_equal_sizes_swapped_are_read_in_the_answers_own_shape() -> None:
+    expected = [[[1.0, 2.0], [3.0, 4.0]], [[5.0, 6.0], [7.0, 8.0]]]
+    got = [[expected[j][i] for j in range(2)] for i in range(2)]  # axes 0 and 1 swapped
+    found = layout(evidence(got, expected))
+    assert found == Diagnosis("layout", reorder_words("[2, 2, 2]", "[2, 2, 2]", "(1, 0, 2)"))
