@@ -472,3 +472,123 @@ def test_a_long_solution_step_is_wrapped_under_its_number(tmp_path: Path) -> Non
     first, second = lines[2], lines[3]
     assert first.startswith("1. Multiply every value") and len(first) <= 84
     assert second.startswith("   ") and not second.startswith("    ")
+
+
+def test_results_after_a_broken_exercise_are_still_collected(tmp_path: Path) -> None:
+    a, b = lesson(tmp_path, "a"), lesson(tmp_path, "b")
+    states = summary.collect([result(a, 0, False, status="broken"), result(b, 1, True)])
+    assert [(s.slug, s.seen) for s in states] == [("a", set()), ("b", {1})]
+
+
+def test_cache_keys_name_the_lesson_and_a_digest_of_its_path(tmp_path: Path) -> None:
+    import hashlib
+
+    path = lesson(tmp_path)
+    digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:10]
+    cache = Cache()
+    states = summary.collect([result(path, 1, False)])
+    summary.progress_lines(states, [], cache)
+    summary.hint_lines(states, "next", cache, [])
+    assert sorted(cache.data) == [
+        f"lessons/hints/double-{digest}",
+        f"lessons/state/double-{digest}",
+    ]
+    # Two lessons of the same name in different folders keep their own state.
+    (tmp_path / "other").mkdir()
+    other = lesson(tmp_path / "other")
+    summary.progress_lines(
+        summary.collect([result(other, 1, True), result(other, 2, True)]), [], cache
+    )
+    assert sorted(v for k, v in cache.data.items() if k.startswith("lessons/state/")) == [
+        "failing",
+        "passed",
+    ]
+
+
+def test_two_watch_outs_and_a_fault_of_two_cases_are_all_named(tmp_path: Path) -> None:
+    path = lesson(tmp_path)
+    states = summary.collect(
+        [
+            result(path, 1, False, diagnosis="halved", diagnosis_kind="watch_out", cases=4),
+            result(path, 2, False, diagnosis="swapped", diagnosis_kind="watch_out", cases=4),
+            result(path, 3, False, fault="raised KeyError at solution.py:3", cases=4),
+            result(path, 4, False, fault="raised KeyError at solution.py:3", cases=4),
+        ]
+    )
+    assert summary.progress_lines(states)[0] == (
+        "double   0 of 4 cases   watch out: halved (case 1); swapped (case 2)   "
+        "case 4 failed as case 3 did"
+    )
+
+
+def test_a_course_lesson_that_passed_in_this_run_counts_without_a_cache(tmp_path: Path) -> None:
+    lesson(tmp_path, "a"), lesson(tmp_path, "b")
+    c = lesson(tmp_path, "c")
+    course = course_of(tmp_path, "a", "b", "c")
+    states = summary.collect([result(c, 1, True), result(c, 2, True)])
+    assert summary.progress_lines(states, [course], None)[-1] == "lessons: 1/3 passed [###-------]"
+
+
+def test_reset_and_hints_cover_every_exercise_of_the_run(tmp_path: Path) -> None:
+    a, b = lesson(tmp_path, "a"), lesson(tmp_path, "b")
+    states = summary.collect([result(a, 1, False), result(b, 1, False)])
+    cache = Cache()
+    lines = summary.hint_lines(states, "next", cache, [])
+    assert [line for line in lines if line.startswith("Hints for")] == [
+        "Hints for a:",
+        "Hints for b:",
+    ]
+    assert summary.hint_lines(states, "reset", cache, []) == [
+        "",
+        "Hints for a are closed again.",
+        "",
+        "Hints for b are closed again.",
+    ]
+
+
+def test_solutions_cover_every_exercise_of_the_run(tmp_path: Path) -> None:
+    a, b, c = lesson(tmp_path, "a"), lesson(tmp_path, "b"), lesson(tmp_path, "c")
+    broken = lesson(tmp_path, "0-broken", "[exercise\n")
+    runs = [result(p, n, p != b) for p in (broken, a, b, c) for n in (1, 2)]
+    cache = Cache()
+    assert summary.solution_lines(summary.collect(runs), None, cache, show, []) == []
+    assert sum(1 for k in cache.data if k.startswith("lessons/passed/")) == 3  # 0-broken, a, c
+    lines = summary.solution_lines(summary.collect(runs), "passed", cache, show, [])
+    assert [line for line in lines if line.startswith(("Worked", "The worked"))] == [
+        "Worked solution of a",
+        "The worked solution of b opens once all its cases pass. To see it before that: "
+        "`pytest --lesson-solution=show-anyway`",
+        "Worked solution of c",
+    ]
+
+
+def test_a_solution_step_wraps_at_84_characters_and_the_reference_loses_its_trailing_blanks(
+    tmp_path: Path,
+) -> None:
+    step = "a" * 79 + " bc"  # "1. " and this: 85 characters
+    text = LESSON.replace('steps = ["Take x.", "Double it."]', f'steps = ["{step}"]')
+    path = lesson(tmp_path, "long", text)
+    (path.parent / "reference.py").write_text("\n\ndef solve(x):\n    return 2 * x\n\n\n")
+    passed = summary.collect([result(path, 1, True), result(path, 2, True)])
+    assert summary.solution_lines(passed, "passed", None, show, []) == [
+        "",
+        "Worked solution of long",
+        "1. " + "a" * 79,
+        "   bc",
+        "",
+        "<reference.py>:",
+        "",
+        "    ",
+        "    ",
+        "    def solve(x):",
+        "        return 2 * x",
+    ]
+
+
+def test_render_remembers_and_counts_through_the_cache(tmp_path: Path) -> None:
+    a, b = lesson(tmp_path, "a"), lesson(tmp_path, "b")
+    course = course_of(tmp_path, "a", "b")
+    cache = Cache()
+    summary.render([result(a, 1, True), result(a, 2, True)], show, cache, None, None, [], [course])
+    lines = summary.render([result(b, 1, False)], show, cache, None, None, [], [course])
+    assert "lessons: 1/2 passed [#####-----]" in lines
