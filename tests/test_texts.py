@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from pytest_lessons import texts
-from pytest_lessons.compare import compare
+from pytest_lessons.compare import compare, compare_outputs
 from pytest_lessons.diagnose import Diagnosis
 from pytest_lessons.outcome import Frame, Outcome
 
@@ -591,3 +591,233 @@ def test_what_the_sandbox_refused_is_named_with_what_is_allowed() -> None:
     assert texts.describe_error(not_a_table, context()).headline == (
         "solve raised OSError in your code:"
     )
+
+
+# --- the map's colours, fault keys, printed output and several outputs --------------------------
+
+
+def paint(text: str, colour: str) -> str:
+    return f"<{colour}>{text}</>"
+
+
+def test_only_the_cells_of_a_mismatch_map_are_painted() -> None:
+    comparison = compare([[1.0, 2.0], [3.0, 4.0]], [[1.0, 9.0], [3.0, 4.0]], 1e-4, 1e-4)
+    failure = texts.describe_mismatch(comparison, context())
+    printed = texts.printed_lines("    0  . x\nbye", 0)  # learner output that looks like a row
+    lines = ["    1  x .", *failure.lines, *printed]
+    assert (
+        texts.colour_map(lines, paint)
+        == [
+            "    1  x .",  # before any map: as it is
+            *failure.lines[:-4],
+            "  where it differs: x is outside tolerance",
+            "       0 1",  # the column header: as it is
+            "    0  <green>.</> <red>x</>",
+            "    1  <green>.</> <green>.</>",
+            "",
+            "  what your code printed:",
+            "  |     0  . x",
+            "  | bye",
+        ]
+    )
+
+
+def test_a_map_ends_at_a_line_that_is_not_one_of_its_rows() -> None:
+    title = texts.MAP_TITLE + " (last two dimensions; x if wrong in any slice): x is outside"
+    lines = [title, "       0 1", "    0  x .", "    z  x .", "    1  x ."]
+    assert texts.colour_map(lines, paint) == [
+        title,
+        "       0 1",
+        "    0  <red>x</> <green>.</>",
+        "    z  x .",
+        "    1  x .",
+    ]
+    other = [texts.MAP_TITLE, "       0", "    0  x?", "    1  x"]
+    assert texts.colour_map(other, paint) == other
+    blank = [texts.MAP_TITLE, "       0", "", "    0  x"]
+    assert texts.colour_map(blank, paint) == blank
+
+
+@pytest.mark.parametrize(
+    ("outcome", "key"),
+    [
+        (Outcome("setup", error_type="missing_file"), "setup missing_file"),
+        (Outcome("timeout", seconds=10.0), "timeout"),
+        (Outcome("died", signal="SIGKILL"), "died SIGKILL"),
+        (Outcome("died", exit_code=3, message="worker lost"), "died 3 worker lost"),
+        (
+            Outcome("raised", error_type="KeyError", frames=(FRAME,)),
+            "raised KeyError at solution.py:3",
+        ),
+        (Outcome("raised", error_type="KeyError"), "raised KeyError"),
+        (Outcome("internal", message="x"), ""),
+        (Outcome("returned", answer=[1.0]), ""),
+    ],
+)
+def test_a_fault_key_names_a_cause_no_input_changes(outcome: Outcome, key: str) -> None:
+    assert texts.fault_key(outcome, None) == key
+
+
+def test_a_returned_answers_fault_key_names_its_problem_not_its_values() -> None:
+    returned = Outcome("returned", answer=None)
+    tensor = {"$": "tensor", "type": "torch.Tensor", "shape": [2], "values": [1.0, 2.0]}
+    assert texts.fault_key(returned, compare([1.0, 2.0], tensor, 1e-4, 1e-4)) == "returned tensor"
+    assert texts.fault_key(returned, compare([1.0, 2.0], [[1.0, 2.0]], 1e-4, 1e-4)) == (
+        "returned an extra size-1 dimension"
+    )
+    missing = texts.fault_key(returned, compare([[1.0, 2.0]], [1.0, 2.0], 1e-4, 1e-4))
+    assert missing.startswith("returned a") and missing.endswith(" missing size-1 dimension")
+    for right_kind in ([1.0, 3.0], [1.0, 2.0, 3.0], [1.0, float("nan")], [1.0, 2.0]):
+        assert texts.fault_key(returned, compare([1.0, 2.0], right_kind, 1e-4, 1e-4)) == ""
+    several = compare_outputs({"a": 1.0, "b": [1.0]}, [1.0, tensor], ["a", "b"], 1e-4, 1e-4)
+    assert texts.fault_key(returned, several) == "returned tensor in b"
+    squeezed = compare_outputs({"a": 1.0, "b": [1.0]}, [1.0, [[1.0]]], ["a", "b"], 1e-4, 1e-4)
+    assert texts.fault_key(returned, squeezed) == "returned an extra size-1 dimension in b"
+
+
+def test_a_repeated_failure_keeps_its_first_sentence_and_points_back() -> None:
+    again = texts.repeated(texts.Failure("Do this. Because of that.", ["  evidence"]), "case 1")
+    assert again.headline == "Do this."
+    assert again.lines == ["  (the same problem as case 1; its explanation is there)"]
+
+
+def test_long_printed_output_shows_its_first_and_last_lines() -> None:
+    output = "\n".join(f"line {i}" for i in range(1, 9)) + "\n\n"
+    assert texts.printed_lines(output, 0, limit=5) == [
+        "",
+        "  what your code printed:",
+        "  | line 1",
+        "  | line 2",
+        "  [… 3 lines not shown here]",
+        "  | line 6",
+        "  | line 7",
+        "  | line 8",
+    ]
+    assert texts.printed_lines(output, 12, limit=8)[2:] == [
+        *(f"  | line {i}" for i in range(1, 9)),
+        "  [… 12 bytes cut]",
+    ]
+    assert texts.printed_lines("", 7) == [
+        "",
+        "  what your code printed:",
+        "  | ",
+        "  [… 7 bytes cut]",
+    ]
+    assert texts.printed_lines("", 0) == []
+    assert texts.printed_lines("MAX\n\n", 0)[2:] == ["  | MAX"]
+    assert len(texts.printed_lines("x\n" * 21, 0)) == 2 + 20 + 1
+    assert len(texts.printed_lines("x\n" * 20, 0)) == 2 + 20
+
+
+def test_once_enough_output_was_shown_a_notice_replaces_it() -> None:
+    printed = Outcome("raised", error_type="E", output="hello\n")
+    notice = [
+        "",
+        "  what your code printed: not shown, because this exercise's earlier cases already "
+        "showed as much output as one run shows.",
+    ]
+    lines = texts.context_lines(printed, context(), output_limit=0)
+    assert lines == ["", "  inputs     x = [1, 2]", "  your code  double/solution.py", *notice]
+    cut = Outcome("raised", error_type="E", output="", output_cut=9)
+    assert texts.context_lines(cut, context(), output_limit=0)[-2:] == notice
+    silent = Outcome("raised", error_type="E")
+    assert texts.context_lines(silent, context(), output_limit=0)[-1] == (
+        "  your code  double/solution.py"
+    )
+    one_line = texts.context_lines(printed, context(), output_limit=1)
+    assert one_line[-3:] == ["", "  what your code printed:", "  | hello"]
+    many = Outcome("raised", error_type="E", output="a\nb\nc\n")
+    assert texts.context_lines(many, context(), output_limit=2)[-3:] == [
+        "  | a",
+        "  [… 1 lines not shown here]",
+        "  | c",
+    ]
+    failure = texts.describe(many, None, context(), output_limit=2)
+    assert failure.lines[-3:] == ["  | a", "  [… 1 lines not shown here]", "  | c"]
+
+
+def test_inputs_are_aligned_under_one_label() -> None:
+    lines = texts.context_lines(Outcome("raised"), context(inputs={"x": 1, "longer": [2]}))
+    assert lines[:3] == ["", "  inputs     x      = 1", "             longer = [2]"]
+    hidden = texts.context_lines(Outcome("raised"), context(), show_inputs=False)
+    assert hidden == ["", "  your code  double/solution.py"]
+
+
+def test_a_wrong_output_of_several_is_named_in_the_diagnosis() -> None:
+    several = compare_outputs(
+        {"a": 1.0, "b": [1.0, 2.0]}, [1.0, [2.0, 1.0]], ["a", "b"], 1e-4, 1e-4
+    )
+    watch = Diagnosis("swap", "Watch out: swap them. Because.", kind="watch_out")
+    generic = Diagnosis("shuffled", "Put your values in place. Because.")
+    assert texts.describe_mismatch(several, context(), watch).headline == (
+        "Watch out, in b (value 2 of 2): swap them. Because."
+    )
+    assert texts.describe_mismatch(several, context(), generic).headline == (
+        "In b (value 2 of 2): Put your values in place. Because."
+    )
+    again = texts.describe_mismatch(several, context(), watch, repeat_of="case 1")
+    assert again.headline == "Watch out, in b (value 2 of 2): swap them."
+    assert texts.describe_mismatch(several, context()).headline == several.headline
+
+
+def test_every_detail_of_a_diagnosis_is_shown_then_the_comparisons_advice() -> None:
+    tensor = {"$": "tensor", "type": "torch.Tensor", "shape": [2], "values": [1.0, 2.0]}
+    comparison = compare([1.0, 2.0], tensor, 1e-4, 1e-4)
+    found = Diagnosis("x", "Watch out: this.", details=("One.", "Two."))
+    lines = texts.describe_mismatch(comparison, context(), found).lines
+    assert lines[:3] == ["  One.", "  Two.", "  " + texts.wrap(comparison.headline)[0]]
+    shape = compare([1.0, 2.0], [[1.0], [2.0]], 1e-4, 1e-4)
+    assert comparison.problem == "tensor" and shape.problem == "shape"
+    lines = texts.describe_mismatch(shape, context(), Diagnosis("x", "Watch out: this.")).lines
+    assert not any(shape.headline[:20] in line for line in lines)
+
+
+def test_the_table_says_how_many_more_rows_are_not_listed() -> None:
+    five = compare([1.0] * 5, [2.0] * 5, 1e-4, 1e-4)
+    assert not any("more" in line for line in texts.describe_mismatch(five, context()).lines)
+    six = compare([1.0] * 6, [2.0] * 6, 1e-4, 1e-4)
+    assert "    ... and 1 more" in texts.describe_mismatch(six, context()).lines
+
+
+def test_numbers_that_print_alike_are_shown_in_full_in_the_table_too() -> None:
+    comparison = compare([1.0000001, 5.0], [1.0000002, 5.0], 0, 0)
+    lines = texts.describe_mismatch(comparison, context()).lines
+    assert "    [0]   1.0000002   1.0000001" in lines
+
+
+def test_a_nan_gap_line_in_full() -> None:
+    comparison = compare([1.0, 2.0], [1.0, float("nan")], 1e-4, 1e-4)
+    lines = texts.describe_mismatch(comparison, context()).lines
+    assert "  largest gap   at [1]: got nan, expected 2" in lines
+
+
+def test_wrap_defaults_to_88_columns_and_render_drops_trailing_blank_lines() -> None:
+    assert texts.wrap("x" * 85 + " yy") == ["x" * 85 + " yy"]
+    assert texts.wrap("x" * 86 + " yy") == ["x" * 86, "yy"]
+    assert texts.wrap("aa bb", 2) == ["aa", "bb"]
+    assert texts.Failure("Do it.", ["", "  a", "", ""]).render() == "Do it.\n\n  a\n"
+
+
+def test_a_known_error_shows_the_traceback_then_the_advice() -> None:
+    message = "view size is not compatible with input tensor's size and stride"
+    outcome = Outcome("raised", error_type="RuntimeError", message=message, frames=(FRAME,))
+    lines = texts.describe_error(outcome, context()).lines
+    assert lines[:5] == [
+        "",
+        "  double/solution.py, line 3, in solve",
+        "      return x[5]",
+        f"  RuntimeError: {message}",
+        "",
+    ]
+    assert lines[5].startswith("  After a transpose")
+    recursion = Outcome("raised", error_type="RecursionError", frames=(FRAME,))
+    assert texts.describe_error(recursion, context()).lines[:2] == [
+        "",
+        "  double/solution.py, line 3, in solve",
+    ]
+
+
+def test_a_hidden_failure_in_one_output_of_several_says_which() -> None:
+    several = compare_outputs({"a": 1.0, "b": [1.0]}, [1.0, [2.0]], ["a", "b"], 1e-4, 1e-4)
+    failure = texts.describe_hidden(Outcome("returned"), several, context(), "hidden case 3")
+    assert failure.headline == "Hidden case 3 failed: your answer is wrong (in b)."
