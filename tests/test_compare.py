@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import math
 from typing import Any
@@ -13,11 +14,15 @@ from pytest_lessons.compare import (
     Numbers,
     compare,
     compare_outputs,
+    compare_values,
     fmt_index,
     fmt_number,
     nested,
+    read_numbers,
+    size_one_positions,
     split_outputs,
 )
+from pytest_lessons.outcome import TAG
 
 
 def judge(answer: Any, expected: Any = ((1, 2.5), (3, 4)), rtol: float = 1e-4, atol: float = 1e-4):
@@ -433,3 +438,101 @@ def test_a_tensors_values_are_called_right_by_the_cases_own_tolerance() -> None:
     assert "values are right" not in " ".join(strict.notes)
     infinite = judge(torch.tensor([1.0, 5.0]), [1.0, float("inf")])
     assert "values are right" not in " ".join(infinite.notes)
+
+
+# --- damaged, inner and several-output answers, and the words for sizes of 1 ---------------------
+
+
+def test_a_damaged_packed_answer_is_refused_in_words() -> None:
+    packed = {TAG: "dense", "shape": [3], "float64le": base64.b64encode(b"\0" * 16).decode()}
+    verdict = compare([1.0, 2.0, 3.0], packed, 1e-4, 1e-4)
+    assert (verdict.passed, verdict.problem) == (False, "object")
+    assert verdict.headline == "Return a nested list of numbers: your answer is a damaged answer."
+
+
+@pytest.mark.parametrize(
+    ("inner", "words"),
+    [
+        ({TAG: "tensor"}, "Return only numbers and lists: your answer holds a tensor at [1]."),
+        ((2.0,), "Return only numbers and lists: your answer holds a tuple at [1]."),
+        (
+            {TAG: "ndarray", "type": "numpy.ndarray"},
+            "Return only numbers and lists: your answer holds a numpy.ndarray at [1]. Call "
+            ".tolist() on the whole tensor rather than building a list of tensors.",
+        ),
+    ],
+)
+def test_an_object_inside_an_answer_is_named_by_its_type(inner: Any, words: str) -> None:
+    verdict = compare([1.0, 2.0], [1.0, inner], 1e-4, 1e-4)
+    assert (verdict.problem, verdict.headline) == ("inner_object", words)
+
+
+def test_a_tensors_values_are_kept_as_numbers_for_the_diagnosis() -> None:
+    for tag in ("tensor", "ndarray"):
+        answer = {TAG: tag, "type": "x", "shape": [2], "values": [1.0, 3.0]}
+        verdict = compare([1.0, 2.0], answer, 1e-4, 1e-4)
+        assert verdict.got == Numbers((2,), [1.0, 3.0]) and verdict.got_shape == (2,)
+    unreadable = {TAG: "tensor", "type": "x", "shape": [2], "values": ["a", 1.0]}
+    verdict = compare([1.0, 2.0], unreadable, 1e-4, 1e-4)
+    assert verdict.got is None and verdict.got_shape is None
+    assert compare([1.0, 2.0], {TAG: "tensor", "shape": [2]}, 1e-4, 1e-4).got is None
+    assert compare_values(["a", 1.0], read_numbers([1.0, 2.0]), 1e-4, 1e-4) is False
+
+
+@pytest.mark.parametrize(
+    ("want", "got", "words"),
+    [
+        (
+            [[1.0, 2.0]],
+            [[[1.0, 2.0]]],
+            "Remove the extra dimension of size 1 at position 0 or 1 with .squeeze(0): your "
+            "answer has shape [1, 1, 2], the expected one [1, 2].",
+        ),
+        (
+            [[[1.0, 2.0]]],
+            [[[[1.0, 2.0]]]],
+            "Remove the extra dimension of size 1 at position 0, 1 or 2 with .squeeze(0): your "
+            "answer has shape [1, 1, 1, 2], the expected one [1, 1, 2].",
+        ),
+        (
+            [[[1.0, 2.0]]],
+            [[1.0, 2.0]],
+            "Add the missing dimension of size 1 at position 0 or 1 with .unsqueeze(0): your "
+            "answer has shape [1, 2], the expected one [1, 1, 2].",
+        ),
+        (
+            [[1.0], [2.0]],
+            [1.0, 2.0],
+            "Add the missing dimension of size 1 at position 1 with .unsqueeze(1): your answer "
+            "has shape [2], the expected one [2, 1].",
+        ),
+    ],
+)
+def test_a_size_of_one_too_many_or_too_few_names_each_place(
+    want: Any, got: Any, words: str
+) -> None:
+    assert compare(want, got, 1e-4, 1e-4).headline == words
+
+
+def test_size_one_positions_look_both_ways() -> None:
+    assert size_one_positions((1, 2), (2,)) == [0]
+    assert size_one_positions((2,), (1, 2)) == [0]
+    assert size_one_positions((2, 1), (2, 1)) == []
+    assert size_one_positions((3,), (1, 2)) == []
+
+
+def test_an_answer_of_several_outputs_that_is_not_a_list_names_what_it_is() -> None:
+    expected = {"a": 1.0, "b": 2.0}
+    for answer, what in [
+        ({TAG: "cut", "reason": "too large"}, "a cut"),
+        ({}, "a value"),
+        ({TAG: "tensor", "type": "torch.Tensor"}, "a torch.Tensor"),
+        (3.0, "a float"),
+    ]:
+        verdict = compare_outputs(expected, answer, ["a", "b"], 1e-4, 1e-4)
+        assert verdict.passed is False and verdict.problem == "outputs"
+        assert verdict.headline.endswith(f"solve returned {what}."), verdict.headline
+
+
+def test_an_index_in_a_block_with_an_empty_axis() -> None:
+    assert Numbers((3, 0), []).index(2) == (2, 0)
