@@ -536,3 +536,101 @@ def test_an_answer_of_several_outputs_that_is_not_a_list_names_what_it_is() -> N
 
 def test_an_index_in_a_block_with_an_empty_axis() -> None:
     assert Numbers((3, 0), []).index(2) == (2, 0)
+
+
+TENSOR = {TAG: "tensor", "type": "torch.Tensor", "dtype": "torch.float32", "shape": [2]}
+ARRAY = {TAG: "ndarray", "type": "numpy.ndarray", "dtype": "float64", "shape": [2]}
+NONE_WORDS = (
+    "Return your answer: solve returned None, which usually means it has no `return` line, or "
+    "it returns the result of a method that changes a value in place."
+)
+TOLIST = "Return plain Python numbers: add .tolist() to your result. solve returned a "
+
+
+@pytest.mark.parametrize(
+    ("expected", "answer", "words", "notes"),
+    [
+        (2.0, None, NONE_WORDS, ()),
+        ([1.0, 2.0], None, NONE_WORDS, ()),
+        (
+            [1.0, 2.0],
+            "hi",
+            "Return a nested list of shape [2]: solve returned the string 'hi'.",
+            (),
+        ),
+        ([1.0, 2.0], True, "Return a nested list of shape [2]: solve returned True.", ()),
+        (2.0, False, "Return a number: solve returned False.", ()),
+        (
+            [1.0, 2.0],
+            {**TENSOR, "values": [1.0, 2.0]},
+            TOLIST + "torch.Tensor (torch.float32, shape [2]), and the grader compares a nested "
+            "list of shape [2].",
+            ("The tensor's values are right; only the type is not.",),
+        ),
+        (
+            [1.0, 2.0],
+            {**TENSOR, "shape": [1, 2], "values": [[1.0, 3.0]]},
+            TOLIST + "torch.Tensor (torch.float32, shape [1, 2]), and the grader compares a "
+            "nested list of shape [2].",
+            ("Its shape is [1, 2]; the expected answer's is [2].",),
+        ),
+        (
+            [1.0, 2.0],
+            {**ARRAY, "values": [1.0, 2.0]},
+            TOLIST + "numpy.ndarray (float64, shape [2]), and the grader compares a nested list "
+            "of shape [2].",
+            ("The NumPy array's values are right; only the type is not.",),
+        ),
+        (
+            [1.0, 2.0],
+            {**ARRAY, "values": [1.0, 3.0]},
+            TOLIST + "numpy.ndarray (float64, shape [2]), and the grader compares a nested list "
+            "of shape [2].",
+            (),
+        ),
+        (
+            [1.0, 2.0],
+            {TAG: "cut", "reason": "over 10 MB"},
+            "Return a nested list of shape [2]: your answer was not read because it is over 10 MB.",
+            (),
+        ),
+        (
+            [1.0, 2.0],
+            {TAG: "cut"},
+            "Return a nested list of shape [2]: your answer was not read because it is too large.",
+            (),
+        ),
+        (
+            [1.0, 2.0],
+            {TAG: "object", "type": "list_iterator"},
+            "Build a list, for example with list(...) or [... for ...]: solve returned a "
+            "list_iterator, which only produces values when asked, and the grader needs a nested "
+            "list of shape [2].",
+            (),
+        ),
+        (
+            [1.0, 2.0],
+            {TAG: "object", "type": "set"},
+            "Return a nested list of shape [2]: solve returned a set.",
+            (),
+        ),
+    ],
+)
+def test_each_answer_that_is_not_numbers_has_its_whole_headline(
+    expected: Any, answer: Any, words: str, notes: tuple[str, ...]
+) -> None:
+    verdict = compare(expected, answer, 1e-4, 1e-4)
+    assert (verdict.passed, verdict.headline, verdict.notes) == (False, words, notes)
+
+
+def test_large_answers_are_judged_the_same_both_ways() -> None:
+    from pytest_lessons.compare import VECTOR_FROM, outside
+
+    size = VECTOR_FROM
+    want = [1.0] * size
+    got = [1.0] * (size - 1) + [2.0]
+    assert outside(got, want, 1e-4, 1e-4) == [size - 1]
+    assert outside([1.0] * size, want, 1e-4, 1e-4) == []
+    # Exactly at the tolerance is right.
+    assert outside([1.5, 3.0], [1.0, 2.0], 0.0, 0.5) == []
+    assert outside([1.5, 3.0], [1.0, 2.0], 0.25, 0.0) == [0]
