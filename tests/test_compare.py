@@ -632,5 +632,5 @@ def test_large_answers_are_judged_the_same_both_ways() -> None:
     assert outside(got, want, 1e-4, 1e-4) == [size - 1]
     assert outside([1.0] * size, want, 1e-4, 1e-4) == []
     # Exactly at the tolerance is right.
-    assert outside([1.5, 3.0], [1.0, 2.0], 0.0, 0.5) == []
-    assert outside([1.5, 3.0], [1.0, 2.0], 0.25, 0.0) == [0]
+    assert outside([1.5, 2.5], [1.0, 2.0], 0.0, 0.5) == []
+    assert outside([1.5, 2.5], [1.0, 2.0], 0.25, 0.0) == [0]
