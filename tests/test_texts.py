@@ -821,3 +821,12 @@ def test_a_hidden_failure_in_one_output_of_several_says_which() -> None:
     several = compare_outputs({"a": 1.0, "b": [1.0]}, [1.0, [2.0]], ["a", "b"], 1e-4, 1e-4)
     failure = texts.describe_hidden(Outcome("returned"), several, context(), "hidden case 3")
     assert failure.headline == "Hidden case 3 failed: your answer is wrong (in b)."
+
+
+def test_a_wide_map_is_painted_too() -> None:
+    want = [float(i) for i in range(11)]
+    comparison = compare(want, [*want[:10], 99.0], 1e-4, 1e-4)
+    lines = texts.mismatch_map(comparison)
+    assert lines[-1] == "    0   .  .  .  .  .  .  .  .  .  .  x"
+    painted = texts.colour_map(lines, paint)[-1]
+    assert painted.startswith("    0   <green>.</>  <green>.</>") and painted.endswith("<red>x</>")
