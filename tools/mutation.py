@@ -39,7 +39,7 @@ CI_SAMPLE = ("settings", "generate", "summary")
 #: fall to. Raise a floor when tests improve; never lower one to let a change through. compare,
 #: model, diagnose, summary and texts: about a point under what they measured on 2026-11-30
 #: (issue 15; a full run of each module, then its survivors run again once the last unit tests
-#: were in): compare 94.6%, model 99.7%, diagnose 100%, summary 100%, texts 99.4%; a mutant that
+#: were in): compare 94.6%, model 99.7%, diagnose 100%, summary 100%, texts 100%; a mutant that
 #: times out on a loaded machine can count either way. formats measured 76.5% after the
 #: refactor of issue 12 (its new _classroom_groups has no unit test yet): its floor stays, for
 #: the tests that bring it back.
@@ -50,7 +50,7 @@ FLOORS = {
     "diagnose": 99,
     "generate": 97,
     "summary": 99,
-    "texts": 98,
+    "texts": 99,
     "formats": 97,
 }
 
