@@ -117,7 +117,7 @@ def _cut(text: str, limit: int) -> str:
 def _classroom_status(rs: Sequence[CaseResult]) -> str:
     if all(r.passed for r in rs):
         return "pass"
-    return "fail" if any(r.status == "failed" for r in rs) else "error"
+    return "fail" if any(r.status == Status.FAILED for r in rs) else "error"
 
 
 def _classroom_cases(results: Sequence[CaseResult], text: int) -> list[dict[str, Any]]:
@@ -183,7 +183,7 @@ def classroom(results: Sequence[CaseResult], budget: int = CLASSROOM_BUDGET) -> 
         ("one test per exercise", lambda: _classroom_groups(ordered_results, True)),
         ("one test for the run", lambda: _classroom_groups(ordered_results, False)),
     ]
-    if not results or all(r.status in ("broken", "internal") for r in results):
+    if not results or all(r.status in (Status.BROKEN, Status.INTERNAL) for r in results):
         status = "error"
     else:
         status = "pass" if all(r.passed for r in results) else "fail"
@@ -217,7 +217,7 @@ def exercism(results: Sequence[CaseResult]) -> dict[str, Any]:
     tasks: dict[str, int] = {}
     for r in ordered(results):
         task = tasks.setdefault(str(r.path), len(tasks) + 1)
-        status = "pass" if r.passed else ("fail" if r.status == "failed" else "error")
+        status = "pass" if r.passed else ("fail" if r.status == Status.FAILED else "error")
         test: dict[str, Any] = {
             "name": _name(r),
             "status": status,
@@ -234,13 +234,15 @@ def exercism(results: Sequence[CaseResult]) -> dict[str, Any]:
         tests.append(test)
     report: dict[str, Any] = {"version": 3, "tests": tests}
     unusable = [r for r in ordered(results) if r.unloadable]
-    if unusable and all(r.unloadable or r.status in ("broken", "internal") for r in results):
+    ungraded = (Status.BROKEN, Status.INTERNAL)
+    unusable_run = all(r.unloadable or r.status in ungraded for r in results)
+    if unusable and unusable_run:
         # As Exercism's runners do when the solution cannot be imported (a syntax error, a
         # missing function): no tests ran, and the message says why.
         # The case's own evidence (its inputs) is left out: the message is about the file.
         message = re.split(r"\n\n  (?:inputs |your code )", unusable[0].message)[0]
         report.update(status="error", message=message.rstrip("\n"), tests=[])
-    elif not results or all(r.status in ("broken", "internal") for r in results):
+    elif not results or all(r.status in (Status.BROKEN, Status.INTERNAL) for r in results):
         report["status"] = "error"
         report["message"] = summary_text(results) if results else "No exercise was graded."
     else:

@@ -366,7 +366,8 @@ class Feedback:
                 how = "failed as" if shown.result.fault else "made the same mistake as"
                 inner = "".join(_case_html(r, t, nested=True) for r, t in shown.repeats)
                 parts.append(
-                    f'<details style="margin:0 0 0.6em 1em"><summary>{_e(summary._cases(numbers))} '
+                    '<details style="margin:0 0 0.6em 1em">'
+                    f"<summary>{_e(summary.case_ranges(numbers))} "
                     f"{how} {_e(shown.result.label)}</summary>{inner}</details>"
                 )
         tail = [*self.notes, *self.progress]
@@ -722,7 +723,7 @@ class Lessons:
         except model.ExerciseError as error:
             raise NotebookError(f"Tell your instructor: {error}") from None
         state = summary.ExerciseState(exercise.slug, lesson.path, len(exercise.cases))
-        if cache.get(summary._state_key(lesson.path), "") != "passed":
+        if cache.get(summary.state_key(lesson.path), "") != "passed":
             state.seen.add(1)  # failing, as far as anyone knows
         return state
 

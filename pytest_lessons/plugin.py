@@ -39,6 +39,8 @@ from pytest_lessons.session import KEY, LessonSession
 _STARTED = pytest.StashKey[float]()
 _OUTPUTS = pytest.StashKey[classoutputs.Outputs]()
 _WRITTEN = pytest.StashKey[list[str]]()
+#: Why a file the run was asked to write could not be written.
+_WRITE_ERROR = pytest.StashKey[str]()
 
 
 class WatchOutMatcher:
@@ -617,6 +619,18 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if _grading(config) and not results and session.exitstatus == pytest.ExitCode.OK:
         # Grading that graded nothing must not look like success.
         session.exitstatus = pytest.ExitCode.NO_TESTS_COLLECTED
+    try:
+        _write_files(config, lessons, seconds)
+    except OSError as error:
+        # A report that cannot be written must not pass for a failed case (exit 1), which a
+        # grading script reads as "graded": the run ends as an error, and says which file.
+        config.stash[_WRITE_ERROR] = f"{error.strerror or error}: {error.filename or ''}".strip()
+        session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+
+
+def _write_files(config: pytest.Config, lessons: LessonSession, seconds: float) -> None:
+    """Every file the run was asked for: the report, a class's files, GitHub's job summary."""
+    results = lessons.results
     target = config.getoption("lesson_report")
     if target and lessons.submissions is None:
         path = Path(config.invocation_params.dir, target)
@@ -656,6 +670,14 @@ def pytest_terminal_summary(
 ) -> None:
     if hasattr(config, "workerinput"):
         return
+    failed_write = config.stash.get(_WRITE_ERROR, None)
+    if failed_write:
+        terminalreporter.write_line(
+            f"lessons: ERROR: fix the output path, then grade again: a file the run was asked "
+            f"for could not be written ({failed_write}).",
+            red=True,
+            bold=True,
+        )
     lessons = config.stash.get(KEY, None)
     if lessons is None or not lessons.results:
         return

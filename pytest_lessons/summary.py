@@ -83,7 +83,7 @@ def _key(kind: str, state: ExerciseState) -> str:
     return f"lessons/{kind}/{state.slug}-{digest}"
 
 
-def _cases(numbers: list[int]) -> str:
+def case_ranges(numbers: list[int]) -> str:
     """``case 3``, ``cases 1, 4``, ``cases 2 to 10``."""
     label = "case" if len(numbers) == 1 else "cases"
     ordered = sorted(numbers)
@@ -112,15 +112,15 @@ def progress_lines(
             status = f"{len(state.passed)} of {state.total} cases"
             if len(state.seen) < state.total:
                 status += f" ({len(state.seen)} run)"
-            watch = "; ".join(f"{i} ({_cases(c)})" for i, c in state.mistakes.items())
+            watch = "; ".join(f"{i} ({case_ranges(c)})" for i, c in state.mistakes.items())
             if watch:
                 status += f"   watch out: {watch}"
             for fault, cases in state.faults.items():
                 if fault == "not run":
-                    status += f"   {_cases(cases)} not run (too many timeouts)"
+                    status += f"   {case_ranges(cases)} not run (too many timeouts)"
                 elif len(cases) > 1:
                     first, *rest = sorted(cases)
-                    status += f"   {_cases(rest)} failed as case {first} did"
+                    status += f"   {case_ranges(rest)} failed as case {first} did"
         lines.append(f"{state.slug.ljust(width)}   {status}")
     for state in states:
         _remember(state, cache)
@@ -139,7 +139,9 @@ def progress_lines(
     return lines
 
 
-def _state_key(path: Path) -> str:
+def state_key(path: Path) -> str:
+    """The cache key of an exercise's last state (``passed`` or ``failing``), shared by every
+    front end that reads or writes pytest's cache."""
     digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:10]
     return f"lessons/state/{path.resolve().parent.name}-{digest}"
 
@@ -150,13 +152,13 @@ def _remember(state: ExerciseState, cache: Cache | None) -> None:
     if cache is None:
         return
     if state.complete:
-        cache.set(_state_key(state.path), "passed")
+        cache.set(state_key(state.path), "passed")
     elif state.failing:
-        cache.set(_state_key(state.path), "failing")
+        cache.set(state_key(state.path), "failing")
 
 
 def _last_passed(path: Path, cache: Cache | None) -> bool:
-    return cache is not None and cache.get(_state_key(path), "") == "passed"
+    return cache is not None and cache.get(state_key(path), "") == "passed"
 
 
 def _load(state: ExerciseState) -> model.Exercise | None:

@@ -557,8 +557,8 @@ def fault_key(outcome: Outcome, comparison: Comparison | None) -> str:
         got, want = comparison.got_shape, comparison.expected_shape
         if comparison.problem == "shape" and got is not None and size_one_positions(got, want):
             # A forgotten .squeeze() or .unsqueeze() is the same fault whatever the sizes.
-            extra = "extra" if len(got) > len(want) else "missing"
-            return f"returned an {extra} size-1 dimension{part}"
+            extra = "an extra" if len(got) > len(want) else "a missing"
+            return f"returned {extra} size-1 dimension{part}"
         if comparison.problem in ("", "values", "shape", "nonfinite"):
             return ""
         return f"returned {comparison.problem}{part}"

@@ -582,3 +582,20 @@ def test_gradescope_gives_hidden_cases_the_visibility_asked_for(
     data = validate(pytester.path / "g.json", "gradescope")
     assert [t["visibility"] for t in data["tests"]] == ["visible", "visible", visibility]
     assert data["visibility"] == "visible"
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_a_report_that_cannot_be_written_ends_the_run_as_an_error_not_a_failed_case(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    make_exercise(solution="def solve(x):\n    return x\n")
+    (pytester.path / "out").write_text("a file where the report's folder should be")
+    result = pytester.runpytest("--lesson-report=out/report.json", "double")
+    # Exit 1 would read as "graded, a case failed" to the recipes, which then post no score.
+    assert result.ret == pytest.ExitCode.INTERNAL_ERROR
+    result.stdout.fnmatch_lines(
+        [
+            "*lessons: ERROR: fix the output path, then grade again: a file the run was asked for "
+            "could not be written (*out*)."
+        ]
+    )

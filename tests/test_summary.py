@@ -316,11 +316,11 @@ def test_render_reads_hints_and_passes_from_the_cache(tmp_path: Path) -> None:
 
 
 def test_cases_are_named_one_by_one_or_as_a_range() -> None:
-    assert summary._cases([3]) == "case 3"
-    assert summary._cases([4, 1]) == "cases 1, 4"
-    assert summary._cases([2, 1]) == "cases 1, 2"  # two in a row: no range
-    assert summary._cases([3, 2, 4]) == "cases 2 to 4"
-    assert summary._cases([1, 2, 4]) == "cases 1, 2, 4"
+    assert summary.case_ranges([3]) == "case 3"
+    assert summary.case_ranges([4, 1]) == "cases 1, 4"
+    assert summary.case_ranges([2, 1]) == "cases 1, 2"  # two in a row: no range
+    assert summary.case_ranges([3, 2, 4]) == "cases 2 to 4"
+    assert summary.case_ranges([1, 2, 4]) == "cases 1, 2, 4"
 
 
 def test_progress_says_which_cases_failed_as_another_did_or_were_not_run(tmp_path: Path) -> None:
