@@ -416,3 +416,196 @@ def test_a_cell_is_cut_at_the_last_space_before_the_limit() -> None:
     headline = "ab " + "w" * 115 + " tail" + "z" * 10
     line = formats.step_summary([result(1, False, headline=headline)]).splitlines()[-1]
     assert line == "| double | 0 / 1 | case 1: ab " + "w" * 115 + " … |"
+
+
+def test_classroom_groups_one_test_per_learner_and_exercise() -> None:
+    zeta = "/course/zeta/exercise.toml"
+    rows = [
+        result(2, False, learner="ada", headline="H" * 150, seconds=0.5, points=0.0),
+        result(1, True, learner="ada", points=0.1, seconds=0.25),
+        result(3, True, learner="ada", points=0.2, seconds=0.0),
+        result(1, False, learner="ada", exercise="zeta", path=zeta, status="error", line=40),
+        result(1, True, learner="bo", generated=True, seconds=1.0),
+    ]
+    tests = formats._classroom_groups(formats.ordered(rows), True)
+    assert tests == [
+        {
+            "name": "ada: double: 2 of 3 cases passed",
+            "status": "fail",
+            "score": 0.3,
+            "message": "H" * 99 + "…",
+            "test_code": "",
+            "filename": "double/exercise.toml",
+            "line_no": 0,
+            "duration": 750,
+        },
+        {
+            "name": "ada: zeta: 0 of 1 cases passed",
+            "status": "error",
+            "score": 0.0,
+            "message": "Check case 1. Why.",
+            "test_code": "",
+            "filename": "zeta/exercise.toml",
+            "line_no": 0,
+            "duration": 12,
+        },
+        {
+            "name": "bo: double: 1 of 1 cases passed",
+            "status": "pass",
+            "score": 1.0,
+            "message": "",
+            "test_code": "",
+            "filename": "double/exercise.toml",
+            "line_no": 0,
+            "duration": 1000,
+        },
+    ]
+    assert formats._classroom_groups(formats.ordered(rows), False) == [
+        {
+            "name": "all exercises: 3 of 5 cases passed",
+            "status": "fail",
+            "score": 1.3,
+            "message": "H" * 99 + "…",
+            "test_code": "",
+            "filename": "",
+            "line_no": 0,
+            "duration": 1762,
+        }
+    ]
+
+
+def test_classroom_groups_of_ones_own_solution_name_the_exercise_alone() -> None:
+    rows = [result(1, True), result(2, False, status="error", headline="Run it.")]
+    (test,) = formats._classroom_groups(rows, True)
+    assert (test["name"], test["status"], test["message"]) == (
+        "double: 1 of 2 cases passed",
+        "error",
+        "Run it.",
+    )
+    (run,) = formats._classroom_groups([result(1, True), result(2, True)], False)
+    assert (run["name"], run["status"], run["score"]) == (
+        "all exercises: 2 of 2 cases passed",
+        "pass",
+        2.0,
+    )
+    (long,) = formats._classroom_groups([result(1, True, exercise="e" * 400)], True)
+    assert long["name"] == "e" * 299 + "…"
+
+
+def classroom_bytes(report: dict[str, Any]) -> int:
+    return len(formats.classroom_text(report).encode())
+
+
+def test_classroom_steps_down_until_it_fits_its_budget_and_keeps_every_point() -> None:
+    zeta = "/course/zeta/exercise.toml"
+    rows = [
+        result(n, n == 1, headline=f"{n} {'é' * 150}", call="solve(" + "x" * 200 + ")")
+        for n in (3, 1, 2)
+    ] + [
+        result(n, False, exercise="zeta", path=zeta, headline=f"Zeta {n}.", call="z" * 200)
+        for n in (1, 2, 3)
+    ]
+    whole = formats.classroom(rows)
+    assert [t["name"] for t in whole["tests"]] == [
+        *(f"double: case {n}" for n in (1, 2, 3)),
+        *(f"zeta: case {n}" for n in (1, 2, 3)),
+    ]
+    assert whole["tests"][1]["message"] == "2 " + "é" * 150
+    assert whole["tests"][0]["test_code"] == "solve(" + "x" * 200 + ")"
+    assert formats.classroom(rows, classroom_bytes(whole)) == whole
+
+    short = formats.classroom(rows, classroom_bytes(whole) - 1)
+    assert [t["test_code"] for t in short["tests"]] == [
+        formats.CLASSROOM_CUT.format(how="short messages"),
+        *[""] * 5,
+    ]
+    assert short["tests"][1]["message"] == "2 " + "é" * 97 + "…"
+    assert [t["score"] for t in short["tests"]] == [1.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    assert formats.classroom(rows, classroom_bytes(short)) == short
+
+    grouped = formats.classroom(rows, classroom_bytes(short) - 1)
+    assert grouped == {
+        "version": 1,
+        "status": "fail",
+        "max_score": 6.0,
+        "tests": [
+            {
+                "name": "double: 1 of 3 cases passed",
+                "status": "fail",
+                "score": 1.0,
+                "message": "2 " + "é" * 97 + "…",
+                "test_code": formats.CLASSROOM_CUT.format(how="one test per exercise"),
+                "filename": "double/exercise.toml",
+                "line_no": 0,
+                "duration": 38,
+            },
+            {
+                "name": "zeta: 0 of 3 cases passed",
+                "status": "fail",
+                "score": 0.0,
+                "message": "Zeta 1.",
+                "test_code": "",
+                "filename": "zeta/exercise.toml",
+                "line_no": 0,
+                "duration": 38,
+            },
+        ],
+    }
+    assert formats.classroom(rows, classroom_bytes(grouped)) == grouped
+
+    one = formats.classroom(rows, classroom_bytes(grouped) - 1)
+    assert one["tests"] == [
+        {
+            "name": "all exercises: 1 of 6 cases passed",
+            "status": "fail",
+            "score": 1.0,
+            "message": "2 " + "é" * 97 + "…",
+            "test_code": formats.CLASSROOM_CUT.format(how="one test for the run"),
+            "filename": "",
+            "line_no": 0,
+            "duration": 75,
+        }
+    ]
+    assert (one["version"], one["status"], one["max_score"]) == (1, "fail", 6.0)
+    # Nothing smaller exists: the last step is what the file holds, whatever the budget.
+    assert formats.classroom(rows, 0) == one
+
+
+def test_the_classroom_budget_is_counted_in_bytes_of_compact_json() -> None:
+    assert formats.classroom_text({"a": ["é", 1]}) == '{"a":["é",1]}\n'
+    assert formats.CLASSROOM_BUDGET == 65536
+    assert formats.classroom([]) == {"version": 1, "status": "error", "max_score": 0, "tests": []}
+
+
+def test_an_empty_classroom_result_fits_any_budget_as_it_is() -> None:
+    empty = {"version": 1, "status": "error", "max_score": 0, "tests": []}
+    assert formats.classroom([], 0) == empty
+
+
+def test_exercism_reports_an_unusable_solution_as_one_error_about_the_file() -> None:
+    def unusable(case: int, message: str, **changes: Any) -> CaseResult:
+        return result(case, False, status="error", unloadable=True, message=message, **changes)
+
+    rows = [
+        unusable(2, "Fix solution.py, line 2.\n\n  inputs x = 2\n"),
+        unusable(1, "Fix solution.py, line 3.\n\n  your code printed: hi\n"),
+        result(3, False, status="broken", exercise="other", path="/course/o/exercise.toml"),
+    ]
+    assert formats.exercism(rows) == {
+        "version": 3,
+        "tests": [],
+        "status": "error",
+        "message": "Fix solution.py, line 3.",
+    }
+    assert formats.exercism([unusable(1, "Add solve to solution.py.\n\n")])["message"] == (
+        "Add solve to solution.py."
+    )
+    kept = "Add solve.\n\n  inputs: a\n\n inputs x"
+    assert (
+        formats.exercism([unusable(1, kept)])["message"] == "Add solve.\n\n  inputs: a\n\n inputs x"
+    )
+    internal = formats.exercism([unusable(1, "Fix it."), result(2, False, status="internal")])
+    assert (internal["status"], internal["message"], internal["tests"]) == ("error", "Fix it.", [])
+    graded = formats.exercism([unusable(1, "Fix it."), result(2, True)])
+    assert graded["status"] == "fail" and "message" not in graded
+    assert [t["status"] for t in graded["tests"]] == ["error", "pass"]
