@@ -510,7 +510,7 @@ def test_classroom_steps_down_until_it_fits_its_budget_and_keeps_every_point() -
         *(f"double: case {n}" for n in (1, 2, 3)),
         *(f"zeta: case {n}" for n in (1, 2, 3)),
     ]
-    assert whole["tests"][1]["message"] == "2 " + "é" * 150
+    assert [t["message"] for t in whole["tests"][:2]] == ["", "2 " + "é" * 150]
     assert whole["tests"][0]["test_code"] == "solve(" + "x" * 200 + ")"
     assert formats.classroom(rows, classroom_bytes(whole)) == whole
 
@@ -609,3 +609,65 @@ def test_exercism_reports_an_unusable_solution_as_one_error_about_the_file() -> 
     graded = formats.exercism([unusable(1, "Fix it."), result(2, True)])
     assert graded["status"] == "fail" and "message" not in graded
     assert [t["status"] for t in graded["tests"]] == ["error", "pass"]
+
+
+def test_points_are_rounded_to_six_places_in_totals_and_classroom_groups() -> None:
+    third = result(1, True, points=1 / 3, max_points=1 / 3)
+    assert formats.totals([third])["points"] == 0.333333
+    assert formats.totals([third])["max_points"] == 0.333333
+    assert formats.totals([result(1, False, max_points=0.4)])["max_points"] == 0.4
+    assert formats._classroom_groups([third], True)[0]["score"] == 0.333333
+
+
+def test_the_summary_lists_every_broken_exercise() -> None:
+    broken = [result(1, False, status="broken", exercise=e, max_points=0) for e in ("a", "b")]
+    assert formats.summary_text(broken).endswith("exercise.toml is broken: a, b.")
+
+
+def test_default_visibility_of_hidden_cases_and_default_time() -> None:
+    hidden = [result(1, False, hidden=True)]
+    assert formats.gradescope(hidden, 0)["tests"][0]["visibility"] == "after_published"
+    rendered = json.loads(formats.render("gradescope", hidden))
+    assert rendered["tests"][0]["visibility"] == "after_published"
+    assert rendered["execution_time"] == 0
+    assert json.loads(formats.render("json", hidden))["seconds"] == 0
+
+
+def test_classroom_cuts_a_name_over_300_characters_at_a_word() -> None:
+    exactly = formats.classroom([result(1, True, label="l" * 292)])["tests"][0]["name"]
+    assert exactly == "double: " + "l" * 292
+    cut = formats.classroom([result(1, True, label="l" * 290 + " tail")])["tests"][0]["name"]
+    assert cut == "double: " + "l" * 290 + "…"
+
+
+def test_a_generated_case_has_no_line_in_classroom() -> None:
+    test = formats.classroom([result(1, True, generated=True, line=7)])["tests"][0]
+    assert test["line_no"] == 0
+
+
+def test_an_unusable_solution_message_keeps_its_own_trailing_characters() -> None:
+    message = "Define X in solution.py: X\t\n\n"
+    unusable = result(1, False, status="error", unloadable=True, message=message)
+    assert formats.exercism([unusable])["message"] == "Define X in solution.py: X\t"
+    ending = result(1, False, status="error", unloadable=True, message="Define X\n")
+    assert formats.exercism([ending])["message"] == "Define X"
+
+
+@pytest.mark.parametrize("start", formats.FORMULA_STARTS)
+def test_a_csv_cell_that_would_start_a_formula_is_kept_as_text(start: str) -> None:
+    assert formats.FORMULA_STARTS == ("=", "+", "-", "@", "\t", "\r")
+    assert formats.text_cell(start + "SUM(A1)") == "'" + start + "SUM(A1)"
+    assert formats.text_cell("ada" + start) == "ada" + start
+
+
+def test_a_step_summary_row_escapes_a_bar_in_the_learners_name() -> None:
+    rows = [result(1, True, learner="a|b", exercise="c|d")]
+    assert formats.step_summary(rows).splitlines()[-1] == "| a\\|b: c\\|d | 1 / 1 | passed |"
+
+
+def test_a_step_summary_cell_without_a_space_after_the_first_character_is_cut_at_the_limit() -> (
+    None
+):
+    headline = " " + "w" * 200
+    line = formats.step_summary([result(1, False, headline=headline)]).splitlines()[-1]
+    assert line == "| double | 0 / 1 | case 1:  " + "w" * 117 + " … |"
