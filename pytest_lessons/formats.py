@@ -127,7 +127,8 @@ def _classroom_cases(results: Sequence[CaseResult], text: int) -> list[dict[str,
             "name": _cut(_name(r), CLASSROOM_TEXT),
             "status": _classroom_status([r]),
             "score": r.points,
-            "message": "" if r.passed else _cut(r.headline, text),
+            # *text* is for the code: a message is cut to 100 by the shortened steps themselves.
+            "message": "" if r.passed else _cut(r.headline, CLASSROOM_TEXT),
             "test_code": _cut(r.call, text) if text else "",
             "filename": _relative(r.path),
             # The reporter prints " - line N" unless N is 0: generated cases have no line.

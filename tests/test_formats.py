@@ -671,3 +671,15 @@ def test_a_step_summary_cell_without_a_space_after_the_first_character_is_cut_at
     headline = " " + "w" * 200
     line = formats.step_summary([result(1, False, headline=headline)]).splitlines()[-1]
     assert line == "| double | 0 / 1 | case 1:  " + "w" * 117 + " … |"
+
+
+def test_a_short_message_stays_whole_when_classroom_drops_the_code_to_fit() -> None:
+    long_call = "solve(x=" + "1, " * 3000 + ")"
+    results = [result(n, False, call=long_call) for n in range(1, 30)]
+    report = formats.classroom(results, budget=8_000)
+    assert report["tests"][0]["test_code"].startswith("Shortened to fit GitHub Classroom")
+    assert "short messages" in report["tests"][0]["test_code"]
+    assert [t["message"] for t in report["tests"][:2]] == [
+        "Check case 1. Why.",
+        "Check case 2. Why.",
+    ]
