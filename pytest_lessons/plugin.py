@@ -13,7 +13,7 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -532,7 +532,7 @@ class ClassProgress:
         line = classoutputs.progress_line(
             done, total, finished, len(self.cases), time.monotonic() - self.started
         )
-        if self.reporter.isatty():
+        if _on_a_terminal(self.reporter):
             self.reporter.rewrite(line)
             if done >= total:
                 self.reporter.write_line("")
@@ -540,6 +540,13 @@ class ClassProgress:
             # Without a terminal to redraw (a CI log), a line at each tenth.
             self.shown = done * 10 // total
             self.reporter.write_line(line)
+
+
+def _on_a_terminal(reporter: pytest.TerminalReporter) -> bool:
+    """Whether pytest writes to a terminal. pytest 7 has ``isatty`` as a bool attribute,
+    pytest 8 and newer as a method."""
+    isatty: Any = cast(Any, reporter).isatty
+    return bool(isatty() if callable(isatty) else isatty)
 
 
 class ResultCollector:

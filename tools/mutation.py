@@ -46,7 +46,7 @@ CI_SAMPLE = ("settings", "generate", "summary")
 FLOORS = {
     "compare": 93,
     "model": 98,
-    "settings": 80,
+    "settings": 97,
     "diagnose": 99,
     "generate": 97,
     "summary": 99,
