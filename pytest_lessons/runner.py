@@ -224,17 +224,65 @@ class _TempDir:
             self._path = None
 
 
+class _Sibling:
+    """A fork server that another worker forked (see :mod:`pytest_lessons.worker`): what the
+    runner needs of a :class:`subprocess.Popen`, over the pipes it made for it. It is not this
+    process's child, so its end is read off its report pipe."""
+
+    def __init__(self, jobs: int, reports: int) -> None:
+        self.stdin = os.fdopen(jobs, "wb")
+        self.stdout = os.fdopen(reports, "rb")
+        self.pid: int | None = None
+        """Known from its ready message."""
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        return self.returncode
+
+    def kill(self) -> None:
+        if self.pid is not None and self.returncode is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(self.pid, signal.SIGKILL)
+        self.returncode = -signal.SIGKILL
+
+    def wait(self, timeout: float | None = None) -> int:
+        """Wait until it has closed its report pipe: it does so only when it ends."""
+        if self.returncode is not None:
+            return self.returncode
+        deadline = None if timeout is None else _now() + timeout
+        fd = self.stdout.fileno()
+        while True:
+            remaining = None if deadline is None else max(deadline - _now(), 0)
+            ready, _, _ = select.select([fd], [], [], remaining)
+            if not ready:
+                raise subprocess.TimeoutExpired("pytest_lessons.worker", timeout or 0)
+            if not os.read(fd, 1 << 16):
+                if self.returncode is None:
+                    self.returncode = 0
+                return self.returncode
+
+
 class ForkRunner(Runner):
-    """Talks to one fork-server worker; restarts it if it ever dies."""
+    """Talks to one fork-server worker; restarts it if it ever dies.
+
+    *siblings* are runners whose workers this runner's first worker forks once it has imported
+    torch (a :class:`PoolRunner`'s others), so that import is paid once; a sibling that is
+    lost later is replaced by a worker of its own."""
 
     mode = "fork"
 
     def __init__(
-        self, preload: tuple[str, ...] = PRELOAD, env: dict[str, str] | None = None
+        self,
+        preload: tuple[str, ...] = PRELOAD,
+        env: dict[str, str] | None = None,
+        siblings: list[ForkRunner] | None = None,
     ) -> None:
         self.preload = preload
         self.env = env
-        self.process: subprocess.Popen[bytes] | None = None
+        self.process: subprocess.Popen[bytes] | _Sibling | None = None
+        self._siblings = list(siblings or [])
+        self._handed: _Sibling | None = None
+        """The worker another runner's worker forked for this runner, until it is used."""
         self._ready = False
         self._buffer = b""
         self._jobs = 0
@@ -246,14 +294,35 @@ class ForkRunner(Runner):
         if self.process is None or self.process.poll() is not None:
             self._ready = False
             self._buffer = b""
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "pytest_lessons.worker", *self.preload],
+            handed, self._handed = self._handed, None
+            self.process = handed or self._start()
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        """Start a worker; the first one also forks the siblings' workers."""
+        siblings, self._siblings = self._siblings, []
+        passed: list[int] = []
+        arguments: list[str] = []
+        for runner in siblings:
+            if runner.process is not None:
+                continue
+            job_r, job_w = os.pipe()
+            report_r, report_w = os.pipe()
+            runner._handed = _Sibling(job_w, report_r)
+            passed += [job_r, report_w]
+            arguments.append(f"--sibling={job_r},{report_w}")
+        try:
+            return subprocess.Popen(
+                [sys.executable, "-m", "pytest_lessons.worker", *arguments, *self.preload],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
                 env=_worker_env(self.env),
                 close_fds=True,
+                pass_fds=passed,
             )
+        finally:
+            for fd in passed:  # the workers' ends: a sibling sees its runner close its own
+                os.close(fd)
 
     def _read_line(self, deadline: float) -> dict[str, Any] | None:
         assert self.process is not None and self.process.stdout is not None
@@ -313,6 +382,8 @@ class ForkRunner(Runner):
                 return None
             if message.get("ready"):
                 self._ready = True
+                if isinstance(self.process, _Sibling) and isinstance(message.get("pid"), int):
+                    self.process.pid = message["pid"]
                 continue
             if message.get("id") != self._jobs:
                 continue
@@ -528,14 +599,12 @@ class PoolRunner(Runner):
     def key(job: Job) -> str:
         return json.dumps(job.request(), sort_keys=True)
 
-    @property
-    def versions(self) -> dict[str, Any]:
-        return getattr(self.runners[0], "versions", {})
-
     def warm_up(self) -> None:
-        for runner in self.runners:
-            runner.warm_up()
+        # Once: from then on each runner is its own thread's, which restarts a lost worker.
+        # A restart from here too could replace the worker that thread is waiting on.
         if not self._threads:
+            for runner in self.runners:
+                runner.warm_up()
             for runner in self.runners:
                 thread = threading.Thread(target=self._serve, args=(runner,), daemon=True)
                 thread.start()
@@ -611,8 +680,12 @@ class PoolRunner(Runner):
             self._lock.notify_all()
         for thread in self._threads:
             thread.join(timeout=60)
-        for runner in self.runners:
-            runner.close()
+        # Side by side: each waits for its worker to end, and they end at the same time.
+        closing = [threading.Thread(target=runner.close) for runner in self.runners]
+        for thread in closing:
+            thread.start()
+        for thread in closing:
+            thread.join()
 
 
 def _kill(process: subprocess.Popen[bytes]) -> None:
@@ -655,7 +728,8 @@ def make_runner(
     if mode == "spawn":
         return SpawnRunner(preload, env=env)
     if workers > 1:
-        return PoolRunner([ForkRunner(preload, env=env) for _ in range(workers)])
+        siblings = [ForkRunner(preload, env=env) for _ in range(workers - 1)]
+        return PoolRunner([ForkRunner(preload, env=env, siblings=siblings), *siblings])
     return ForkRunner(preload, env=env)
 
 

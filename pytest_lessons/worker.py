@@ -12,6 +12,18 @@ stdout (its own fd 1 then points at /dev/null, so stray prints cannot corrupt th
 job holds the child request (see :func:`pytest_lessons.child.run_case`) plus ``timeout``,
 ``memory_mb``, ``output_cap`` and ``result`` (the file the child writes its outcome to). The
 expected answers are never part of a job. POSIX only; see the runner for Windows.
+
+A class graded on several cores (``--lesson-workers``) needs one fork server per core. Only the
+first is started by the runner; once it has imported torch it forks the others (*siblings*),
+which share its memory and so cost no second import::
+
+    pytest process                          worker 1 (imports torch once)
+      runner 1  --jobs/reports on stdio-->    | fork per case --> child, child, ...
+      runner 2  --jobs/reports on pipes-->  worker 2 (forked from worker 1 after the import)
+                                              | fork per case --> child, child, ...
+
+A sibling reads jobs on its own pipes (``--sibling=JOB_FD,REPORT_FD``, inherited from the
+runner through worker 1) and lives on if worker 1 dies.
 """
 
 from __future__ import annotations
@@ -222,8 +234,10 @@ def _kill_group(pid: int) -> None:
 class Worker:
     """The fork server's state: its protocol descriptors and the SIGCHLD wake-up pipe."""
 
-    def __init__(self, protocol_fd: int) -> None:
+    def __init__(self, protocol_fd: int, siblings: tuple[int, ...] = ()) -> None:
         self.protocol_fd = protocol_fd
+        self.siblings = set(siblings)
+        """The fork servers this one forked: children of its own that are no case's orphans."""
         self.wake_r, self.wake_w = os.pipe()
         os.set_blocking(self.wake_w, False)
         os.set_blocking(self.wake_r, False)
@@ -279,6 +293,11 @@ class Worker:
                 done = pid
             if done == pid:
                 self._reap.remove(pid)
+        for pid in list(self.siblings):  # a sibling that ended is collected, never left a zombie
+            with contextlib.suppress(ChildProcessError):
+                if os.waitpid(pid, os.WNOHANG)[0] != pid:
+                    continue
+            self.siblings.discard(pid)
         if self._adopting:
             self._kill_orphans()
 
@@ -287,7 +306,7 @@ class Worker:
         child nor a case still being collected. Their own children are adopted in turn."""
         for _ in range(100):
             spare = self._spare.pid if self._spare is not None else None
-            orphans = _children() - {spare} - set(self._reap)
+            orphans = _children() - {spare} - set(self._reap) - self.siblings
             if not orphans:
                 return
             for pid in orphans:
@@ -305,6 +324,11 @@ class Worker:
             self._reap.append(self._spare.pid)
             self._spare = None
         self.reap(wait=True)
+        # The siblings end when their runners close them, which happens now too; waiting for
+        # them keeps their time counted in this process tree's, as a separate worker's would be.
+        for pid in self.siblings:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
 
     def run(self, job: dict[str, Any]) -> dict[str, Any]:
         """Hand *job* to a fresh child, supervise it, and say how it ended."""
@@ -401,8 +425,31 @@ class Worker:
         return True, cut + max(len(chunk) - room, 0)
 
 
+def _fork_siblings(protocol_fd: int, siblings: list[tuple[int, int]]) -> tuple[int, list[int]]:
+    """Fork one fork server per *siblings* entry (its job and report descriptors).
+
+    Returns, in this process, its protocol descriptor and the siblings' pids; in a sibling, the
+    sibling's report descriptor and no pids (its jobs are on its stdin now)."""
+    pids: list[int] = []
+    for job_fd, report_fd in siblings:
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the sibling; tested through the pool runner
+            os.dup2(job_fd, 0)
+            os.close(protocol_fd)
+            for fds in siblings:
+                for fd in fds:
+                    if fd != report_fd:
+                        os.close(fd)
+            return report_fd, []
+        pids.append(pid)
+    for fds in siblings:
+        for fd in fds:
+            os.close(fd)
+    return protocol_fd, pids
+
+
 def main() -> None:  # pragma: no cover - runs as the worker process; tested through the runner
-    """Entry point: ``python -m pytest_lessons.worker [module to preload ...]``."""
+    """Entry point: ``python -m pytest_lessons.worker [--sibling=J,R ...] [module ...]``."""
     protocol_fd = os.dup(1)
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
@@ -411,7 +458,13 @@ def main() -> None:  # pragma: no cover - runs as the worker process; tested thr
     # Ctrl-C is pytest's to handle; it ends the worker by closing its stdin.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     started = time.monotonic()
+    siblings = [
+        (int(fds.split(",")[0]), int(fds.split(",")[1]))
+        for fds in (arg.partition("=")[2] for arg in sys.argv[1:] if arg.startswith("--sibling="))
+    ]
     for name in sys.argv[1:]:
+        if name.startswith("--"):
+            continue
         try:
             __import__(name)
         except Exception:  # a preload that fails is imported (and fails) in the child instead
@@ -421,9 +474,10 @@ def main() -> None:  # pragma: no cover - runs as the worker process; tested thr
     # otherwise write to (and so copy) the pages of every object torch made.
     gc.freeze()
     _huge_pages()
-    worker = Worker(protocol_fd)
+    protocol_fd, born = _fork_siblings(protocol_fd, siblings)
+    worker = Worker(protocol_fd, tuple(born))
     worker.spare()
-    worker.send({"ready": True, "seconds": time.monotonic() - started})
+    worker.send({"ready": True, "seconds": time.monotonic() - started, "pid": os.getpid()})
     for line in sys.stdin.buffer:
         job: Any = None
         try:
@@ -435,6 +489,8 @@ def main() -> None:  # pragma: no cover - runs as the worker process; tested thr
         worker.send(report)
         worker.reap()
     worker.stop()
+    # Nothing is left to save, and tearing torch down would keep pytest waiting at its end.
+    os._exit(0)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -98,3 +98,43 @@ def test_a_class_graded_on_two_workers_equals_one_by_one(
         runs[workers] = ((pytester.path / f"w{workers}.csv").read_text(), report["results"])
     assert runs[1] == runs[2]
     assert "l3,double,0,2," in runs[2][0]
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_learner_code_that_kills_its_worker_costs_only_its_own_cases_on_two_workers(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    # The second worker is forked by the first; whichever of the two a case kills (possible
+    # only without the sandbox), its runner starts a new worker and the class goes on.
+    make_exercise()
+    pids = pytester.path / "killed.pid"
+    killer = (
+        "import os, signal\n"
+        "def solve(x):\n"
+        f"    open({str(pids)!r}, 'a').write(f'{{os.getppid()}}\\n')\n"
+        "    os.kill(os.getppid(), signal.SIGKILL)\n"
+    )
+    for n in range(6):
+        folder = pytester.path / "submissions" / f"l{n}" / "double"
+        folder.mkdir(parents=True)
+        (folder / "solution.py").write_text(killer if n in (1, 4) else DOUBLE_RIGHT)
+    books = {}
+    for workers in (1, 2):
+        result = pytester.runpytest(
+            "double",
+            "--lesson-submissions=submissions",
+            "--lesson-sandbox=off",
+            f"--lesson-workers={workers}",
+            f"--lesson-gradebook=w{workers}.csv",
+        )
+        assert result.ret == 1
+        books[workers] = (pytester.path / f"w{workers}.csv").read_text()
+    assert books[1] == books[2]
+    for n in range(6):
+        points = "0" if n in (1, 4) else "2"
+        assert f"l{n},double,{points},2," in books[2]
+    killed = {int(pid) for pid in pids.read_text().split()}
+    deadline = time.monotonic() + 10
+    while any(Path(f"/proc/{pid}").exists() for pid in killed) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [pid for pid in killed if Path(f"/proc/{pid}").exists()]
