@@ -312,6 +312,28 @@ def test_progress_counts_the_whole_course_whatever_the_selection(
         result.stdout.fnmatch_lines(["lessons: 3/5 passed [[]######----[]]"])
 
 
+@pytest.mark.torch
+def test_the_class_table_lists_lessons_in_the_course_order(pytester: pytest.Pytester) -> None:
+    course(pytester)
+    for lesson in ("combine_heads", "split_heads"):
+        folder = pytester.path / "submissions" / "ada" / lesson
+        folder.mkdir(parents=True)
+        shutil.copy(pytester.path / lesson / "reference.py", folder / "solution.py")
+    (pytester.path / "submissions" / "bo").mkdir()
+    result = pytester.runpytest("combine_heads", "split_heads", "--lesson-submissions=submissions")
+    # Lesson 1 first, as in the course, not in the alphabet's order.
+    result.stdout.fnmatch_lines(
+        [
+            "*lessons: the class*",
+            "2 learners",
+            "split_heads: 1 of 2 passed, mean * of 8 points",
+            "      1 learner  missing",
+            "combine_heads: 1 of 2 passed, mean * of 10 points",
+            "      1 learner  missing",
+        ]
+    )
+
+
 # --- 7. fitted watch-outs and cross-case consistency ------------------------------------------
 
 MODEL_WIDTH_SCALE = """
