@@ -363,6 +363,19 @@ def test_a_scale_by_the_model_width_is_fitted_and_named(
     )
 
 
+def test_a_scale_multiplied_in_instead_of_divided_is_named(
+    pytester: pytest.Pytester, combine_heads: Make
+) -> None:
+    # A real bug: `scores * math.sqrt(width)`, a divisor of 1/√width.
+    combine_heads(MODEL_WIDTH_SCALE.replace("/ math.sqrt(heads * width)", "* math.sqrt(width)"))
+    result = pytester.runpytest("combine_heads", "-k", "case-3")
+    assert (
+        "Watch out: divide the scores by √width = 1.41, the square root of one head's width: "
+        "yours are divided by 0.707 = 1/√2, that is, multiplied by √width instead of divided "
+        "by it." in said(result)
+    )
+
+
 def test_a_scale_no_author_named_is_still_fitted_as_a_number(
     pytester: pytest.Pytester, combine_heads: Make
 ) -> None:
