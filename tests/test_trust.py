@@ -676,3 +676,64 @@ def test_one_fault_is_explained_once_under_xdist_too(
     result = pytester.runpytest("combine_heads", "-n", "2")
     result.stdout.fnmatch_lines(["*= 1 failed, 9 failed the same way in *"])
     assert failures(result).count("combine_heads is not implemented yet") == 1
+
+
+# --- 8. split_heads' mistakes from real code --------------------------------------------------
+
+#: A port of TensorFlow's tf.split(x, heads, axis=-1), the split many attention implementations
+#: use: torch.split takes the size of a piece, not the number of pieces.
+SPLIT_BY_HEADS = """
+import torch
+
+
+def solve(X, heads):
+    x = torch.tensor(X, dtype=torch.float64)
+    return torch.stack(torch.split(x, heads, dim=-1)).tolist()
+"""
+
+#: nanoGPT's x.view(B, T, nh, hs).transpose(1, 2), on X, which has no batch dimension.
+BATCH_TRANSPOSE = """
+import torch
+
+
+def solve(X, heads):
+    x = torch.tensor(X, dtype=torch.float64)
+    time = x.shape[0]
+    return x.view(time, heads, -1).transpose(1, 2).tolist()
+"""
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize(
+    ("code", "words"),
+    [
+        (
+            SPLIT_BY_HEADS,
+            "Watch out: cut each row into heads pieces with x.chunk(heads, dim=-1), or with "
+            "x.split(width, dim=-1), before you stack them. torch.split takes the size of each "
+            "piece, not how many pieces to make (TensorFlow's tf.split takes the number): "
+            "x.split(heads, dim=-1) cuts width pieces of heads numbers each",
+        ),
+        (
+            BATCH_TRANSPOSE,
+            "Watch out: swap dimensions 0 and 1 after the reshape: .transpose(0, 1). Code "
+            "written for a batch, such as x.view(B, T, heads, width).transpose(1, 2), has time "
+            "and heads at positions 1 and 2; X has no batch dimension",
+        ),
+    ],
+    ids=["split-takes-a-size", "batch-transpose-without-a-batch"],
+)
+def test_split_heads_names_the_mistakes_real_code_makes(
+    pytester: pytest.Pytester, code: str, words: str
+) -> None:
+    shutil.copytree(
+        EXERCISES / "split_heads",
+        pytester.path / "split_heads",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    (pytester.path / "split_heads" / "solution.py").write_text(dedent(code))
+    result = pytester.runpytest("split_heads")
+    # Every case fails, the first explains, the others point back to it.
+    assert result.ret == 1
+    assert words in said(result)
+    assert said(result).count("(the same mistake as case 1 (two heads of width 4)") == 7
