@@ -102,7 +102,7 @@ def _expression(
         if op == "/" and isinstance(factor, _Number) and float(factor.text) == 0:
             _fail(expression, "it divides by 0")
         parts.append((op, factor))
-        if at < len(tokens) and tokens[at][1] in "*/":
+        if at < len(tokens) and tokens[at][1] in ("*", "/"):
             op = tokens[at][1]
             at += 1
             continue
@@ -117,7 +117,7 @@ def _factor(expression: str, tokens: list[tuple[str, str, int]], at: int) -> tup
         return _Number(text), at + 1
     if kind == "name" and text != "sqrt":
         return _Name(text), at + 1
-    if kind == "op" and text in "*/)":
+    if kind == "op" and text in ("*", "/", ")"):
         _fail(expression, f"{text!r} at position {column} where a name or number is missing")
     opened = at + 1 if text == "sqrt" else at
     if opened >= len(tokens) or tokens[opened][1] != "(":
