@@ -10,11 +10,12 @@ This module imports neither pytest nor torch.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_lessons import classreport, feedback_files, formats, gradebook
+from pytest_lessons import classreport, course, feedback_files, formats, gradebook, summary
+from pytest_lessons.compare import noun
 from pytest_lessons.results import CaseResult
 
 #: The placeholder of ``--lesson-report`` that a batch run fills with each learner's name.
@@ -161,13 +162,15 @@ def _write(path: Path, text: str) -> None:
 
 def class_lines(results: Sequence[CaseResult]) -> list[str]:
     """The class at a glance: per exercise, who passed, the mean, and how many learners show
-    each outcome (every kind: watch-outs, findings, timeouts, crashes, missing ...)."""
+    each outcome (every kind: watch-outs, findings, timeouts, crashes, missing ...).
+    Exercises come in their course's order, as in the ``lessons`` section of a learner's run."""
     lines = formats.class_lines(results)[:1]
     learners = len({r.learner for r in results})
     by_exercise: dict[str, list[CaseResult]] = {}
     for r in sorted(results, key=lambda r: (r.path, r.learner, r.case)):
         by_exercise.setdefault(r.exercise, []).append(r)
-    for exercise in sorted(by_exercise):
+    order = summary.course_order(_courses(rs[0].path for rs in by_exercise.values()))
+    for exercise in sorted(by_exercise, key=lambda e: (order(Path(by_exercise[e][0].path)), e)):
         rs = by_exercise[exercise]
         bars = classreport.exercise_bars(rs)
         passed = next((len(b.learners) for b in bars if b.outcome.key == "passed"), 0)
@@ -179,10 +182,17 @@ def class_lines(results: Sequence[CaseResult]) -> list[str]:
         for bar in bars:
             if bar.outcome.key != "passed":
                 count = len(bar.learners)
-                lines.append(
-                    f"    {count:>3} learner{'s' if count != 1 else ''}  {bar.outcome.label}"
-                )
+                lines.append(f"    {count:>3} {noun(count, 'learner')}  {bar.outcome.label}")
     return lines
+
+
+def _courses(paths: Iterable[str]) -> list[course.Course]:
+    """The courses of the exercise files *paths*; none where a ``course.toml`` cannot be read
+    (a merge may run where the course is not, and the order of a table is no reason to stop)."""
+    try:
+        return course.of(Path(path) for path in paths if path)
+    except course.CourseError:
+        return []
 
 
 def progress_line(done: int, total: int, learners_done: int, learners: int, elapsed: float) -> str:

@@ -15,6 +15,7 @@ and the progress line counts the lessons of the run. This module imports no pyte
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -61,6 +62,17 @@ def find(exercise: Path) -> Course | None:
             if course.position(folder / EXERCISE_FILE) is not None:
                 return course
     return None
+
+
+def of(exercises: Iterable[Path]) -> list[Course]:
+    """The courses the exercise files *exercises* belong to, each once, in order of first
+    appearance (raises :class:`CourseError` for a ``course.toml`` that cannot be used)."""
+    found: list[Course] = []
+    for exercise in exercises:
+        mine = find(exercise)
+        if mine is not None and mine not in found:
+            found.append(mine)
+    return found
 
 
 @cache

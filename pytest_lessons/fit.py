@@ -6,8 +6,10 @@ that the grader fits to the learner's answer within ``fit = [lowest, highest]``.
 names likely values with expressions over the lesson's ``[generate]`` axes, and the message
 says which one the learner used (``{fitted}``) and which one is right (``{right}``).
 
-An expression is a product of axis names and numbers, optionally under ``sqrt( )``:
-``width``, ``heads*width``, ``sqrt(width)``, ``sqrt(heads*width)``, ``2*width``, ``1``.
+An expression multiplies and divides axis names and numbers, any of them under ``sqrt( )``,
+with parentheses to group: ``width``, ``heads*width``, ``sqrt(heads*width)``, ``1/sqrt(width)``,
+``width/2``, ``heads*width/2``, ``1``. ``*`` and ``/`` bind equally, from the left. It is read
+by a small parser here, never by ``eval``: an author's typo is reported, not run.
 This module imports neither pytest nor torch.
 """
 
@@ -16,64 +18,227 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, NoReturn, Union
 
-_EXPRESSION = re.compile(r"^\s*(sqrt\(\s*(?P<inner>[^()]+?)\s*\)|(?P<plain>[^()]+?))\s*$")
-_FACTOR = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_]*|\d+(?:\.\d+)?)$")
+_TOKEN = re.compile(
+    r"\s*(?:(?P<number>\d+(?:\.\d+)?)|(?P<name>[A-Za-z_][A-Za-z0-9_]*)|(?P<op>[*/()]))"
+)
 
 
 class ExpressionError(ValueError):
-    """An expression that is not a product of axis names and numbers, maybe under sqrt()."""
+    """An expression that is not axis names and numbers joined by ``*`` and ``/``, maybe
+    under ``sqrt()``."""
 
 
-def _parts(expression: str) -> tuple[bool, list[str]]:
-    match = _EXPRESSION.match(expression)
-    if not match:
-        raise ExpressionError(f'"{expression}" is not a product such as sqrt(heads*width)')
-    root = match.group("inner") is not None
-    body = match.group("inner") if root else match.group("plain")
-    factors = [f.strip() for f in body.split("*")]
-    if not all(_FACTOR.match(f) for f in factors):
-        raise ExpressionError(f'"{expression}" is not a product such as sqrt(heads*width)')
-    return root, factors
+@dataclass(frozen=True)
+class _Number:
+    text: str
+
+
+@dataclass(frozen=True)
+class _Name:
+    name: str
+
+
+@dataclass(frozen=True)
+class _Root:
+    inner: _Expression
+
+
+@dataclass(frozen=True)
+class _Group:
+    inner: _Expression
+
+
+_Factor = Union[_Number, _Name, _Root, _Group]
+
+
+@dataclass(frozen=True)
+class _Expression:
+    """Factors, each multiplied (``*``) or divided (``/``) into the ones before it; the
+    first is always ``*``."""
+
+    parts: tuple[tuple[str, _Factor], ...]
+
+
+@lru_cache(maxsize=256)
+def _parse(expression: str) -> _Expression:
+    tokens: list[tuple[str, str, int]] = []
+    at = 0
+    while expression[at:].strip():
+        match = _TOKEN.match(expression, at)
+        if not match:
+            where = f"{expression[at:].strip()[0]!r} at position {_column(expression, at)}"
+            _fail(expression, f"{where} is not allowed (only names, numbers, *, /, sqrt and ( ))")
+        kind = match.lastgroup or ""
+        tokens.append((kind, match.group(kind), _column(expression, at)))
+        at = match.end()
+    parsed, used = _expression(expression, tokens, 0)
+    if used < len(tokens):
+        _fail(expression, f"{tokens[used][1]!r} at position {tokens[used][2]} is out of place")
+    return parsed
+
+
+def _column(expression: str, at: int) -> int:
+    """The 1-based position of the first non-blank character from *at*."""
+    return at + len(expression[at:]) - len(expression[at:].lstrip()) + 1
+
+
+def _fail(expression: str, problem: str) -> NoReturn:
+    raise ExpressionError(
+        f'"{expression}" is not an expression such as sqrt(heads*width) or 1/sqrt(width): {problem}'
+    )
+
+
+def _expression(
+    expression: str, tokens: list[tuple[str, str, int]], at: int
+) -> tuple[_Expression, int]:
+    parts: list[tuple[str, _Factor]] = []
+    op = "*"
+    while True:
+        factor, at = _factor(expression, tokens, at)
+        if op == "/" and isinstance(factor, _Number) and float(factor.text) == 0:
+            _fail(expression, "it divides by 0")
+        parts.append((op, factor))
+        if at < len(tokens) and tokens[at][1] in ("*", "/"):
+            op = tokens[at][1]
+            at += 1
+            continue
+        return _Expression(tuple(parts)), at
+
+
+def _factor(expression: str, tokens: list[tuple[str, str, int]], at: int) -> tuple[_Factor, int]:
+    if at >= len(tokens):
+        _fail(expression, "it ends where a name or number is missing")
+    kind, text, column = tokens[at]
+    if kind == "number":
+        return _Number(text), at + 1
+    if kind == "name" and text != "sqrt":
+        return _Name(text), at + 1
+    if kind == "op" and text in ("*", "/", ")"):
+        _fail(expression, f"{text!r} at position {column} where a name or number is missing")
+    opened = at + 1 if text == "sqrt" else at
+    if opened >= len(tokens) or tokens[opened][1] != "(":
+        _fail(expression, f"sqrt at position {column} needs its ( )")
+    inner, at = _expression(expression, tokens, opened + 1)
+    if at >= len(tokens) or tokens[at][1] != ")":
+        _fail(expression, f"the ( at position {tokens[opened][2]} is never closed")
+    return (_Root(inner) if text == "sqrt" else _Group(inner)), at + 1
 
 
 def names(expression: str) -> list[str]:
-    """The axis names *expression* uses (it must be well formed)."""
-    return [f for f in _parts(expression)[1] if not f[0].isdigit()]
+    """The axis names *expression* uses, in order (raises :class:`ExpressionError` if it is
+    not well formed)."""
+    found: list[str] = []
+
+    def walk(node: _Expression) -> None:
+        for _, factor in node.parts:
+            if isinstance(factor, _Name):
+                found.append(factor.name)
+            elif isinstance(factor, (_Root, _Group)):
+                walk(factor.inner)
+
+    walk(_parse(expression))
+    return list(dict.fromkeys(found))
+
+
+def _value(node: _Expression, sizes: Mapping[str, float]) -> float | None:
+    value = 1.0
+    for op, factor in node.parts:
+        if isinstance(factor, _Number):
+            part: float | None = float(factor.text)
+        elif isinstance(factor, _Name):
+            part = sizes.get(factor.name)
+        else:
+            part = _value(factor.inner, sizes)
+            if part is not None and isinstance(factor, _Root):
+                part = math.sqrt(part)
+        if part is None or (op == "/" and part == 0):
+            return None
+        value = value * part if op == "*" else value / part
+    return value
 
 
 def evaluate(expression: str, sizes: Mapping[str, int]) -> float | None:
-    """The value of *expression* for a case with axis *sizes* (None if a size is unknown)."""
-    root, factors = _parts(expression)
-    value = 1.0
-    for factor in factors:
-        if factor[0].isdigit():
-            value *= float(factor)
-        elif factor in sizes:
-            value *= sizes[factor]
-        else:
-            return None
-    return math.sqrt(value) if root else value
+    """The value of *expression* for a case with axis *sizes* (None if a size is unknown, or
+    a divisor is 0)."""
+    return _value(_parse(expression), sizes)
 
 
 def symbolic(expression: str) -> str:
-    """*expression* as a person writes it: ``√width``, ``√(heads·width)``, ``heads·width``."""
-    root, factors = _parts(expression)
-    body = "·".join(factors)
-    if not root:
-        return body
-    return f"√{body}" if len(factors) == 1 else f"√({body})"
+    """*expression* as a person writes it: ``√width``, ``√(heads·width)``, ``1/√width``,
+    ``heads·width/2``."""
+    return _symbolic(_parse(expression))
+
+
+def _symbolic(node: _Expression) -> str:
+    text = ""
+    for op, factor in node.parts:
+        if text:
+            text += "·" if op == "*" else "/"
+        if isinstance(factor, _Number):
+            text += factor.text
+        elif isinstance(factor, _Name):
+            text += factor.name
+        elif isinstance(factor, _Group):
+            text += f"({_symbolic(factor.inner)})"
+        else:
+            inner = factor.inner.parts
+            single = len(inner) == 1 and isinstance(inner[0][1], (_Number, _Name))
+            text += f"√{_symbolic(factor.inner)}" if single else f"√({_symbolic(factor.inner)})"
+    return text
+
+
+@dataclass
+class _Side:
+    """One side of a fraction, ``number·√root`` (``rooted``: a square root is on this side)."""
+
+    number: float = 1.0
+    root: float = 1.0
+    rooted: bool = False
+
+    def __str__(self) -> str:
+        if not self.rooted:
+            return f"{self.number:g}"
+        root = f"√{self.root:g}"
+        return root if self.number == 1 else f"{self.number:g}·{root}"
 
 
 def numeric(expression: str, sizes: Mapping[str, int]) -> str:
-    """*expression* with this case's sizes put in: ``√24`` for ``sqrt(heads*width)``."""
-    root, factors = _parts(expression)
-    product = 1.0
-    for factor in factors:
-        product *= float(factor) if factor[0].isdigit() else sizes.get(factor, math.nan)
-    inner = f"{product:g}"
-    return f"√{inner}" if root else inner
+    """*expression* with this case's sizes put in, its square roots kept: ``√24`` for
+    ``sqrt(heads*width)``, ``1/√4`` for ``1/sqrt(width)``, ``8`` for ``heads*width``, ``5/2``
+    for ``width/2`` with width 5 (``nan`` for a size not known)."""
+    # Written as c·√a / (d·√b): a learner tells √24 as "the root of the model width" more
+    # readily than 4.9, and 1/√4 as one divided by a root.
+    top, bottom = _Side(), _Side()
+
+    def walk(node: _Expression, upper: bool) -> None:
+        for op, factor in node.parts:
+            here = upper == (op == "*")
+            side = top if here else bottom
+            if isinstance(factor, _Group):
+                walk(factor.inner, here)
+            elif isinstance(factor, _Root):
+                value = _value(factor.inner, sizes)
+                side.root *= math.nan if value is None else value
+                side.rooted = True
+            elif isinstance(factor, _Number):
+                side.number *= float(factor.text)
+            else:
+                side.number *= float(sizes.get(factor.name, math.nan))
+
+    walk(_parse(expression), True)
+    if not top.rooted and not bottom.rooted:
+        whole = top.number / bottom.number if bottom.number else math.nan
+        if bottom.number != 1 and math.isfinite(whole) and whole % 1:
+            return f"{top.number:g}/{bottom.number:g}"
+        return f"{whole:g}"
+    if not bottom.rooted and bottom.number == 1:
+        return str(top)
+    under = str(bottom)
+    return f"{top}/({under})" if "·" in under else f"{top}/{under}"
 
 
 def axis_sizes(shapes: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str, int]:

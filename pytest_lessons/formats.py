@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from pytest_lessons.compare import noun
+from pytest_lessons.compare import noun, plural
 from pytest_lessons.results import CaseResult, Status
 from pytest_lessons.texts import first_sentence
 
@@ -340,7 +340,7 @@ def class_lines(results: Sequence[CaseResult]) -> list[str]:
     """The class summary: per exercise, learners who passed, mean points, common mistakes."""
     learners = sorted({str(r.learner) for r in results})
     mistakes = mistake_table(results)
-    lines = [f"{len(learners)} learners"]
+    lines = [plural(len(learners), "learner")]
     for exercise in sorted({str(r.exercise) for r in results}):
         mine = [r for r in results if r.exercise == exercise]
         passed = sum(

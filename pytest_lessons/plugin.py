@@ -376,15 +376,10 @@ def sandbox_line(lessons: LessonSession) -> str:
 
 def _courses(paths: Any) -> list[course.Course]:
     """The courses of the exercise files *paths*, each once, in order of first appearance."""
-    found: list[course.Course] = []
-    for path in paths:
-        try:
-            mine = course.find(path)
-        except course.CourseError as error:
-            raise pytest.UsageError(str(error)) from None
-        if mine is not None and mine not in found:
-            found.append(mine)
-    return found
+    try:
+        return course.of(paths)
+    except course.CourseError as error:
+        raise pytest.UsageError(str(error)) from None
 
 
 def pytest_collection_modifyitems(

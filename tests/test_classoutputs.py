@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_lessons import classoutputs
+from pytest_lessons import classoutputs, course
 from pytest_lessons.classoutputs import OptionError, Outputs
+from pytest_lessons.results import CaseResult, Status
 
 
 def test_a_platform_report_of_a_class_needs_the_learner_placeholder(tmp_path: Path) -> None:
@@ -56,3 +57,45 @@ def test_a_new_learner_moves_no_one_else_and_shards_are_about_even() -> None:
     assert all(after[name] == shard for name, shard in before.items())
     sizes = [list(before.values()).count(k) for k in (1, 2, 3, 4)]
     assert min(sizes) > 50, sizes
+
+
+def test_the_class_table_lists_exercises_in_the_course_order(tmp_path: Path) -> None:
+    lessons = ["split_heads", "causal_attention", "combine_heads"]
+    for name in lessons:
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "exercise.toml").write_text("")
+    (tmp_path / "course.toml").write_text(f"[course]\nlessons = {lessons!r}\n")
+
+    def result(lesson: str, learner: str, passed: bool) -> CaseResult:
+        return CaseResult(
+            exercise=lesson,
+            title=lesson,
+            path=str(tmp_path / lesson / "exercise.toml"),
+            status=Status.PASSED if passed else Status.FAILED,
+            points=1.0 if passed else 0.0,
+            max_points=1.0,
+            case=1,
+            cases=1,
+            learner=learner,
+            fault="" if passed else "not implemented",
+        )
+
+    results = [
+        result(lesson, learner, learner == "ada")
+        for lesson in sorted(lessons)
+        for learner in ("ada", "bo")
+    ]
+    assert classoutputs.class_lines(results) == [
+        "2 learners",
+        "split_heads: 1 of 2 passed, mean 0.5 of 1 points",
+        "      1 learner  not implemented",
+        "causal_attention: 1 of 2 passed, mean 0.5 of 1 points",
+        "      1 learner  not implemented",
+        "combine_heads: 1 of 2 passed, mean 0.5 of 1 points",
+        "      1 learner  not implemented",
+    ]
+    # Merged where the course is not (or is broken): by name, as before.
+    (tmp_path / "course.toml").write_text("[course]\nlessons = 1\n")
+    course.load.cache_clear()
+    names = [line.split(":")[0] for line in classoutputs.class_lines(results)[1::2]]
+    assert names == sorted(lessons)

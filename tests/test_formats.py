@@ -299,7 +299,7 @@ def test_the_class_lines() -> None:
         "      1 learner  watch out: y",
     ]
     lone = formats.class_lines([result(1, True, learner="ada", points=2 / 3)])
-    assert lone == ["1 learners", "double: 1 of 1 passed, mean 0.667 of 1 points"]
+    assert lone == ["1 learner", "double: 1 of 1 passed, mean 0.667 of 1 points"]
 
 
 def test_a_learner_without_results_for_an_exercise_has_not_passed_it() -> None:
@@ -371,7 +371,7 @@ def test_class_lines_outside_a_class_count_one_learner() -> None:
         result(1, True),
         result(2, True),
     ]
-    assert formats.class_lines(rows) == ["1 learners", "double: 1 of 1 passed, mean 2 of 2 points"]
+    assert formats.class_lines(rows) == ["1 learner", "double: 1 of 1 passed, mean 2 of 2 points"]
 
 
 def test_render_is_exactly_the_format_as_indented_json() -> None:

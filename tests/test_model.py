@@ -697,7 +697,7 @@ SCALE = 'watch_out "wrong-scale"'
         (
             'right = "sqrt(cols)"',
             'right = "sqrt(cols"',
-            f'{SCALE}: "sqrt(cols" is not a product such as sqrt(heads*width)',
+            f'{SCALE}: "sqrt(cols" is not an expression such as sqrt(heads*width) or 1/sqrt(width): the ( at position 5 is never closed',
         ),
         (
             '"1" = "not scaled at all"',

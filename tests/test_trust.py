@@ -312,6 +312,28 @@ def test_progress_counts_the_whole_course_whatever_the_selection(
         result.stdout.fnmatch_lines(["lessons: 3/5 passed [[]######----[]]"])
 
 
+@pytest.mark.torch
+def test_the_class_table_lists_lessons_in_the_course_order(pytester: pytest.Pytester) -> None:
+    course(pytester)
+    for lesson in ("combine_heads", "split_heads"):
+        folder = pytester.path / "submissions" / "ada" / lesson
+        folder.mkdir(parents=True)
+        shutil.copy(pytester.path / lesson / "reference.py", folder / "solution.py")
+    (pytester.path / "submissions" / "bo").mkdir()
+    result = pytester.runpytest("combine_heads", "split_heads", "--lesson-submissions=submissions")
+    # Lesson 1 first, as in the course, not in the alphabet's order.
+    result.stdout.fnmatch_lines(
+        [
+            "*lessons: the class*",
+            "2 learners",
+            "split_heads: 1 of 2 passed, mean * of 8 points",
+            "      1 learner  missing",
+            "combine_heads: 1 of 2 passed, mean * of 10 points",
+            "      1 learner  missing",
+        ]
+    )
+
+
 # --- 7. fitted watch-outs and cross-case consistency ------------------------------------------
 
 MODEL_WIDTH_SCALE = """
@@ -338,6 +360,19 @@ def test_a_scale_by_the_model_width_is_fitted_and_named(
         "Watch out: divide the scores by √width = 1.41, the square root of one head's width: "
         "yours are divided by 2 = √4, the square root of the model width (heads × width)."
         in said(result)
+    )
+
+
+def test_a_scale_multiplied_in_instead_of_divided_is_named(
+    pytester: pytest.Pytester, combine_heads: Make
+) -> None:
+    # A real bug: `scores * math.sqrt(width)`, a divisor of 1/√width.
+    combine_heads(MODEL_WIDTH_SCALE.replace("/ math.sqrt(heads * width)", "* math.sqrt(width)"))
+    result = pytester.runpytest("combine_heads", "-k", "case-3")
+    assert (
+        "Watch out: divide the scores by √width = 1.41, the square root of one head's width: "
+        "yours are divided by 0.707 = 1/√2, that is, multiplied by √width instead of divided "
+        "by it." in said(result)
     )
 
 
@@ -641,3 +676,64 @@ def test_one_fault_is_explained_once_under_xdist_too(
     result = pytester.runpytest("combine_heads", "-n", "2")
     result.stdout.fnmatch_lines(["*= 1 failed, 9 failed the same way in *"])
     assert failures(result).count("combine_heads is not implemented yet") == 1
+
+
+# --- 8. split_heads' mistakes from real code --------------------------------------------------
+
+#: A port of TensorFlow's tf.split(x, heads, axis=-1), the split many attention implementations
+#: use: torch.split takes the size of a piece, not the number of pieces.
+SPLIT_BY_HEADS = """
+import torch
+
+
+def solve(X, heads):
+    x = torch.tensor(X, dtype=torch.float64)
+    return torch.stack(torch.split(x, heads, dim=-1)).tolist()
+"""
+
+#: nanoGPT's x.view(B, T, nh, hs).transpose(1, 2), on X, which has no batch dimension.
+BATCH_TRANSPOSE = """
+import torch
+
+
+def solve(X, heads):
+    x = torch.tensor(X, dtype=torch.float64)
+    time = x.shape[0]
+    return x.view(time, heads, -1).transpose(1, 2).tolist()
+"""
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize(
+    ("code", "words"),
+    [
+        (
+            SPLIT_BY_HEADS,
+            "Watch out: cut each row into heads pieces with x.chunk(heads, dim=-1), or with "
+            "x.split(width, dim=-1), before you stack them. torch.split takes the size of each "
+            "piece, not how many pieces to make (TensorFlow's tf.split takes the number): "
+            "x.split(heads, dim=-1) cuts width pieces of heads numbers each",
+        ),
+        (
+            BATCH_TRANSPOSE,
+            "Watch out: swap dimensions 0 and 1 after the reshape: .transpose(0, 1). Code "
+            "written for a batch, such as x.view(B, T, heads, width).transpose(1, 2), has time "
+            "and heads at positions 1 and 2; X has no batch dimension",
+        ),
+    ],
+    ids=["split-takes-a-size", "batch-transpose-without-a-batch"],
+)
+def test_split_heads_names_the_mistakes_real_code_makes(
+    pytester: pytest.Pytester, code: str, words: str
+) -> None:
+    shutil.copytree(
+        EXERCISES / "split_heads",
+        pytester.path / "split_heads",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    (pytester.path / "split_heads" / "solution.py").write_text(dedent(code))
+    result = pytester.runpytest("split_heads")
+    # Every case fails, the first explains, the others point back to it.
+    assert result.ret == 1
+    assert words in said(result)
+    assert said(result).count("(the same mistake as case 1 (two heads of width 4)") == 7

@@ -23,3 +23,18 @@ def no_transpose(X, heads):
     x = _x(X)
     time = x.shape[0]
     return x.reshape(time, heads, -1).tolist()
+
+
+def split_by_heads(X, heads):
+    # torch.split takes the size of each piece, TensorFlow's tf.split the number of pieces:
+    # a port of tf.split(x, heads, axis=-1) cuts pieces of `heads` numbers, not `heads` pieces.
+    x = _x(X)
+    return torch.stack(torch.split(x, heads, dim=-1)).tolist()
+
+
+def batched_transpose(X, heads):
+    # Code written for a batch, x.view(B, T, heads, width).transpose(1, 2), used on X, which
+    # has no batch dimension: the transpose swaps heads with width instead of time with heads.
+    x = _x(X)
+    time = x.shape[0]
+    return x.reshape(time, heads, -1).transpose(1, 2).tolist()
