@@ -614,24 +614,19 @@ class Lessons:
         return self.runner
 
     def _sandbox(self, resolved: settings.Settings) -> tuple[sandbox.Policy, sandbox.Support]:
-        mode = resolved.value("sandbox")
-        if mode == "off":
-            support = sandbox.Support(0, "PYTEST_LESSONS_SANDBOX=off was given", seccomp=False)
-        else:
-            support = sandbox.probe()
-            if mode == "require" and not support.abi:
-                raise NotebookError(
-                    f"The sandbox is required but cannot be had here: {support.reason}."
-                )
-        user = resolved.value("sandbox_user")
         try:
-            policy = sandbox.make_policy(
-                support,
+            support, policy = sandbox.choose(
+                resolved.value("sandbox"),
                 self.environ,
                 passed=resolved.value("pass_env"),
-                user=None if user == "none" or mode == "off" else user,
+                user=resolved.value("sandbox_user"),
+                off_reason="PYTEST_LESSONS_SANDBOX=off was given",
             )
-        except ValueError as error:
+        except sandbox.Unavailable as error:
+            raise NotebookError(
+                f"The sandbox is required but cannot be had here: {error}."
+            ) from None
+        except sandbox.NoSuchUser as error:
             raise NotebookError(f"PYTEST_LESSONS_SANDBOX_USER: {error}") from None
         return policy, support
 

@@ -286,27 +286,21 @@ def _sandbox(resolved: settings.Settings) -> tuple[sandbox.Support, sandbox.Poli
     """What the kernel offers and the session's sandbox policy, as the settings ask."""
     if resolved.isolation == "off":
         return sandbox.Support(0, "learner code runs inside pytest"), None
-    mode = resolved.value("sandbox")
-    if mode == "off":
-        support = sandbox.Support(0, "--lesson-sandbox=off was given", seccomp=False)
-    else:
-        support = sandbox.probe()
-        if mode == "require" and not support.abi:
-            raise pytest.UsageError(
-                f"--lesson-sandbox=require: no sandbox can be had here: {support.reason}. "
-                "Grade as a separate user or in a container, or drop 'require'."
-            )
-    user = resolved.value("sandbox_user")
     try:
-        policy = sandbox.make_policy(
-            support,
+        return sandbox.choose(
+            resolved.value("sandbox"),
             os.environ,
             passed=resolved.value("pass_env"),
-            user=None if user == "none" or mode == "off" else user,
+            user=resolved.value("sandbox_user"),
+            off_reason="--lesson-sandbox=off was given",
         )
-    except ValueError as error:
+    except sandbox.Unavailable as error:
+        raise pytest.UsageError(
+            f"--lesson-sandbox=require: no sandbox can be had here: {error}. "
+            "Grade as a separate user or in a container, or drop 'require'."
+        ) from None
+    except sandbox.NoSuchUser as error:
         raise pytest.UsageError(f"--lesson-sandbox-user: {error}") from None
-    return support, policy
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

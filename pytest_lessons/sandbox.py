@@ -358,6 +358,42 @@ def make_policy(
     )
 
 
+class Unavailable(RuntimeError):
+    """A sandbox was required and this system cannot give one; the message is the reason."""
+
+
+class NoSuchUser(ValueError):
+    """The user learner code should run as does not exist here; the message says so."""
+
+
+def choose(
+    mode: str,
+    environ: Mapping[str, str],
+    passed: Iterable[str] = (),
+    user: str = "nobody",
+    off_reason: str = "the sandbox was turned off",
+) -> tuple[Support, Policy]:
+    """The sandbox the settings ask for, which both front ends (pytest and the notebook) use.
+
+    *mode* ``on`` (best effort), ``require`` or ``off`` (then *off_reason* is what the
+    header says); *user* is who learner code runs as when the grader is root (``none``: stay
+    root). Raises :class:`Unavailable` or :class:`NoSuchUser`, which each front end words in
+    its own terms (an option or an environment variable)."""
+    if mode == "off":
+        support = Support(0, off_reason, seccomp=False)
+    else:
+        support = probe()
+        if mode == "require" and not support.abi:
+            raise Unavailable(support.reason)
+    try:
+        policy = make_policy(
+            support, environ, passed=passed, user=None if user == "none" or mode == "off" else user
+        )
+    except ValueError as error:
+        raise NoSuchUser(str(error)) from None
+    return support, policy
+
+
 def readable_by(path: Path, uid: int, gid: int) -> bool:
     """Whether user *uid* (group *gid*) can read *path*: each folder above it searchable, and
     *path* itself readable, by the file modes alone."""

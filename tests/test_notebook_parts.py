@@ -267,3 +267,20 @@ def test_an_interrupted_case_leaves_no_process(mode: str, tmp_path: Path) -> Non
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
         runner.close()
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() != 0, reason="the user is looked up only as root"
+)
+def test_a_user_that_does_not_exist_is_named_by_its_variable(make_exercise: Any) -> None:
+    folder = make_exercise("double", solution=None)
+    environ = {"PYTEST_LESSONS_SANDBOX_USER": "no-such-learner-user"}
+    lessons = notebook.Lessons(cwd=folder.parent, environ=environ)
+    try:
+        with pytest.raises(notebook.NotebookError) as error:
+            lessons.grade("double", DOUBLE_RIGHT)
+    finally:
+        lessons.close()
+    assert str(error.value) == (
+        "PYTEST_LESSONS_SANDBOX_USER: there is no user 'no-such-learner-user' on this system"
+    )

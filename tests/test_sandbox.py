@@ -557,3 +557,17 @@ def test_as_root_the_child_switches_to_an_unprivileged_user_before_it_is_confine
     }
     assert (private / "scratch").stat().st_uid == 65534
     shutil.rmtree(session)
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() != 0, reason="the user is looked up only as root"
+)
+def test_a_user_that_does_not_exist_stops_the_run_before_anything_is_graded(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    make_double(make_exercise, DOUBLE_RIGHT)
+    result = pytester.runpytest("double", "--lesson-sandbox-user=no-such-learner-user")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*--lesson-sandbox-user: there is no user 'no-such-learner-user' on this system*"]
+    )
