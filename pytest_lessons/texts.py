@@ -355,8 +355,11 @@ def describe_mismatch(
         first, lines = comparison.headline, []
     if diagnosis is not None and comparison.problem not in ("values", "shape"):
         lines += _indent(_wrap(comparison.headline))  # e.g. "add .tolist()" still applies
-    for note in comparison.notes:
-        lines += _indent(_wrap(note))
+    # A diagnosis of a wrong shape says how it came about; the comparison's generic notes on
+    # shapes ("check the sizes you reshape to") would compete with it.
+    if diagnosis is None or comparison.problem != "shape":
+        for note in comparison.notes:
+            lines += _indent(_wrap(note))
     lines.append("")
     got_shape = fmt_shape(comparison.got_shape) if comparison.got_shape is not None else "-"
     facts = [("shape", f"expected {fmt_shape(comparison.expected_shape)}   got {got_shape}")]

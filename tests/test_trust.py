@@ -737,3 +737,5 @@ def test_split_heads_names_the_mistakes_real_code_makes(
     assert result.ret == 1
     assert words in said(result)
     assert said(result).count("(the same mistake as case 1 (two heads of width 4)") == 7
+    # The watch-out explains the shape; the generic note on reshape sizes would contradict it.
+    assert "check the sizes you reshape to" not in said(result)
