@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import gc
 import importlib.machinery
 import importlib.util
 import inspect
@@ -413,10 +414,12 @@ def main() -> None:  # pragma: no cover - runs as a spawned child; tested throug
     [module to preload ...]`` imports those modules first, then reads its request as JSON on
     stdin (so it can be started before its case exists) and writes the result to the file
     named in the request."""
+    gc.disable()  # no collections while torch fills the heap: its objects are long-lived
     for name in sys.argv[1:]:
         with contextlib.suppress(Exception):
             __import__(name)
     prepare()
+    gc.enable()
     sys.stdout.flush()
     sys.stdout.buffer.write(READY)
     sys.stdout.flush()

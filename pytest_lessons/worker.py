@@ -462,6 +462,9 @@ def main() -> None:  # pragma: no cover - runs as the worker process; tested thr
         (int(fds.split(",")[0]), int(fds.split(",")[1]))
         for fds in (arg.partition("=")[2] for arg in sys.argv[1:] if arg.startswith("--sibling="))
     ]
+    # No collections while torch fills the heap (each would walk every object made so far);
+    # its objects are frozen below, so they need none afterwards either.
+    gc.disable()
     for name in sys.argv[1:]:
         if name.startswith("--"):
             continue
@@ -473,6 +476,7 @@ def main() -> None:  # pragma: no cover - runs as the worker process; tested thr
     # Objects from before the fork stay out of every child's garbage collections, which would
     # otherwise write to (and so copy) the pages of every object torch made.
     gc.freeze()
+    gc.enable()  # for what the cases make
     _huge_pages()
     protocol_fd, born = _fork_siblings(protocol_fd, siblings)
     worker = Worker(protocol_fd, tuple(born))
