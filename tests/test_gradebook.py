@@ -24,22 +24,19 @@ from pytest_lessons import gradebook
 from pytest_lessons.gradebook import Roster, RosterError
 from pytest_lessons.results import CaseResult, Status
 
+from conftest import case_result
+
 
 def case(learner: str, exercise: str, number: int, passed: bool, **changes: Any) -> CaseResult:
-    values: dict[str, Any] = {
-        "exercise": exercise,
-        "title": exercise.title(),
-        "path": f"/course/{exercise}/exercise.toml",
-        "status": Status.PASSED if passed else Status.FAILED,
-        "points": 1.0 if passed else 0.0,
-        "max_points": 1.0,
-        "case": number,
-        "cases": 2,
-        "label": f"case {number}",
-        "learner": learner,
-    }
-    values.update(changes)
-    return CaseResult(**values)
+    return case_result(
+        number,
+        passed,
+        learner=learner,
+        exercise=exercise,
+        title=exercise.title(),
+        cases=2,
+        **changes,
+    )
 
 
 def missing(learner: str, exercise: str, number: int, **changes: Any) -> CaseResult:
