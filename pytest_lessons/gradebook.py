@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from pytest_lessons.compare import plural
 from pytest_lessons.formats import text_cell
 from pytest_lessons.results import CaseResult, Status
 
@@ -465,7 +466,7 @@ def changes_lines(moved: Sequence[Change]) -> list[str]:
         by_learner.setdefault(c.learner, []).append(c)
     if not by_learner:
         return ["regrade: no learner's points changed"]
-    lines = [f"regrade: the points of {len(by_learner)} learner(s) changed"]
+    lines = [f"regrade: the points of {plural(len(by_learner), 'learner')} changed"]
     for learner, mine in by_learner.items():
         parts = [f"{c.exercise} {_shown(c.old)} → {_shown(c.new)}" for c in mine]
         old = sum(c.old or 0.0 for c in mine)

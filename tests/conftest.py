@@ -8,9 +8,11 @@ import shutil
 import sys
 import textwrap
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import pytest
+
+from pytest_lessons.results import CaseResult, Status
 
 ROOT = Path(__file__).resolve().parent.parent
 COMBINE_HEADS = ROOT / "exercises" / "combine_heads"
@@ -95,6 +97,34 @@ def failed(result: pytest.RunResult) -> int:
 
 def dedent(code: str) -> str:
     return textwrap.dedent(code).lstrip("\n")
+
+
+def case_result(case: int = 1, passed: bool = True, **changes: Any) -> CaseResult:
+    """A graded case as the reports, summaries and gradebooks under test read it.
+
+    Unless *changes* say otherwise, it is case *case* of the exercise ``combine`` (titled
+    "Combine heads", its path ``/course/<exercise>/exercise.toml``), labelled ``case <case>``,
+    worth 1 point; *passed* makes its status ``passed`` with every point, else ``failed`` with
+    none.
+    Any other field keeps :class:`CaseResult`'s own default (no learner, ``cases`` 0, no
+    message). *changes* may set any field; ``status`` may be a string such as ``"error"``,
+    as in a report's plain data.
+    """
+    exercise = changes.get("exercise", "combine")
+    max_points = changes.get("max_points", 1.0)
+    values: dict[str, Any] = {
+        "exercise": exercise,
+        "title": "Combine heads",
+        "path": f"/course/{exercise}/exercise.toml",
+        "status": Status.PASSED if passed else Status.FAILED,
+        "points": max_points if passed else 0.0,
+        "max_points": max_points,
+        "case": case,
+        "label": f"case {case}",
+        **changes,
+    }
+    values["status"] = Status(values["status"])
+    return CaseResult(**values)
 
 
 #: Variables of the machine running this suite that change what a run under test prints or

@@ -213,7 +213,7 @@ def test_a_regrade_shows_and_writes_whose_points_moved(
     result = grade(pytester, "--lesson-gradebook=after.csv", "--lesson-gradebook-diff=before.csv")
     result.stdout.fnmatch_lines(
         [
-            "regrade: the points of 1 learner(s) changed",
+            "regrade: the points of 1 learner changed",
             "  bo: double 0 → 2 (total +2)",
             f"regrade changes: {pytester.path / 'after.changes.csv'}",
         ]

@@ -16,23 +16,13 @@ from pytest_lessons import classreport
 from pytest_lessons.gradebook import MISSING
 from pytest_lessons.results import CaseResult, Status
 
+from conftest import case_result
+
 
 def case(learner: str, number: int, passed: bool, **changes: Any) -> CaseResult:
-    values: dict[str, Any] = {
-        "exercise": "combine",
-        "title": "Combine heads",
-        "path": "/course/combine/exercise.toml",
-        "status": Status.PASSED if passed else Status.FAILED,
-        "points": 1.0 if passed else 0.0,
-        "max_points": 1.0,
-        "case": number,
-        "cases": 3,
-        "label": f"case {number}",
-        "learner": learner,
-        "seconds": 0.1,
-    }
-    values.update(changes)
-    return CaseResult(**values)
+    return case_result(
+        number, passed, **{"cases": 3, "learner": learner, "seconds": 0.1, **changes}
+    )
 
 
 def fails(learner: str, **changes: Any) -> list[CaseResult]:

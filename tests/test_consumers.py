@@ -20,9 +20,8 @@ import pytest
 import xmlschema
 
 from pytest_lessons import formats
-from pytest_lessons.results import CaseResult, Status
 
-from conftest import DOUBLE_TOML
+from conftest import DOUBLE_TOML, case_result
 
 Make = Callable[..., Path]
 SCHEMAS = Path(__file__).parent / "schemas"
@@ -260,15 +259,13 @@ def test_classroom_totals_with_weighted_and_generated_cases(
 
 def test_a_huge_course_is_cut_to_the_budget_with_a_notice_and_every_point() -> None:
     results = [
-        CaseResult(
+        case_result(
+            n % 40 + 1,
+            not n % 3,
             exercise=f"lesson_{n // 40}",
             title=f"lesson_{n // 40}",
             path=f"course/lesson_{n // 40}/exercise.toml",
-            label=f"case {n % 40 + 1}",
-            case=n % 40 + 1,
             line=3 + n % 40,
-            status=Status.FAILED if n % 3 else Status.PASSED,
-            points=0.5 if not n % 3 else 0.0,
             max_points=0.5,
             headline="Check your scaling: " + "every value is off by a factor. " * 20,
             call="solve(x=" + "[1.0, 2.0, 3.0] " * 30 + ")",

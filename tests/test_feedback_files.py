@@ -10,6 +10,8 @@ from pytest_lessons import feedback_files
 from pytest_lessons.gradebook import MISSING
 from pytest_lessons.results import CaseResult, Status
 
+from conftest import case_result
+
 WATCH = (
     "Watch out: each row of your answer mixes different tokens. Swap the first two dimensions "
     "with .transpose(0, 1) before you reshape. Reshape reads values in memory order."
@@ -17,23 +19,16 @@ WATCH = (
 
 
 def case(number: int, passed: bool, **changes: Any) -> CaseResult:
-    values: dict[str, Any] = {
-        "exercise": "combine",
-        "title": "Combine heads",
-        "path": "/course/combine/exercise.toml",
-        "status": Status.PASSED if passed else Status.FAILED,
-        "points": 1.0 if passed else 0.0,
-        "max_points": 1.0,
-        "case": number,
+    """Case *number* of ada's six; its call, output and message carry the number (and the
+    message a secret), so a test can tell whose text reached the file."""
+    mine = {
         "cases": 6,
-        "label": f"case {number}",
         "learner": "ada",
         "call": f"solve(X=[[{number}, 2]])",
         "output": f"printed in case {number}",
         "message": f"Fix it.\n\n  inputs X = [[{number}, 2]]\n  SECRET-{number}",
     }
-    values.update(changes)
-    return CaseResult(**values)
+    return case_result(number, passed, **{**mine, **changes})
 
 
 def watch(number: int, **changes: Any) -> CaseResult:

@@ -24,22 +24,19 @@ from pytest_lessons import gradebook
 from pytest_lessons.gradebook import Roster, RosterError
 from pytest_lessons.results import CaseResult, Status
 
+from conftest import case_result
+
 
 def case(learner: str, exercise: str, number: int, passed: bool, **changes: Any) -> CaseResult:
-    values: dict[str, Any] = {
-        "exercise": exercise,
-        "title": exercise.title(),
-        "path": f"/course/{exercise}/exercise.toml",
-        "status": Status.PASSED if passed else Status.FAILED,
-        "points": 1.0 if passed else 0.0,
-        "max_points": 1.0,
-        "case": number,
-        "cases": 2,
-        "label": f"case {number}",
-        "learner": learner,
-    }
-    values.update(changes)
-    return CaseResult(**values)
+    return case_result(
+        number,
+        passed,
+        learner=learner,
+        exercise=exercise,
+        title=exercise.title(),
+        cases=2,
+        **changes,
+    )
 
 
 def missing(learner: str, exercise: str, number: int, **changes: Any) -> CaseResult:
@@ -298,7 +295,7 @@ def test_a_regrade_lists_each_learner_whose_points_moved_old_to_new() -> None:
         moved = gradebook.changes(old, after)
         assert moved == [gradebook.Change("bo", "b", 1.0, 3.0)], layout
     assert gradebook.changes_lines(moved) == [
-        "regrade: the points of 1 learner(s) changed",
+        "regrade: the points of 1 learner changed",
         "  bo: b 1 → 3 (total +2)",
     ]
     assert rows(gradebook.changes_csv(moved)) == [
@@ -319,7 +316,9 @@ def test_a_regrade_names_learners_only_in_one_gradebook() -> None:
     moved = gradebook.changes(old, gradebook.build(CLASS))
     assert gradebook.Change("gone", "a", 1.0, None) in moved
     assert gradebook.Change("bo", "a", None, 1.0) in moved
-    assert "  gone: a 1 → absent (total -1)" in gradebook.changes_lines(moved)
+    lines = gradebook.changes_lines(moved)
+    assert lines[0] == "regrade: the points of 4 learners changed"
+    assert "  gone: a 1 → absent (total -1)" in lines
 
 
 def test_an_unknown_old_gradebook_says_which_files_are_read() -> None:

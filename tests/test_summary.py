@@ -11,6 +11,8 @@ from pytest_lessons import summary
 from pytest_lessons.course import Course
 from pytest_lessons.results import CaseResult
 
+from conftest import case_result
+
 
 class Cache:
     """pytest's cache as summary.py uses it: get with a default, and set."""
@@ -60,16 +62,10 @@ def lesson(tmp_path: Path, slug: str = "double", text: str = LESSON) -> Path:
 
 
 def result(path: Path, case: int, passed: bool, **extra: Any) -> CaseResult:
-    data = {
-        "path": str(path),
-        "exercise": path.parent.name,
-        "title": path.parent.name,
-        "cases": 2,
-        "case": case,
-        "status": "passed" if passed else "failed",
-        **extra,
-    }
-    return CaseResult.from_dict(data)
+    slug = path.parent.name
+    return case_result(
+        case, passed, **{"path": str(path), "exercise": slug, "title": slug, "cases": 2, **extra}
+    )
 
 
 def show(path: Path | str) -> str:
