@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_lessons import classreport, course, feedback_files, formats, gradebook, summary
-from pytest_lessons.compare import noun
+from pytest_lessons.compare import noun, plural
 from pytest_lessons.results import CaseResult
 
 #: The placeholder of ``--lesson-report`` that a batch run fills with each learner's name.
@@ -164,8 +164,8 @@ def class_lines(results: Sequence[CaseResult]) -> list[str]:
     """The class at a glance: per exercise, who passed, the mean, and how many learners show
     each outcome (every kind: watch-outs, findings, timeouts, crashes, missing ...).
     Exercises come in their course's order, as in the ``lessons`` section of a learner's run."""
-    lines = formats.class_lines(results)[:1]
     learners = len({r.learner for r in results})
+    lines = [plural(learners, "learner")]
     by_exercise: dict[str, list[CaseResult]] = {}
     for r in sorted(results, key=lambda r: (r.path, r.learner, r.case)):
         by_exercise.setdefault(r.exercise, []).append(r)

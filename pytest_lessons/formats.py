@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from pytest_lessons.compare import noun, plural
 from pytest_lessons.results import CaseResult, Status
 from pytest_lessons.texts import first_sentence
 
@@ -334,28 +333,6 @@ def mistake_table(results: Sequence[CaseResult]) -> dict[str, dict[str, int]]:
         }
         for exercise, ids in sorted(seen.items())
     }
-
-
-def class_lines(results: Sequence[CaseResult]) -> list[str]:
-    """The class summary: per exercise, learners who passed, mean points, common mistakes."""
-    learners = sorted({str(r.learner) for r in results})
-    mistakes = mistake_table(results)
-    lines = [plural(len(learners), "learner")]
-    for exercise in sorted({str(r.exercise) for r in results}):
-        mine = [r for r in results if r.exercise == exercise]
-        passed = sum(
-            1
-            for who in learners
-            if (theirs := [r for r in mine if r.learner == who]) and all(r.passed for r in theirs)
-        )
-        mean = sum(r.points for r in mine) / len(learners)
-        most = sum(r.max_points for r in mine) / len(learners)
-        lines.append(
-            f"{exercise}: {passed} of {len(learners)} passed, mean {mean:.3g} of {most:g} points"
-        )
-        for watch_id, count in mistakes.get(exercise, {}).items():
-            lines.append(f"    {count:>3} {noun(count, 'learner')}  watch out: {watch_id}")
-    return lines
 
 
 def _first_sentence(headline: str, limit: int = 120) -> str:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from pytest_lessons import classoutputs, course
 from pytest_lessons.classoutputs import OptionError, Outputs
 from pytest_lessons.results import CaseResult, Status
+
+from conftest import case_result
 
 
 def test_a_platform_report_of_a_class_needs_the_learner_placeholder(tmp_path: Path) -> None:
@@ -99,3 +102,35 @@ def test_the_class_table_lists_exercises_in_the_course_order(tmp_path: Path) -> 
     course.load.cache_clear()
     names = [line.split(":")[0] for line in classoutputs.class_lines(results)[1::2]]
     assert names == sorted(lessons)
+
+
+def test_the_class_table_counts_learners_passes_and_means() -> None:
+    def result(learner: str, case: int, passed: bool, **changes: Any) -> CaseResult:
+        return case_result(case, passed, **{"learner": learner, "exercise": "double", **changes})
+
+    rows = [
+        result("ada", 1, True),
+        result("ada", 2, True),
+        result("bo", 1, True),
+        result("bo", 2, False, diagnosis="x", diagnosis_kind="watch_out"),
+        result("cy", 1, False, diagnosis="x", diagnosis_kind="watch_out"),
+        result("cy", 2, False, diagnosis="y", diagnosis_kind="watch_out"),
+    ]
+    lines = classoutputs.class_lines(rows)
+    assert lines[:2] == ["3 learners", "double: 1 of 3 passed, mean 1 of 2 points"]
+    assert [line.split("watch out")[0] for line in lines[2:]] == [
+        "      2 learners  ",
+        "      1 learner  ",
+    ]
+    # A learner with no result for an exercise has not passed it and counts in its mean.
+    rows = [result("ada", 1, True), result("bo", 1, True, exercise="other")]
+    assert classoutputs.class_lines(rows)[1:] == [
+        "double: 1 of 2 passed, mean 0.5 of 0.5 points",
+        "other: 1 of 2 passed, mean 0.5 of 0.5 points",
+    ]
+    # Outside a class (no learner names) it is one learner.
+    alone = [case_result(1, True, exercise="double"), case_result(2, True, exercise="double")]
+    assert classoutputs.class_lines(alone) == [
+        "1 learner",
+        "double: 1 of 1 passed, mean 2 of 2 points",
+    ]

@@ -279,33 +279,6 @@ def test_the_mistake_table_counts_each_learner_once_most_common_first() -> None:
     assert list(table) == ["a", "double"] and list(table["double"]) == ["y", "x"]
 
 
-def test_the_class_lines() -> None:
-    rows = [
-        result(1, True, learner="ada"),
-        result(2, True, learner="ada"),
-        result(1, True, learner="bo"),
-        result(2, False, learner="bo", diagnosis="x", diagnosis_kind="watch_out"),
-        result(1, False, learner="cy", diagnosis="x", diagnosis_kind="watch_out"),
-        result(2, False, learner="cy", diagnosis="y", diagnosis_kind="watch_out"),
-    ]
-    assert formats.class_lines(rows) == [
-        "3 learners",
-        "double: 1 of 3 passed, mean 1 of 2 points",
-        "      2 learners  watch out: x",
-        "      1 learner  watch out: y",
-    ]
-    lone = formats.class_lines([result(1, True, learner="ada", points=2 / 3)])
-    assert lone == ["1 learner", "double: 1 of 1 passed, mean 0.667 of 1 points"]
-
-
-def test_a_learner_without_results_for_an_exercise_has_not_passed_it() -> None:
-    rows = [result(1, True, learner="ada"), result(1, True, learner="bo", exercise="other")]
-    assert formats.class_lines(rows)[1:] == [
-        "double: 1 of 2 passed, mean 0.5 of 0.5 points",
-        "other: 1 of 2 passed, mean 0.5 of 0.5 points",
-    ]
-
-
 def test_the_step_summary_table() -> None:
     long = "Make it " + "much " * 30 + "shorter. Then more."
     rows = [
@@ -360,14 +333,6 @@ def test_a_long_word_is_cut_without_a_space_to_cut_at() -> None:
 def test_a_step_summary_cell_is_the_first_sentence_cut_at_a_word(headline: str, cell: str) -> None:
     line = formats.step_summary([result(1, False, headline=headline)]).splitlines()[-1]
     assert line == f"| double | 0 / 1 | case 1: {cell} |"
-
-
-def test_class_lines_outside_a_class_count_one_learner() -> None:
-    rows = [
-        result(1, True),
-        result(2, True),
-    ]
-    assert formats.class_lines(rows) == ["1 learner", "double: 1 of 1 passed, mean 2 of 2 points"]
 
 
 def test_render_is_exactly_the_format_as_indented_json() -> None:
