@@ -383,13 +383,15 @@ WATCH_OUT_FIELDS: tuple[Field, ...] = (
     Field(
         "right",
         _text,
-        'With fit: the right value, as an expression of axis sizes such as "sqrt(width)".',
+        'With fit: the right value, axis sizes joined by * and /, maybe under sqrt(): '
+        '"sqrt(width)", "heads*width", "1/sqrt(width)".',
         default=None,
     ),
     Field(
         "named",
         _labels,
-        'With fit: expression -> words, such as "sqrt(heads*width)" = "√ of the model width".',
+        'With fit: expression (as in right) -> words, such as "sqrt(heads*width)" = "√ of '
+        'the model width".',
         default=None,
     ),
 )
