@@ -6,9 +6,10 @@ as usable CPUs, in one pytest), and with ``-n 2`` (pytest-xdist).
     python benchmarks/batch.py --learners 20 --rounds 1
 
 Each run is a fresh ``python -m pytest`` process; the ways alternate. The learners are a
-mix: right, missing transpose, causal mask, stub. Target (issue 13): every core at least 1.6x
-faster than one core on 2 cores. Also printed: how many cores each way kept busy (CPU time of
-the whole process tree over wall time) and cases graded per second per core.
+mix: right, missing transpose, causal mask, stub; the class table must name both mistakes.
+Target (issue 13): every core at least 1.6x faster than one core on 2 cores. Also printed:
+how many cores each way kept busy (CPU time of the whole process tree over wall time) and
+cases graded per second per core.
 
 Every run must give the same gradebook, and the expected one: the right answers full marks,
 the stubs none. pytest must exit 1 (some learners fail), never anything else. A broken
@@ -35,10 +36,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 LESSON = ROOT / "exercises" / "combine_heads"
 
+# A learner's code is one file: the sandbox lets it read nothing else of its folder, so the
+# mistakes are the lesson's own mistake functions copied in, not imported.
+MISTAKES = (LESSON / "mistakes.py").read_text()
 KINDS = [
     (LESSON / "reference.py").read_text(),
-    "from mistakes_copy import reshape_without_transpose as solve\n",
-    "from mistakes_copy import with_causal_mask as solve\n",
+    MISTAKES + "\n\nsolve = reshape_without_transpose\n",
+    MISTAKES + "\n\nsolve = with_causal_mask\n",
     (LESSON / "solution.py").read_text(),
 ]
 
@@ -49,7 +53,6 @@ def make_class(work: Path, learners: int) -> Path:
         folder = submissions / f"learner{n:02d}" / "combine_heads"
         folder.mkdir(parents=True)
         (folder / "solution.py").write_text(KINDS[n % len(KINDS)])
-        shutil.copy(LESSON / "mistakes.py", folder / "mistakes_copy.py")
     shutil.copytree(
         LESSON, work / "exercises" / "combine_heads", ignore=shutil.ignore_patterns("__pycache__")
     )
@@ -79,6 +82,9 @@ def run(work: Path, extra: list[str], prefix: Sequence[str] = ()) -> tuple[float
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 1:  # the class has stubs: exactly "some cases failed"
         raise SystemExit(f"pytest exited {done.returncode}:\n{done.stdout}\n{done.stderr}")
+    for named in ("watch out: missing-transpose", "watch out: causal-mask"):
+        if named not in done.stdout:  # each mistake must be graded as such, not crash
+            raise SystemExit(f"the class table lacks {named!r}:\n{done.stdout}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return elapsed, cpu, (work / "grades.csv").read_text()
 
