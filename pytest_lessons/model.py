@@ -383,7 +383,7 @@ WATCH_OUT_FIELDS: tuple[Field, ...] = (
     Field(
         "right",
         _text,
-        'With fit: the right value, axis sizes joined by * and /, maybe under sqrt(): '
+        "With fit: the right value, axis sizes joined by * and /, maybe under sqrt(): "
         '"sqrt(width)", "heads*width", "1/sqrt(width)".',
         default=None,
     ),
