@@ -271,6 +271,10 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.stash[KEY] = lessons
     config.stash[_STARTED] = time.monotonic()
+    if submissions is not None and _runs_cases_here(config):
+        # A class is graded here: the worker's import of torch, the longest wait before the
+        # first case, overlaps pytest's collection instead of following it.
+        lessons.runner.warm_up()
     config.pluginmanager.register(ResultCollector(lessons), "lessons.results")
     config.pluginmanager.register(WatchOutMatcher(lessons), "lessons.watch_outs")
     config.pluginmanager.register(GenericDetectors(), "lessons.detectors")
@@ -280,6 +284,15 @@ def pytest_configure(config: pytest.Config) -> None:
         and not hasattr(config, "workerinput")
     ):
         config.pluginmanager.register(ClassProgress(), "lessons.class_progress")
+
+
+def _runs_cases_here(config: pytest.Config) -> bool:
+    """Whether this pytest process will run cases: not for --collect-only or --help, nor in
+    a pytest-xdist controller, whose workers run them."""
+    if config.option.collectonly or getattr(config.option, "help", False):
+        return False
+    distributed = getattr(config.option, "dist", "no") != "no"
+    return not distributed or hasattr(config, "workerinput")
 
 
 def _sandbox(resolved: settings.Settings) -> tuple[sandbox.Support, sandbox.Policy | None]:
@@ -405,7 +418,11 @@ def pytest_collection_modifyitems(
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Grading a class on several workers: hand the pool every learner case, in run order."""
     lessons = session.config.stash.get(KEY, None)
-    if lessons is None or not isinstance(lessons.runner, PoolRunner):
+    if (
+        lessons is None
+        or not isinstance(lessons.runner, PoolRunner)
+        or not _runs_cases_here(session.config)
+    ):
         return
     grader = lessons.grader
     jobs = [
@@ -605,8 +622,8 @@ def _grading(config: pytest.Config) -> bool:
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     config = session.config
-    if hasattr(config, "workerinput"):
-        return
+    if hasattr(config, "workerinput") or config.option.collectonly:
+        return  # a listing grades nothing, so it neither fails nor writes (or empties) a file
     lessons = config.stash.get(KEY, None)
     if lessons is None:
         return

@@ -252,6 +252,31 @@ def test_the_class_terminal_stays_short_and_the_flag_brings_failures_back(
     assert len(full.stdout.lines) > 100
 
 
+def test_listing_a_class_starts_no_worker_and_grading_it_does(
+    pytester: pytest.Pytester, make_exercise: Make, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--collect-only lists the cases without the worker and its import of torch (seconds),
+    and writes no file; a grading run starts the worker. The preloaded module marks a
+    worker's start."""
+    make_exercise()
+    make_class(pytester.path, CLASS)
+    marker = pytester.path / "worker-started"
+    pytester.makepyfile(started=f"open({str(marker)!r}, 'a').close()\n")
+    monkeypatch.setenv("PYTEST_LESSONS_PRELOAD", "started")
+    (pytester.path / "grades.csv").write_text("the last grading's gradebook\n")
+    options = ("-p", "no:cacheprovider", "--lesson-gradebook=grades.csv")
+    listed = grade(pytester, "--collect-only", "-q", *options)
+    assert listed.ret == 0
+    listed.stdout.fnmatch_lines(["*::ada/case-1-a-row", "*::di/case-2"])
+    assert not marker.exists()
+    # A listing grades nothing: the gradebook of the last grading stays as it was.
+    assert (pytester.path / "grades.csv").read_text() == "the last grading's gradebook\n"
+    graded = grade(pytester, *options)
+    assert graded.ret == 1
+    assert marker.exists()
+    assert "ada" in (pytester.path / "grades.csv").read_text()
+
+
 def test_shards_split_the_class_stably_and_their_merge_equals_one_run(
     pytester: pytest.Pytester, make_exercise: Make
 ) -> None:
