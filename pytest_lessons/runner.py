@@ -51,6 +51,8 @@ WORKER_GRACE = 120.0
 #: The same once the worker has handed the case to its child: enough for the worker to kill
 #: the child and report, short enough that a worker stopped by learner code costs little.
 RUNNING_GRACE = 5.0
+#: Seconds between the interpreter lock's hand-overs while a pool's threads feed its workers.
+SWITCH_INTERVAL = 0.0005
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,13 @@ def _worker_env(base: dict[str, str] | None = None) -> dict[str, str]:
     env["OMP_NUM_THREADS"] = "1"
     env["MKL_NUM_THREADS"] = "1"
     env.setdefault("PYTHONWARNINGS", "ignore")
+    if sys.platform.startswith("linux"):
+        # glibc's malloc asks for 2 MiB pages as the heap grows, so the heap torch fills is
+        # mostly huge pages already and the worker's collapse (worker._huge_pages) has little
+        # left to do before the first case; other C libraries ignore the variable.
+        tunables = [t for t in env.get("GLIBC_TUNABLES", "").split(":") if t]
+        if not any(t.startswith("glibc.malloc.hugetlb=") for t in tunables):
+            env["GLIBC_TUNABLES"] = ":".join([*tunables, "glibc.malloc.hugetlb=1"])
     if sys.platform == "darwin":
         # macOS aborts a forked child that meets an Objective-C class whose set-up another
         # thread had begun before the fork; that abort would read as a crash of the learner's
@@ -594,6 +603,7 @@ class PoolRunner(Runner):
         self._count = 0
         self._closed = False
         self._threads: list[threading.Thread] = []
+        self._switch: float | None = None
 
     @staticmethod
     def key(job: Job) -> str:
@@ -603,6 +613,11 @@ class PoolRunner(Runner):
         # Once: from then on each runner is its own thread's, which restarts a lost worker.
         # A restart from here too could replace the worker that thread is waiting on.
         if not self._threads:
+            # A worker waits for its next job while pytest's thread holds the interpreter
+            # lock; Python makes a waiting thread wait up to this interval for it (5 ms by
+            # default, about a case's worth at a class's pace).
+            self._switch = sys.getswitchinterval()
+            sys.setswitchinterval(min(self._switch, SWITCH_INTERVAL))
             for runner in self.runners:
                 runner.warm_up()
             for runner in self.runners:
@@ -686,6 +701,9 @@ class PoolRunner(Runner):
             thread.start()
         for thread in closing:
             thread.join()
+        if self._switch is not None:
+            sys.setswitchinterval(self._switch)
+            self._switch = None
 
 
 def _kill(process: subprocess.Popen[bytes]) -> None:
