@@ -301,6 +301,39 @@ def test_a_thread_count_in_the_environment_does_not_hang_forked_children(
     result.assert_outcomes(passed=10)
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's tunables: Linux")
+@pytest.mark.usefixtures("no_preload")
+@pytest.mark.parametrize(
+    ("users", "workers"),
+    [(None, "glibc.malloc.hugetlb=1"), ("glibc.malloc.hugetlb=0", "glibc.malloc.hugetlb=0")],
+)
+def test_the_worker_asks_malloc_for_huge_pages_unless_the_user_said_otherwise(
+    pytester: pytest.Pytester,
+    make_exercise: Make,
+    monkeypatch: pytest.MonkeyPatch,
+    users: str | None,
+    workers: str,
+) -> None:
+    # Read from the worker (the case's parent); the case itself gets the user's environment.
+    seen = pytester.path / "tunables.txt"
+    make_exercise(
+        solution="import os\n"
+        "with open(f'/proc/{os.getppid()}/environ', 'rb') as worker:\n"
+        "    found = [v for v in worker.read().split(bytes(1)) if v.startswith(b'GLIBC_')]\n"
+        f"open({str(seen)!r}, 'w').write(repr((found, os.environ.get('GLIBC_TUNABLES'))))\n"
+        + DOUBLE_RIGHT
+    )
+    if users is None:
+        monkeypatch.delenv("GLIBC_TUNABLES", raising=False)
+    else:
+        monkeypatch.setenv("GLIBC_TUNABLES", users)
+    result = pytester.runpytest(
+        "double", "--lesson-sandbox=off", "--lesson-pass-env=GLIBC_TUNABLES"
+    )
+    result.assert_outcomes(passed=2)
+    assert seen.read_text() == repr(([f"GLIBC_TUNABLES={workers}".encode()], users))
+
+
 def test_a_right_solution_passes_on_one_thread_and_on_several(
     pytester: pytest.Pytester, combine_heads: Make
 ) -> None:

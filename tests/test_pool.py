@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 from pathlib import Path
@@ -11,7 +12,7 @@ from typing import Callable
 import pytest
 
 from pytest_lessons.outcome import RETURNED, TIMEOUT, Outcome
-from pytest_lessons.runner import Job, PoolRunner, Runner
+from pytest_lessons.runner import SWITCH_INTERVAL, Job, PoolRunner, Runner
 
 from conftest import DOUBLE_RIGHT
 
@@ -55,6 +56,20 @@ def test_prefetched_outcomes_are_taken_once_and_asked_jobs_go_first() -> None:
     ran = [what for what, _ in log]
     assert ran.count("a[0]") == 2 and ran.count("a[5]") == 1
     assert len({thread for _, thread in log}) == 2
+
+
+def test_a_pool_shortens_the_interpreter_switch_interval_only_while_it_runs() -> None:
+    # pytest's thread holds the interpreter lock while a worker's runner thread waits to
+    # hand over the next job; the pytest process's own setting comes back at the end.
+    before = sys.getswitchinterval()
+    pool = PoolRunner([Recording([]), Recording([])])
+    try:
+        pool.prefetch([job("a", 0)])
+        assert sys.getswitchinterval() == min(before, SWITCH_INTERVAL)
+        assert pool.run(job("a", 0)).answer == [0]
+    finally:
+        pool.close()
+    assert sys.getswitchinterval() == before
 
 
 def test_after_two_timeouts_a_files_cases_are_not_run_ahead() -> None:
