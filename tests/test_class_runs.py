@@ -277,6 +277,23 @@ def test_listing_a_class_starts_no_worker_and_grading_it_does(
     assert "ada" in (pytester.path / "grades.csv").read_text()
 
 
+def test_a_class_run_that_collects_nothing_does_not_wait_for_the_workers_import(
+    pytester: pytest.Pytester, make_exercise: Make, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker starts at configure; with nothing to grade (a mistyped path) pytest ends it
+    at once instead of waiting for its import. The preloaded module marks an import that was
+    allowed to finish."""
+    make_exercise()
+    make_class(pytester.path, CLASS)
+    marker = pytester.path / "import-finished"
+    pytester.makepyfile(slow=f"import time\ntime.sleep(3)\nopen({str(marker)!r}, 'a').close()\n")
+    monkeypatch.setenv("PYTEST_LESSONS_PRELOAD", "slow")
+    result = pytester.runpytest("doubel", "--lesson-submissions=submissions")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*not found: *doubel*"])
+    assert not marker.exists()
+
+
 def test_shards_split_the_class_stably_and_their_merge_equals_one_run(
     pytester: pytest.Pytester, make_exercise: Make
 ) -> None:
