@@ -620,8 +620,10 @@ class Grader:
                 gd = gap(math.exp(d))
         best = math.exp(c if gc <= gd else d)
         # The roundest value that gives the learner's answer: a learner writes 8, not 7.9983.
+        # Rounding may step over a bound (95.99 to 100 under fit = [0.1, 96]): such a value
+        # is not one the author allows.
         for value in dict.fromkeys(float(f"{best:.{n}g}") for n in (1, 2, 3, 4)):
-            if not is_right(value) and explains(value):
+            if low <= value <= high and not is_right(value) and explains(value):
                 break
         else:
             return None
