@@ -45,9 +45,11 @@ def course(where: Path) -> Path:
     return where
 
 
-def environment(venv_dir: Path) -> dict[str, str]:
+def environment(venv_dir: Path = Path(sys.executable).parent.parent) -> dict[str, str]:
     """This machine's environment with *venv_dir* first on PATH and nothing that would let
-    the recipe import pytest-lessons from this checkout instead of the installed wheel."""
+    the recipe import pytest-lessons from this checkout instead of the installed wheel: every
+    Python these tests start for a recipe gets it (a developer may run the suite with
+    ``PYTHONPATH`` pointing at a checkout)."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTHONPATH")}
     env["PATH"] = f"{venv_dir / 'bin'}{os.pathsep}{env['PATH']}"
     env.pop("VIRTUAL_ENV", None)
@@ -98,12 +100,21 @@ def shared_torch(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("shared") / "torch"
 
 
+@pytest.fixture
+def checkout_on_pythonpath(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``PYTHONPATH`` pointing at this checkout, as a developer may run the suite: a recipe
+    must still install and import the wheel, so every Python started for it drops the
+    variable (``environment()``)."""
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """pytest-lessons built as a wheel, as a course author builds it."""
     out = tmp_path_factory.mktemp("dist")
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--wheel-dir", str(out), ROOT],
+        env=environment(),
         check=True,
         timeout=600,
     )
@@ -112,9 +123,11 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def installed_from(python: Path) -> str:
+    """The file *python* imports pytest_lessons from, in the environment a recipe runs in."""
     return subprocess.run(
         [str(python), "-c", "import pytest_lessons; print(pytest_lessons.__file__)"],
         cwd=python.parent,  # not this checkout, whose folder -c would put first on sys.path
+        env=environment(python.parent.parent),
         capture_output=True,
         text=True,
         check=True,
@@ -142,6 +155,7 @@ def test_the_build_makes_a_wheel_and_sdist_that_twine_accepts(tmp_path: Path) ->
     assert "pytest_lessons/exercise.schema.json" in names and "pytest_lessons/py.typed" in names
 
 
+@pytest.mark.usefixtures("checkout_on_pythonpath")
 def test_the_gradescope_recipe_ships_the_wheel_and_writes_results_json(
     tmp_path: Path, shared_torch: Path
 ) -> None:
@@ -154,7 +168,7 @@ def test_the_gradescope_recipe_ships_the_wheel_and_writes_results_json(
             str(grading / "exercises"),
             str(zip_path),
         ],
-        env={**os.environ, "PYTHON": sys.executable},
+        env=environment() | {"PYTHON": sys.executable},
         capture_output=True,
         text=True,
         timeout=600,
@@ -210,6 +224,7 @@ def step_script(workflow: str, name: str) -> str:
     return dedent(step.group(1))
 
 
+@pytest.mark.usefixtures("checkout_on_pythonpath")
 def test_the_github_classroom_workflow_grades_the_grading_copy_with_the_wheel(
     tmp_path: Path, wheel: Path, shared_torch: Path
 ) -> None:
@@ -298,7 +313,7 @@ def pytest_status(course_root: Path) -> int:
     return subprocess.run(
         [sys.executable, "-m", "pytest", "exercises", "-p", "no:cacheprovider"],
         cwd=course_root,
-        env=environment(Path(sys.executable).parent.parent),
+        env=environment(),
         capture_output=True,
         timeout=300,
     ).returncode
@@ -313,7 +328,7 @@ def test_the_gradescope_autograder_fails_when_pytest_cannot_grade(
     assert pytest_status(root / "source") == status  # neither passed (0) nor failed (1)
     (root / "submission").mkdir()
     (root / "submission" / "solution.py").write_text(dedent(NO_TRANSPOSE))
-    env = environment(Path(sys.executable).parent.parent) | {
+    env = environment() | {
         "AUTOGRADER_ROOT": str(root),
         "PYTHON": sys.executable,
     }
@@ -338,7 +353,7 @@ def test_the_github_classroom_grade_step_fails_when_pytest_cannot_grade(
     broken_course(learner / ".grading", kind)
     assert pytest_status(learner / ".grading") == status
     output = tmp_path / "github_output"
-    env = environment(Path(sys.executable).parent.parent) | {"GITHUB_OUTPUT": str(output)}
+    env = environment() | {"GITHUB_OUTPUT": str(output)}
     run = subprocess.run(
         ["bash", "-e", "-c", step_script(workflow, "Grade")],
         cwd=learner,
