@@ -71,6 +71,8 @@ class Kernel:
             env=clean_env(PYTEST_LESSONS_TIMEOUT=str(TIMEOUT), PYDEVD_DISABLE_FILE_VALIDATION="1")
         )
         self._kernel.__enter__()
+        self.replies: list[dict[str, Any]] = []
+        self.client.on_cell_executed = lambda **hook: self.replies.append(hook["execute_reply"])
         self.pid = int(self.run("import os; print(os.getpid())").strip())
 
     def cell(self, code: str) -> Any:
@@ -78,6 +80,10 @@ class Kernel:
         cell = nbformat.v4.new_code_cell(dedent(code))
         self.notebook.cells.append(cell)
         self.client.execute_cell(cell, len(self.notebook.cells) - 1)
+        # nbclient raises for an error, but hands back a cell the kernel cancelled (queued
+        # behind an error) as if it had run and shown nothing.
+        status = self.replies[-1]["content"]["status"]
+        assert status != "aborted", f"the kernel cancelled the cell {code!r}"
         return cell
 
     def run(self, code: str) -> str:
@@ -282,7 +288,12 @@ def test_interrupting_or_restarting_the_kernel_leaves_no_process(course: Path) -
         worker = descendants(own.pid)
         assert worker
         code = lesson("split_heads", "def solve(X, heads):\n    while True:\n        pass\n")
-        own.client.kc.execute(code)
+        # Sent as a cell whose error does not stop the cells after it: with stop_on_error
+        # (what "Run all" sends) ipykernel cancels every execute request it gets until its
+        # shell thread clears an "aborting" flag, which it does only after sending this cell's
+        # reply, so the next cell, sent on that reply, was now and then cancelled unrun and
+        # showed nothing. Which cells ipykernel cancels is not what is tested here.
+        own.client.kc.execute(code, stop_on_error=False)
         # A case's own process is running (the worker's child, below the kernel's child).
         assert wait_until(lambda: len(descendants(own.pid)) > len(worker), 30)
         running = descendants(own.pid)
