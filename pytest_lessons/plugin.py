@@ -659,7 +659,7 @@ def _write_files(config: pytest.Config, lessons: LessonSession, seconds: float) 
         # Always, as a single learner's report is: an empty class still gets its files.
         outputs = config.stash[_OUTPUTS]
         config.stash[_WRITTEN] = classoutputs.write(
-            outputs, results, seconds, config.invocation_params.dir
+            outputs, results, seconds, config.invocation_params.dir, lessons.roll()
         )
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if step_summary and results:

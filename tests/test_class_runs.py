@@ -363,7 +363,95 @@ def test_a_merge_refuses_overlapping_shards(pytester: pytest.Pytester, make_exer
         timeout=60,
     )
     assert merge.returncode == 2
-    assert "both graded" in merge.stderr and "give each shard once" in merge.stderr
+    assert "all.json and all.json are both shard 1/1: give each shard once" in merge.stderr
+
+
+def merge(where: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest_lessons", "merge", *args],
+        cwd=where,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_a_merge_refuses_a_missing_or_foreign_shard_and_allow_missing_keeps_its_learners(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    make_exercise()
+    # By the hash: l5 in shard 1; l0, l2, l8 in shard 2; l1, l3, l4, l6, l7 in shard 3.
+    make_class(pytester.path, {f"l{n}": DOUBLE_RIGHT for n in range(9)})
+    for k in (1, 2, 3):
+        grade(pytester, f"--lesson-shard={k}/3", f"--lesson-report=shard-{k}.json")
+    table = json.loads((pytester.path / "shard-2.json").read_text())["class"]
+    assert table["shard"] == "2/3" and table["learners"] == [f"l{n}" for n in range(9)]
+    assert merge(pytester.path, "shard-1.json", "shard-2.json", "shard-3.json").returncode == 0
+    # One matrix job failed to upload: refused, the shard and its learners named, no file.
+    missing = merge(pytester.path, "shard-1.json", "shard-2.json", "--gradebook=grades.csv")
+    assert missing.returncode == 2 and missing.stdout == ""
+    assert missing.stderr == (
+        "merge: shard 3/3 is missing (its 5 of 9 learners: l1, l3, l4, l6, l7): give every "
+        "shard's report (3 in all), or --allow-missing to write its learners as not graded\n"
+    )
+    assert not (pytester.path / "grades.csv").exists()
+    # Allowed: the absent learners are in the gradebook, as not graded, and the exit is 1.
+    allowed = merge(
+        pytester.path,
+        "shard-1.json",
+        "shard-2.json",
+        "--allow-missing",
+        "--gradebook=grades.csv",
+        "--gradebook-format=wide",
+    )
+    assert allowed.returncode == 1, allowed.stderr
+    assert (
+        "NOT GRADED: 5 learners, not graded: shard 3/3 is missing from the merge: "
+        "l1, l3, l4, l6, l7" in allowed.stdout
+    )
+    rows = list(csv.DictReader((pytester.path / "grades.csv").open()))
+    assert [r["learner"] for r in rows] == [f"l{n}" for n in range(9)]
+    assert rows[1] == {
+        "learner": "l1",
+        "double": "0",
+        "total": "0",
+        "max": "2",
+        "note": "not graded: shard 3/3 is missing from the merge",
+    }
+    assert rows[0]["total"] == "2" and rows[0]["note"] == ""
+    # Given twice, of another split, of another class: each refused, saying which.
+    twice = merge(pytester.path, "shard-1.json", "shard-1.json", "shard-2.json", "shard-3.json")
+    assert twice.returncode == 2 and "are both shard 1/3: give each shard once" in twice.stderr
+    grade(pytester, "--lesson-shard=1/2", "--lesson-report=half-1.json")
+    split = merge(pytester.path, "shard-1.json", "half-1.json", "shard-2.json", "shard-3.json")
+    assert split.returncode == 2 and "all with the same N" in split.stderr
+    (pytester.path / "submissions" / "zz").mkdir()
+    grade(pytester, "--lesson-shard=3/3", "--lesson-report=other-3.json")
+    other = merge(pytester.path, "shard-1.json", "shard-2.json", "other-3.json")
+    assert other.returncode == 2
+    assert "other-3.json grades another class than shard-1.json" in other.stderr
+    assert "(10 learners against 9; in one only: zz)" in other.stderr
+
+
+def test_every_learner_folder_is_graded_whatever_its_name_and_the_run_lists_what_it_skipped(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    make_exercise()
+    submissions = make_class(pytester.path, {"_jane": DOUBLE_RIGHT, ".x": STUB, "ada": None})
+    (submissions / ".git").mkdir()
+    (submissions / "__pycache__").mkdir()
+    (submissions / "notes.txt").write_text("not a learner")
+    result = grade(pytester, "--lesson-gradebook=grades.csv")
+    assert result.ret == 1
+    rows = list(csv.DictReader((pytester.path / "grades.csv").open()))
+    assert [(r["learner"], r["points"]) for r in rows] == [(".x", "0"), ("_jane", "2"), ("ada", "0")]
+    result.stdout.fnmatch_lines(
+        [
+            "3 learners",
+            "skipped in submissions, not learners: .git (version control), "
+            "__pycache__ (Python's cache), notes.txt (a file)",
+        ]
+    )
 
 
 WORKFLOW = Path(__file__).resolve().parent.parent / "docs/recipes/github-actions/grade-class.yml"
