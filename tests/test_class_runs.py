@@ -13,9 +13,11 @@ import os
 import re
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Callable
 
+import jsonschema
 import pytest
 
 from pytest_lessons import classoutputs
@@ -384,6 +386,8 @@ def test_a_merge_refuses_a_missing_or_foreign_shard_and_allow_missing_keeps_its_
     make_class(pytester.path, {f"l{n}": DOUBLE_RIGHT for n in range(9)})
     for k in (1, 2, 3):
         grade(pytester, f"--lesson-shard={k}/3", f"--lesson-report=shard-{k}.json")
+    schema = json.loads((Path(__file__).parent / "schemas" / "json.schema.json").read_text())
+    jsonschema.validate(json.loads((pytester.path / "shard-2.json").read_text()), schema)
     table = json.loads((pytester.path / "shard-2.json").read_text())["class"]
     assert table["shard"] == "2/3" and table["learners"] == [f"l{n}" for n in range(9)]
     assert merge(pytester.path, "shard-1.json", "shard-2.json", "shard-3.json").returncode == 0
@@ -409,6 +413,13 @@ def test_a_merge_refuses_a_missing_or_foreign_shard_and_allow_missing_keeps_its_
         "NOT GRADED: 5 learners, not graded: shard 3/3 is missing from the merge: "
         "l1, l3, l4, l6, l7" in allowed.stdout
     )
+    done = merge(
+        pytester.path, "shard-1.json", "shard-2.json", "--allow-missing", "--report=m.json"
+    )
+    assert done.returncode == 1
+    report = json.loads((pytester.path / "m.json").read_text())
+    jsonschema.validate(report, schema)
+    assert report["class"]["shard"] == "1/1" and len(report["class"]["absent"]) == 5
     rows = list(csv.DictReader((pytester.path / "grades.csv").open()))
     assert [r["learner"] for r in rows] == [f"l{n}" for n in range(9)]
     assert rows[1] == {
@@ -444,7 +455,11 @@ def test_every_learner_folder_is_graded_whatever_its_name_and_the_run_lists_what
     result = grade(pytester, "--lesson-gradebook=grades.csv")
     assert result.ret == 1
     rows = list(csv.DictReader((pytester.path / "grades.csv").open()))
-    assert [(r["learner"], r["points"]) for r in rows] == [(".x", "0"), ("_jane", "2"), ("ada", "0")]
+    assert [(r["learner"], r["points"]) for r in rows] == [
+        (".x", "0"),
+        ("_jane", "2"),
+        ("ada", "0"),
+    ]
     result.stdout.fnmatch_lines(
         [
             "3 learners",
@@ -452,6 +467,67 @@ def test_every_learner_folder_is_graded_whatever_its_name_and_the_run_lists_what
             "__pycache__ (Python's cache), notes.txt (a file)",
         ]
     )
+
+
+def test_every_class_file_and_the_merge_follow_the_course_order(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    for name in ("zeta", "alpha"):
+        make_exercise(name)
+    (pytester.path / "course.toml").write_text('[course]\nlessons = ["zeta", "alpha"]\n')
+    for learner in ("ada", "bo"):
+        for name in ("zeta", "alpha"):
+            (pytester.path / "submissions" / learner / name).mkdir(parents=True)
+            (pytester.path / "submissions" / learner / name / "solution.py").write_text(STUB)
+    course = ["zeta", "alpha"]
+    result = pytester.runpytest(
+        "alpha",
+        "zeta",
+        "--lesson-submissions=submissions",
+        "--lesson-gradebook=long.csv",
+        "--lesson-feedback=feedback",
+        "--lesson-class-report=class.html",
+        "--lesson-report=class.json",
+        "--junitxml=junit.xml",
+    )
+    assert result.ret == 1
+    rows = list(csv.DictReader((pytester.path / "long.csv").open()))
+    assert [r["exercise"] for r in rows if r["learner"] == "ada"] == course
+    ada = (pytester.path / "feedback" / "ada.md").read_text()
+    assert ada.index("| zeta |") < ada.index("| alpha |")
+    assert ada.index("## Double every number (zeta)") < ada.index("(alpha)\n")
+    page = (pytester.path / "class.html").read_text()
+    assert re.findall(r'<section class="exercise" id="(\w+)">', page) == course
+    report = json.loads((pytester.path / "class.json").read_text())
+    assert report["exercises"] == course
+    assert [r["exercise"] for r in report["results"] if r["learner"] == "ada"] == [
+        "zeta",
+        "zeta",
+        "alpha",
+        "alpha",
+    ]
+    junit = ET.parse(pytester.path / "junit.xml").getroot()
+    lessons = [case.get("classname", "").split(".")[0] for case in junit.iter("testcase")]
+    assert list(dict.fromkeys(lessons)) == course
+    pytester.runpytest(
+        "alpha",
+        "zeta",
+        "--lesson-submissions=submissions",
+        "--lesson-gradebook=wide.csv",
+        "--lesson-gradebook-format=wide",
+        "--lesson-report=reports/{learner}.json",
+        "--lesson-report-format=gradescope",
+    )
+    header = (pytester.path / "wide.csv").read_text().splitlines()[0]
+    assert header == "learner,zeta,alpha,total,max,note"
+    tests = json.loads((pytester.path / "reports" / "ada.json").read_text())["tests"]
+    assert [t["name"].split(": ")[1] for t in tests] == ["zeta", "zeta", "alpha", "alpha"]
+    # The merge keeps the order the shard recorded, also where the course is not.
+    (pytester.path / "course.toml").unlink()
+    merged = merge(pytester.path, "class.json", "--gradebook=merged.csv", "--gradebook-format=wide")
+    assert merged.returncode == 1, merged.stderr
+    assert (pytester.path / "merged.csv").read_text().splitlines()[0] == header
+    assert merged.stdout.index("zeta:") < merged.stdout.index("alpha:")
 
 
 WORKFLOW = Path(__file__).resolve().parent.parent / "docs/recipes/github-actions/grade-class.yml"

@@ -4,7 +4,6 @@ real browser (headless Chromium from the system's packages) draws it."""
 from __future__ import annotations
 
 import re
-
 import shutil
 import struct
 import subprocess
