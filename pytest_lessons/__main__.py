@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_lessons import classoutputs, formats, gradebook
+from pytest_lessons import autograder, classoutputs, formats, gradebook
 from pytest_lessons.results import CaseResult
 
 #: Exit statuses of the merge, as ``--help`` and docs/ci-grading.md give them.
@@ -226,11 +226,24 @@ def parser() -> argparse.ArgumentParser:
         default="after_published",
         help="Gradescope's visibility of hidden cases (default: after_published)",
     )
+    scope = commands.add_parser(
+        "gradescope",
+        help="Gradescope's autograder: grade one upload, write results.json.",
+        description="Grade a learner's Gradescope upload against a fresh copy of the course: "
+        "only <exercise>/solution.py files are taken (or one solution.py for a one-exercise "
+        "assignment); an exercise without one is graded as not handed in. Exits 0 when the "
+        "results were written, else with pytest's own status (the grader failed).",
+    )
+    scope.add_argument("source", type=Path, help="the autograder's folder holding exercises/")
+    scope.add_argument("submission", type=Path, help="the learner's upload")
+    scope.add_argument("results", type=Path, help="where Gradescope reads results.json")
     return top
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    if args.command == "gradescope":
+        return autograder.grade(args.source, args.submission, args.results)
     outputs = classoutputs.Outputs(
         gradebook=args.gradebook,
         gradebook_format=args.gradebook_format,

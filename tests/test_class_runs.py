@@ -89,7 +89,12 @@ def test_feedback_files_one_per_learner_hidden_cases_without_their_inputs(
     assert "**0 of 3 points** in all." in bo
     assert "- hidden case 3 (0 of 1 point)" in bo
     assert "140" not in bo and "[7, 70]" not in bo
-    assert "nothing was handed in" in (folder / "di.md").read_text()
+    di = (folder / "di.md").read_text()
+    assert "nothing was handed in" in di
+    # The learner's own files, as they handed them in: never the instructor's submissions/.
+    assert "Create double/solution.py and write solve(x) in it" in di and "submissions" not in di
+    cy = (folder / "cy.md").read_text()
+    assert "Open double/solution.py" in cy and "submissions" not in cy
     result.stdout.fnmatch_lines([f"feedback: 4 files in {folder}"])
 
 
