@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -169,10 +170,14 @@ def parser() -> argparse.ArgumentParser:
     merge = commands.add_parser(
         "merge",
         help="Merge the shards' json reports into what one run would have written.",
-        description="Merge the json reports of a class graded in shards (pytest "
-        "--lesson-submissions=DIR --lesson-shard=K/N --lesson-report=shard-K.json) into the "
-        "files one run of the whole class would have written. Every shard of the split must "
-        "be given once: a missing shard, one given twice or one of another class is refused.",
+        description=textwrap.fill(
+            "Merge the json reports of a class graded in shards (pytest "
+            "--lesson-submissions=DIR --lesson-shard=K/N --lesson-report=shard-K.json) into "
+            "the files one run of the whole class would have written. Every shard of the "
+            "split must be given once: a missing shard, one given twice or one of another "
+            "class is refused.",
+            79,
+        ),
         epilog=EXIT_STATUS,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -224,7 +229,10 @@ def parser() -> argparse.ArgumentParser:
     merge.add_argument(
         "--hidden-visibility",
         default="after_published",
-        help="Gradescope's visibility of hidden cases (default: after_published)",
+        choices=("hidden", "after_due_date", "after_published", "visible"),
+        metavar="WHEN",
+        help="Gradescope's visibility of hidden cases: hidden, after_due_date, "
+        "after_published (the default) or visible",
     )
     scope = commands.add_parser(
         "gradescope",

@@ -449,6 +449,24 @@ def test_a_merge_refuses_a_missing_or_foreign_shard_and_allow_missing_keeps_its_
     assert "(10 learners against 9; in one only: zz)" in other.stderr
 
 
+def test_merge_help_describes_every_option_and_the_exit_status(tmp_path: Path) -> None:
+    shown = merge(tmp_path, "--help")
+    assert shown.returncode == 0
+    lines = shown.stdout.splitlines()
+    described = {}
+    for n, line in enumerate(lines):
+        found = re.match(r"^  (-[-a-z]+)(?: \S+)?(?:  +(\S.*))?$", line)
+        if found:
+            described[found[1]] = found[2] or lines[n + 1].strip()
+    assert {"--allow-missing", "--gradebook", "--roster", "--report", "--feedback"} <= set(
+        described
+    )
+    assert all(words and not words.startswith("-") for words in described.values()), described
+    assert "exit status:" in shown.stdout
+    assert "  1  some learner failed a case" in shown.stdout
+    assert "  2  the merge was refused: a shard is missing" in shown.stdout
+
+
 def test_every_learner_folder_is_graded_whatever_its_name_and_the_run_lists_what_it_skipped(
     pytester: pytest.Pytester, make_exercise: Make
 ) -> None:
