@@ -110,7 +110,7 @@ def read_shards(paths: Sequence[Path], allow_missing: bool = False) -> Merged:
         return merged
     roll = first[1]
     total = roll.shard[1]
-    merged.roll = classoutputs.Roll(roll.learners)
+    merged.roll = classoutputs.Roll(roll.learners, folder=roll.folder)
     graded = {r.learner for r in merged.results}
     missing = [k for k in range(1, total + 1) if k not in shards]
     for k in missing:
@@ -140,7 +140,8 @@ def _roll(path: Path, table: dict[str, object]) -> classoutputs.Roll:
         k, n = classoutputs.parse_shard(shard)
     except classoutputs.OptionError:
         raise MergeError(f"{path}: its shard {shard!r} is not K/N") from None
-    return classoutputs.Roll(tuple(str(name) for name in learners), (k, n))
+    folder = str(table.get("folder") or "submissions")
+    return classoutputs.Roll(tuple(str(name) for name in learners), (k, n), folder=folder)
 
 
 def _same_class(

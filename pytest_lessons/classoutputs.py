@@ -146,9 +146,11 @@ def write(
             target = changes_path(path)
             _write(target, gradebook.changes_csv(moved))
             lines += [*gradebook.changes_lines(moved), f"regrade changes: {target}"]
+    # What is handed back to a learner names their files as they handed them in.
+    theirs = own_files(results, roll)
     if outputs.feedback:
         folder = Path(here, outputs.feedback)
-        written = feedback_files.write_all(folder, results, order=order)
+        written = feedback_files.write_all(folder, theirs, order=order)
         lines.append(f"feedback: {len(written)} files in {folder}")
         if absent:
             lines.append(f"feedback: none for the learners not graded: {name_list(sorted(absent))}")
@@ -169,7 +171,7 @@ def write(
             # A learner's own report may be handed back: it names no classmate.
             own = replace(options, roll=None)
             for learner, stem in learners.items():
-                mine = [r for r in results if r.learner == learner]
+                mine = [r for r in theirs if r.learner == learner]
                 _write(Path(here, report_path(outputs.report, stem)), render(mine, own))
             lines.append(
                 f"reports: {len(learners)} {outputs.report_format} files, "
@@ -178,6 +180,23 @@ def write(
         else:
             _write(Path(here, outputs.report), render(results, options))
     return lines
+
+
+def own_files(results: Sequence[CaseResult], roll: Roll | None) -> list[CaseResult]:
+    """*results* with each learner's own folder left out of their texts: ``Create
+    split_heads/solution.py`` as the learner handed it in, not the instructor's
+    ``submissions/cy/split_heads/solution.py``. A classmate's path (a file the sandbox
+    refused) stays whole: it is not the learner's."""
+    if roll is None:
+        return list(results)
+    out = []
+    for r in results:
+        headline, message = r.headline, r.message
+        for sep in ("/", "\\"):
+            mine = f"{roll.folder}{sep}{r.learner}{sep}"
+            headline, message = headline.replace(mine, ""), message.replace(mine, "")
+        out.append(replace(r, headline=headline, message=message))
+    return out
 
 
 def _write(path: Path, text: str) -> None:
@@ -306,7 +325,12 @@ class Roll:
     def table(self) -> dict[str, Any]:
         """The ``class`` table of the json report."""
         k, n = self.shard
-        return {"id": self.id, "shard": f"{k}/{n}", "learners": list(self.learners)}
+        return {
+            "id": self.id,
+            "shard": f"{k}/{n}",
+            "learners": list(self.learners),
+            "folder": self.folder,
+        }
 
     def skipped_line(self) -> str:
         shown = ", ".join(f"{name} ({why})" for name, why in self.skipped)

@@ -74,17 +74,9 @@ class LessonSession:
         return classoutputs.Roll.of(self.submissions, self.shard, self.show(self.submissions))
 
     def show(self, path: Path | str) -> str:
-        """*path* as the learner should see it: relative to where pytest was started, and in
-        a class run a learner's file relative to their own folder (``split_heads/solution.py``,
-        as they handed it in), never the instructor's ``submissions/`` layout."""
-        if self.submissions is not None:
-            try:
-                inside = Path(path).resolve().relative_to(self.submissions)
-            except ValueError:
-                pass
-            else:
-                if len(inside.parts) > 1:
-                    return Path(*inside.parts[1:]).as_posix()
+        """*path* as the learner should see it: relative to where pytest was started (a
+        class's feedback files then name each learner's own files as they handed them in:
+        :func:`~pytest_lessons.classoutputs.own_files`)."""
         try:
             return os.path.relpath(path, self.invocation_dir)
         except ValueError:  # another drive on Windows
