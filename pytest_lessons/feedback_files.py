@@ -159,7 +159,7 @@ def feedback(
     exercises in their course's order (*order* as a shard recorded it, else
     ``course.toml``'s)."""
     mine = with_hidden_faults([r for r in results if r.learner == learner])
-    rank = {slug: n for n, slug in enumerate(exercise_order(results, order))}
+    rank = {slug: n for n, slug in enumerate(exercise_order(mine, order))}
     by_path: dict[str, list[CaseResult]] = {}
     for r in sorted(mine, key=lambda r: (rank[r.exercise], r.path, r.case)):
         by_path.setdefault(r.path, []).append(r)
