@@ -218,6 +218,8 @@ def class_lines(
     Learners *absent* from the results (a merge without their shard) are named first."""
     learners = len({r.learner for r in results})
     lines = [plural(learners, "learner")]
+    if absent:
+        lines[0] += f" graded of {len(absent) + learners}"
     for why, names in _by_reason(absent or {}).items():
         lines.append(f"NOT GRADED: {plural(len(names), 'learner')}, {why}: {name_list(names)}")
     by_exercise: dict[str, list[CaseResult]] = {}

@@ -414,6 +414,7 @@ def test_a_merge_refuses_a_missing_or_foreign_shard_and_allow_missing_keeps_its_
         "--gradebook-format=wide",
     )
     assert allowed.returncode == 1, allowed.stderr
+    assert allowed.stdout.startswith("4 learners graded of 9\n")
     assert (
         "NOT GRADED: 5 learners, not graded: shard 3/3 is missing from the merge: "
         "l1, l3, l4, l6, l7" in allowed.stdout
