@@ -2,8 +2,11 @@
 
 A class graded in shards (``--lesson-shard=K/N`` on a CI matrix, each writing a ``json``
 report) is merged here into exactly the files one run would have written: the gradebook, the
-regrade diff, the feedback files, the class report and the reports. This module imports
-neither pytest nor torch: the merge job needs neither.
+regrade diff, the feedback files, the class report and the reports. Each shard's report says
+which shard of how many it is and which class it grades (its learners), so the merge refuses
+a set with a shard missing, given twice or from another class, naming what is wrong; with
+``--allow-missing`` the learners of a missing shard are written as not graded, never left
+out. This module imports neither pytest nor torch: the merge job needs neither.
 """
 
 from __future__ import annotations
@@ -11,59 +14,245 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import textwrap
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_lessons import classoutputs, formats, gradebook
+from pytest_lessons import autograder, classoutputs, formats, gradebook
 from pytest_lessons.results import CaseResult
 
+#: Exit statuses of the merge, as ``--help`` and docs/ci-grading.md give them.
+EXIT_STATUS = """\
+exit status:
+  0  every case of every learner passed
+  1  some learner failed a case, or was not graded (--allow-missing)
+  2  the merge was refused: a shard is missing, given twice or of another class, a
+     report cannot be read, or the options do not fit together; nothing is written
+  5  the shards graded nothing
+"""
 
-def read_shards(paths: Sequence[Path]) -> tuple[list[CaseResult], float]:
-    """Every case of every shard, and the longest shard's wall time (shards run side by side).
 
-    A case that two shards both graded is an error: the shards were not of one split."""
-    results: list[CaseResult] = []
+class MergeError(ValueError):
+    """The shards cannot be merged; the message names the shard and what to do."""
+
+
+@dataclass
+class Merged:
+    """What the shards hold together."""
+
+    results: list[CaseResult] = field(default_factory=list)
+    seconds: float = 0.0
+    """The longest shard's wall time (shards run side by side)."""
+    order: tuple[str, ...] = ()
+    """The exercises in course order, as the shards recorded it."""
+    roll: classoutputs.Roll | None = None
+    """The whole class, as one run would have graded it (shard 1/1)."""
+    absent: dict[str, str] = field(default_factory=dict)
+    """Learners of the class with no result (their shard was not given), with why."""
+
+
+def read_shards(paths: Sequence[Path], allow_missing: bool = False) -> Merged:
+    """Every case of every shard, checked to be one whole class split once.
+
+    Refused (:class:`MergeError`): a case two shards both graded, a shard given twice, shards
+    of another split or another class, and a shard missing (unless *allow_missing*: its
+    learners are then :attr:`Merged.absent`)."""
+    merged = Merged()
     seen: dict[tuple[str, str, int], Path] = {}
-    seconds = 0.0
+    shards: dict[int, Path] = {}
+    first: tuple[Path, classoutputs.Roll] | None = None
+    unlabelled: list[Path] = []
     for path in paths:
         data = json.loads(path.read_text(encoding="utf-8"))
-        if data.get("format") != "pytest-lessons":
-            raise ValueError(
+        if not isinstance(data, dict) or data.get("format") != "pytest-lessons":
+            raise MergeError(
                 f"{path} is not a json report of pytest-lessons: write each shard's with "
                 "--lesson-report=PATH --lesson-report-format=json"
             )
-        seconds = max(seconds, float(data.get("seconds", 0.0)))
+        merged.seconds = max(merged.seconds, float(data.get("seconds", 0.0)))
+        order = tuple(data.get("exercises") or ())
+        if order and not merged.order:
+            merged.order = order
+        table = data.get("class")
+        if isinstance(table, dict):
+            roll = _roll(path, table)
+            k, n = roll.shard
+            if first is None:
+                first = (path, roll)
+            else:
+                _same_class(first, (path, roll))
+            if k in shards:
+                raise MergeError(
+                    f"{shards[k]} and {path} are both shard {k}/{n}: give each shard once"
+                )
+            shards[k] = path
+        else:
+            unlabelled.append(path)
         for raw in data["results"]:
             result = CaseResult.from_dict(raw)
             key = (result.learner, result.path, result.case)
             if key in seen:
-                raise ValueError(
+                raise MergeError(
                     f"{path} and {seen[key]} both graded {result.learner or 'the learner'}'s "
                     f"{result.exercise} {result.label}: give each shard once, all with the same N"
                 )
             seen[key] = path
-            results.append(result)
-    return results, seconds
+            merged.results.append(result)
+    if unlabelled and not allow_missing:
+        raise MergeError(
+            f"{unlabelled[0]} does not say which shard of which class it is (written by an "
+            "older pytest-lessons, or not by a class run), so the merge cannot tell whether a "
+            "learner is missing: grade it again, or give --allow-missing to merge without "
+            "that check"
+        )
+    if first is None:
+        return merged
+    roll = first[1]
+    total = roll.shard[1]
+    merged.roll = classoutputs.Roll(roll.learners, folder=roll.folder)
+    graded = {r.learner for r in merged.results}
+    missing = [k for k in range(1, total + 1) if k not in shards]
+    for k in missing:
+        absent = [who for who in roll.members(k) if who not in graded]
+        if not allow_missing:
+            who = (
+                f"its {len(absent)} of {len(roll.learners)} learners: "
+                f"{classoutputs.name_list(absent)}"
+                if absent
+                else "it holds none of the class's learners"
+            )
+            raise MergeError(
+                f"shard {k}/{total} is missing ({who}): give every shard's report "
+                f"({total} in all), or --allow-missing to write its learners as not graded"
+            )
+        for name in absent:
+            merged.absent[name] = f"not graded: shard {k}/{total} is missing from the merge"
+    return merged
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m pytest_lessons")
-    commands = parser.add_subparsers(dest="command", required=True)
+def _roll(path: Path, table: dict[str, object]) -> classoutputs.Roll:
+    learners = table.get("learners")
+    shard = table.get("shard")
+    if not isinstance(learners, list) or not isinstance(shard, str):
+        raise MergeError(f"{path}: its class table has no learners list or shard")
+    try:
+        k, n = classoutputs.parse_shard(shard)
+    except classoutputs.OptionError:
+        raise MergeError(f"{path}: its shard {shard!r} is not K/N") from None
+    folder = str(table.get("folder") or "submissions")
+    return classoutputs.Roll(tuple(str(name) for name in learners), (k, n), folder=folder)
+
+
+def _same_class(
+    first: tuple[Path, classoutputs.Roll], other: tuple[Path, classoutputs.Roll]
+) -> None:
+    (one, a), (two, b) = first, other
+    if a.id != b.id:
+        only = sorted(set(b.learners) - set(a.learners)) or sorted(
+            set(a.learners) - set(b.learners)
+        )
+        raise MergeError(
+            f"{two} grades another class than {one} ({len(b.learners)} learners against "
+            f"{len(a.learners)}; in one only: {classoutputs.name_list(only)}): give the shards "
+            "of one run, graded from the same submissions folder"
+        )
+    if a.shard[1] != b.shard[1]:
+        raise MergeError(
+            f"{one} is shard {a.shard[0]}/{a.shard[1]} and {two} is shard "
+            f"{b.shard[0]}/{b.shard[1]}: give the shards of one split, all with the same N"
+        )
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command line, with every option described (``python -m pytest_lessons merge -h``)."""
+    top = argparse.ArgumentParser(prog="python -m pytest_lessons")
+    commands = top.add_subparsers(dest="command", required=True)
     merge = commands.add_parser(
         "merge",
         help="Merge the shards' json reports into what one run would have written.",
+        description=textwrap.fill(
+            "Merge the json reports of a class graded in shards (pytest "
+            "--lesson-submissions=DIR --lesson-shard=K/N --lesson-report=shard-K.json) into "
+            "the files one run of the whole class would have written. Every shard of the "
+            "split must be given once: a missing shard, one given twice or one of another "
+            "class is refused.",
+            79,
+        ),
+        epilog=EXIT_STATUS,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    merge.add_argument("shards", nargs="+", type=Path, metavar="SHARD.json")
-    merge.add_argument("--gradebook", metavar="PATH")
-    merge.add_argument("--gradebook-format", default="long", choices=gradebook.LAYOUTS)
-    merge.add_argument("--roster", metavar="CSV")
-    merge.add_argument("--gradebook-diff", metavar="OLD.csv")
-    merge.add_argument("--feedback", metavar="DIR")
-    merge.add_argument("--class-report", metavar="PATH")
-    merge.add_argument("--report", metavar="PATH")
-    merge.add_argument("--report-format", default="json", choices=tuple(formats.FORMATS))
-    merge.add_argument("--hidden-visibility", default="after_published")
-    args = parser.parse_args(argv)
+    merge.add_argument(
+        "shards",
+        nargs="+",
+        type=Path,
+        metavar="SHARD.json",
+        help="each shard's json report (--lesson-report-format=json, the default)",
+    )
+    merge.add_argument(
+        "--allow-missing",
+        action="store_true",
+        help="merge although a shard is missing: its learners are written as not graded "
+        "(0 points, with a note), never left out",
+    )
+    merge.add_argument("--gradebook", metavar="PATH", help="write the gradebook CSV to PATH")
+    merge.add_argument(
+        "--gradebook-format",
+        default="long",
+        choices=gradebook.LAYOUTS,
+        help="the gradebook's layout (default: long)",
+    )
+    merge.add_argument(
+        "--roster",
+        metavar="CSV",
+        help="join learner folders to the LMS's identity (needed by canvas and moodle)",
+    )
+    merge.add_argument(
+        "--gradebook-diff",
+        metavar="OLD.csv",
+        help="after a regrade: write the changes against OLD.csv beside the gradebook",
+    )
+    merge.add_argument("--feedback", metavar="DIR", help="write DIR/<learner>.md for each learner")
+    merge.add_argument(
+        "--class-report", metavar="PATH", help="write the class report, one HTML file"
+    )
+    merge.add_argument(
+        "--report",
+        metavar="PATH",
+        help="write the class's report; with {learner} in PATH, one per learner",
+    )
+    merge.add_argument(
+        "--report-format",
+        default="json",
+        choices=tuple(formats.FORMATS),
+        help="the report's format (default: json; others need {learner} in --report)",
+    )
+    merge.add_argument(
+        "--hidden-visibility",
+        default="after_published",
+        choices=("hidden", "after_due_date", "after_published", "visible"),
+        metavar="WHEN",
+        help="Gradescope's visibility of hidden cases: hidden, after_due_date, "
+        "after_published (the default) or visible",
+    )
+    scope = commands.add_parser(
+        "gradescope",
+        help="Gradescope's autograder: grade one upload, write results.json.",
+        description="Grade a learner's Gradescope upload against a fresh copy of the course: "
+        "only <exercise>/solution.py files are taken (or one solution.py for a one-exercise "
+        "assignment); an exercise without one is graded as not handed in. Exits 0 when the "
+        "results were written, else with pytest's own status (the grader failed).",
+    )
+    scope.add_argument("source", type=Path, help="the autograder's folder holding exercises/")
+    scope.add_argument("submission", type=Path, help="the learner's upload")
+    scope.add_argument("results", type=Path, help="where Gradescope reads results.json")
+    return top
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    if args.command == "gradescope":
+        return autograder.grade(args.source, args.submission, args.results)
     outputs = classoutputs.Outputs(
         gradebook=args.gradebook,
         gradebook_format=args.gradebook_format,
@@ -78,19 +267,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     here = Path.cwd()
     try:
         classoutputs.check(outputs, here, batch=True)
-        results, seconds = read_shards(args.shards)
+        merged = read_shards(args.shards, args.allow_missing)
     except (OSError, ValueError) as error:
         print(f"merge: {error}", file=sys.stderr)
         return 2
+    results = merged.results
     if not results:
         print("merge: the shards graded nothing", file=sys.stderr)
         return 5
-    for line in classoutputs.class_lines(results):
+    for line in classoutputs.class_lines(results, merged.order, merged.absent):
         print(line)
     print(formats.summary_text(results))
-    for line in classoutputs.write(outputs, results, seconds, here):
+    for line in classoutputs.write(
+        outputs, results, merged.seconds, here, merged.roll, merged.order, merged.absent
+    ):
         print(line)
-    return 0 if all(r.passed for r in results) else 1
+    return 0 if all(r.passed for r in results) and not merged.absent else 1
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pytest_lessons import export, model
+from pytest_lessons import course, export, model
 from pytest_lessons.compare import nested, plural, read_numbers
 from pytest_lessons.generate import draw
 from pytest_lessons.grading import Attempt, Diagnoser, Graded, Grader, judge
@@ -85,6 +85,8 @@ class LessonCheck:
         exercise = self.exercise
         problems: list[str] = []
         name = exercise.slug
+        for outside in course.unlisted([exercise.path]):
+            problems.append(f"{name}: {outside.advice(str(outside.course))}")
 
         reference = exercise.reference
         if reference is None or not reference.is_file():

@@ -10,11 +10,12 @@ This module imports neither pytest nor torch.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
-from pytest_lessons import classreport, course, feedback_files, formats, gradebook, summary
+from pytest_lessons import classreport, feedback_files, formats, gradebook
 from pytest_lessons.compare import noun, plural
 from pytest_lessons.results import CaseResult
 
@@ -107,11 +108,29 @@ def report_path(template: str, stem: str) -> str:
     return template.replace(LEARNER, stem)
 
 
-def write(outputs: Outputs, results: Sequence[CaseResult], seconds: float, here: Path) -> list[str]:
-    """Write every file *outputs* asks for; return the lines the terminal shows about them."""
+def write(
+    outputs: Outputs,
+    results: Sequence[CaseResult],
+    seconds: float,
+    here: Path,
+    roll: Roll | None = None,
+    order: Sequence[str] = (),
+    absent: Mapping[str, str] | None = None,
+) -> list[str]:
+    """Write every file *outputs* asks for; return the lines the terminal shows about them.
+
+    *roll* is the class (who is in it, the shard graded): the json report records it, so a
+    merge can tell a missing or foreign shard. *order* is the exercises' course order as a
+    shard recorded it (empty: from ``course.toml``). *absent* names learners of the class
+    with no result (a merge without their shard), each with why: they are written as not
+    graded, never left out."""
     lines: list[str] = []
+    if roll is not None and roll.skipped:
+        lines.append(roll.skipped_line())
     roster = check(outputs, here, batch=True)
-    book = gradebook.build(results, roster)
+    order = formats.exercise_order(results, order)
+    absent = dict(absent or {})
+    book = gradebook.build(results, roster, order, absent)
     if outputs.gradebook:
         path = Path(here, outputs.gradebook)
         try:
@@ -127,22 +146,33 @@ def write(outputs: Outputs, results: Sequence[CaseResult], seconds: float, here:
             target = changes_path(path)
             _write(target, gradebook.changes_csv(moved))
             lines += [*gradebook.changes_lines(moved), f"regrade changes: {target}"]
+    # What is handed back to a learner names their files as they handed them in.
+    theirs = own_files(results, roll)
     if outputs.feedback:
         folder = Path(here, outputs.feedback)
-        written = feedback_files.write_all(folder, results)
+        written = feedback_files.write_all(folder, theirs, order=order)
         lines.append(f"feedback: {len(written)} files in {folder}")
+        if absent:
+            lines.append(f"feedback: none for the learners not graded: {name_list(sorted(absent))}")
     if outputs.class_report:
         path = Path(here, outputs.class_report)
-        _write(path, classreport.render(results))
+        _write(path, classreport.render(results, order=order, absent=absent))
         lines.append(f"class report: {path}")
     if outputs.report:
-        options = formats.Options(seconds, outputs.hidden_visibility)
+        table = None
+        if roll is not None:
+            table = roll.table()
+            if absent:
+                table["absent"] = {name: absent[name] for name in sorted(absent)}
+        options = formats.Options(seconds, outputs.hidden_visibility, tuple(order), table)
         render = formats.FORMATS[outputs.report_format]
         if LEARNER in outputs.report:
             learners = feedback_files.stems(r.learner for r in results)
+            # A learner's own report may be handed back: it names no classmate.
+            own = replace(options, roll=None)
             for learner, stem in learners.items():
-                mine = [r for r in results if r.learner == learner]
-                _write(Path(here, report_path(outputs.report, stem)), render(mine, options))
+                mine = [r for r in theirs if r.learner == learner]
+                _write(Path(here, report_path(outputs.report, stem)), render(mine, own))
             lines.append(
                 f"reports: {len(learners)} {outputs.report_format} files, "
                 f"{Path(here, outputs.report)}"
@@ -150,6 +180,23 @@ def write(outputs: Outputs, results: Sequence[CaseResult], seconds: float, here:
         else:
             _write(Path(here, outputs.report), render(results, options))
     return lines
+
+
+def own_files(results: Sequence[CaseResult], roll: Roll | None) -> list[CaseResult]:
+    """*results* with each learner's own folder left out of their texts: ``Create
+    split_heads/solution.py`` as the learner handed it in, not the instructor's
+    ``submissions/cy/split_heads/solution.py``. A classmate's path (a file the sandbox
+    refused) stays whole: it is not the learner's."""
+    if roll is None:
+        return list(results)
+    out = []
+    for r in results:
+        headline, message = r.headline, r.message
+        for sep in ("/", "\\"):
+            mine = f"{roll.folder}{sep}{r.learner}{sep}"
+            headline, message = headline.replace(mine, ""), message.replace(mine, "")
+        out.append(replace(r, headline=headline, message=message))
+    return out
 
 
 def _write(path: Path, text: str) -> None:
@@ -160,17 +207,25 @@ def _write(path: Path, text: str) -> None:
 # --- the terminal of a class run ------------------------------------------------------------
 
 
-def class_lines(results: Sequence[CaseResult]) -> list[str]:
+def class_lines(
+    results: Sequence[CaseResult],
+    order: Sequence[str] = (),
+    absent: Mapping[str, str] | None = None,
+) -> list[str]:
     """The class at a glance: per exercise, who passed, the mean, and how many learners show
     each outcome (every kind: watch-outs, findings, timeouts, crashes, missing ...).
-    Exercises come in their course's order, as in the ``lessons`` section of a learner's run."""
+    Exercises come in their course's order, as in the ``lessons`` section of a learner's run.
+    Learners *absent* from the results (a merge without their shard) are named first."""
     learners = len({r.learner for r in results})
     lines = [plural(learners, "learner")]
+    if absent:
+        lines[0] += f" graded of {len(absent) + learners}"
+    for why, names in _by_reason(absent or {}).items():
+        lines.append(f"NOT GRADED: {plural(len(names), 'learner')}, {why}: {name_list(names)}")
     by_exercise: dict[str, list[CaseResult]] = {}
     for r in sorted(results, key=lambda r: (r.path, r.learner, r.case)):
         by_exercise.setdefault(r.exercise, []).append(r)
-    order = summary.course_order(_courses(rs[0].path for rs in by_exercise.values()))
-    for exercise in sorted(by_exercise, key=lambda e: (order(Path(by_exercise[e][0].path)), e)):
+    for exercise in formats.exercise_order(results, order):
         rs = by_exercise[exercise]
         bars = classreport.exercise_bars(rs)
         passed = next((len(b.learners) for b in bars if b.outcome.key == "passed"), 0)
@@ -186,13 +241,17 @@ def class_lines(results: Sequence[CaseResult]) -> list[str]:
     return lines
 
 
-def _courses(paths: Iterable[str]) -> list[course.Course]:
-    """The courses of the exercise files *paths*; none where a ``course.toml`` cannot be read
-    (a merge may run where the course is not, and the order of a table is no reason to stop)."""
-    try:
-        return course.of(Path(path) for path in paths if path)
-    except course.CourseError:
-        return []
+def _by_reason(absent: Mapping[str, str]) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for name in sorted(absent):
+        found.setdefault(absent[name], []).append(name)
+    return found
+
+
+def name_list(names: Sequence[str], most: int = 10) -> str:
+    """``a, b, c`` or ``a, b ... and 12 more``: enough to find them, never a wall of names."""
+    shown = ", ".join(names[:most])
+    return shown if len(names) <= most else f"{shown} and {len(names) - most} more"
 
 
 def progress_line(done: int, total: int, learners_done: int, learners: int, elapsed: float) -> str:
@@ -207,6 +266,77 @@ def progress_line(done: int, total: int, learners_done: int, learners: int, elap
 def _clock(seconds: float) -> str:
     minutes, rest = divmod(round(seconds), 60)
     return f"{minutes}:{rest:02d}"
+
+
+# --- the class and its shards ---------------------------------------------------------------
+
+#: Folders of a submissions folder that are never a learner, and why: version control, the
+#: caches of Python and of its tools, and what macOS adds to a zip. Every other folder is a
+#: learner, whatever its name (``_jane``, ``.x``); a file is never a learner.
+NOT_LEARNERS = {
+    ".git": "version control",
+    ".hg": "version control",
+    ".svn": "version control",
+    ".bzr": "version control",
+    "__pycache__": "Python's cache",
+    ".pytest_cache": "pytest's cache",
+    ".mypy_cache": "mypy's cache",
+    ".ruff_cache": "ruff's cache",
+    ".ipynb_checkpoints": "Jupyter's checkpoints",
+    "__MACOSX": "macOS's zip metadata",
+}
+
+
+@dataclass(frozen=True)
+class Roll:
+    """A class: every learner folder of its submissions folder (of every shard), the shard a
+    run grades, and what the folder held that is not a learner."""
+
+    learners: tuple[str, ...]
+    shard: tuple[int, int] = (1, 1)
+    skipped: tuple[tuple[str, str], ...] = ()
+    """(name, why) of each entry of the submissions folder taken for no learner."""
+    folder: str = "submissions"
+    """The submissions folder as the terminal names it."""
+
+    @classmethod
+    def of(cls, submissions: Path, shard: tuple[int, int] | None = None, shown: str = "") -> Roll:
+        """The class in *submissions*: each folder a learner except :data:`NOT_LEARNERS`."""
+        learners: list[str] = []
+        skipped: list[tuple[str, str]] = []
+        for entry in sorted(submissions.iterdir(), key=lambda e: e.name):
+            if not entry.is_dir():
+                skipped.append((entry.name, "a file"))
+            elif entry.name in NOT_LEARNERS:
+                skipped.append((entry.name, NOT_LEARNERS[entry.name]))
+            else:
+                learners.append(entry.name)
+        return cls(tuple(learners), shard or (1, 1), tuple(skipped), shown or str(submissions))
+
+    @property
+    def id(self) -> str:
+        """A short fingerprint of the class's learners: shards of one class share it."""
+        return hashlib.sha256("\n".join(sorted(self.learners)).encode("utf-8")).hexdigest()[:16]
+
+    def members(self, k: int | None = None) -> list[str]:
+        """The learners of shard *k* (default: this roll's shard), in name order."""
+        number, total = self.shard
+        k = number if k is None else k
+        return [who for who in self.learners if total == 1 or shard_of(who, total) == k]
+
+    def table(self) -> dict[str, Any]:
+        """The ``class`` table of the json report."""
+        k, n = self.shard
+        return {
+            "id": self.id,
+            "shard": f"{k}/{n}",
+            "learners": list(self.learners),
+            "folder": self.folder,
+        }
+
+    def skipped_line(self) -> str:
+        shown = ", ".join(f"{name} ({why})" for name, why in self.skipped)
+        return f"skipped in {self.folder}, not learners: {shown}"
 
 
 # --- shards ---------------------------------------------------------------------------------

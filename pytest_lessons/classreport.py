@@ -15,10 +15,11 @@ as one run. This module imports neither pytest nor torch.
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from pytest_lessons.formats import summary_text
+from pytest_lessons.formats import exercise_order, summary_text
 from pytest_lessons.gradebook import MISSING, build, number, with_hidden_faults
 from pytest_lessons.results import CaseResult, Status
 
@@ -40,7 +41,7 @@ COLOURS = {
 #: How many of the slowest submissions the page lists.
 SLOWEST = 10
 
-#: Bins of the histogram of total points.
+#: Most bins of the histogram of total points below full marks (each spans whole points).
 BINS = 10
 
 
@@ -160,19 +161,49 @@ def _short(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def histogram(totals: Sequence[float], most: float, bins: int = BINS) -> list[int]:
-    """How many learners' totals fall in each of *bins* equal ranges of 0..*most* (the last
-    range includes full marks)."""
-    counts = [0] * bins
+@dataclass(frozen=True)
+class Bin:
+    """A bar of the histogram: the learners whose total is from *low* to under *high*, or
+    exactly full marks for the last bar (*full*)."""
+
+    low: float
+    high: float
+    count: int
+    full: bool = False
+
+    @property
+    def label(self) -> str:
+        """The bar's label under the axis: its whole-point start, or full marks."""
+        return number(self.low)
+
+    @property
+    def title(self) -> str:
+        if self.full:
+            return f"full marks ({number(self.low)} points)"
+        return f"{number(self.low)} to under {number(self.high)} points"
+
+
+def histogram(totals: Sequence[float], most: float, bins: int = BINS) -> list[Bin]:
+    """Learners by total points: bars of whole points each (one point, or as many whole
+    points as keep them to *bins* bars), from 0 up to under full marks, then one bar of
+    exactly full marks, so a full score never shares a bar with a lower one."""
+    width = max(1, math.ceil(most / bins)) if most > 0 else 1
+    below = math.ceil(most / width) if most > 0 else 0
+    out = [Bin(n * width, min((n + 1) * width, most), 0) for n in range(below)]
+    out.append(Bin(most, most, 0, full=True))
+    counts = [0] * len(out)
     for total in totals:
-        share = total / most if most > 0 else 0.0
-        counts[min(bins - 1, max(0, int(share * bins)))] += 1
-    return counts
+        if total >= most - 1e-9:
+            counts[-1] += 1
+        else:
+            counts[min(below - 1, max(0, int(total // width)))] += 1
+    return [Bin(b.low, b.high, c, b.full) for b, c in zip(out, counts)]
 
 
-def _histogram_svg(counts: Sequence[int], most: float, width: int = 640) -> str:
+def _histogram_svg(bins: Sequence[Bin], width: int = 640) -> str:
     height, bottom, left = 200, 30, 30
-    top = max(counts) if counts and max(counts) else 1
+    counts = [b.count for b in bins]
+    top = max(counts, default=0) or 1
     slot = (width - left - 10) / len(counts)
     parts = [
         f'<svg class="histogram" role="img" width="{width}" height="{height}" '
@@ -180,16 +211,16 @@ def _histogram_svg(counts: Sequence[int], most: float, width: int = 640) -> str:
         f'<line x1="{left}" y1="{height - bottom}" x2="{width - 10}" y2="{height - bottom}" '
         'stroke="#333"/>',
     ]
-    for i, count in enumerate(counts):
+    for i, one in enumerate(bins):
+        count = one.count
         bar = (height - bottom - 20) * count / top
         x = left + i * slot
-        low, high = most * i / len(counts), most * (i + 1) / len(counts)
         parts.append(
-            f'<rect data-bin="{i}" x="{x + 2:.1f}" y="{height - bottom - bar:.1f}" '
-            f'width="{slot - 4:.1f}" height="{bar:.1f}" fill="#2166ac">'
-            f"<title>{number(low)} to {number(high)} points: {count}</title></rect>"
+            f'<rect data-bin="{i}" data-low="{number(one.low)}" x="{x + 2:.1f}" '
+            f'y="{height - bottom - bar:.1f}" width="{slot - 4:.1f}" height="{bar:.1f}" '
+            f'fill="#2166ac"><title>{_e(one.title)}: {count}</title></rect>'
             f'<text x="{x + slot / 2:.1f}" y="{height - bottom + 16}" text-anchor="middle">'
-            f"{number(low)}</text>"
+            f"{one.label}</text>"
         )
         if count:
             parts.append(
@@ -213,9 +244,17 @@ summary { cursor: pointer; }
 """
 
 
-def render(results: Sequence[CaseResult], title: str = "Class report") -> str:
-    """The whole page, from a class's per-case results."""
-    book = build(results)
+def render(
+    results: Sequence[CaseResult],
+    title: str = "Class report",
+    order: Sequence[str] = (),
+    absent: Mapping[str, str] | None = None,
+) -> str:
+    """The whole page, from a class's per-case results: exercises in their course's order
+    (*order* as a shard recorded it, else ``course.toml``'s); *absent* learners (not graded
+    at all, with why) are named, never counted as 0."""
+    order = exercise_order(results, order)
+    book = build(results, order=order)
     learners = sorted({r.learner for r in results})
     totals = [x.total for x in book.learners]
     mean = sum(totals) / len(totals) if totals else 0.0
@@ -230,8 +269,18 @@ def render(results: Sequence[CaseResult], title: str = "Class report") -> str:
         f"<h1>{_e(title)}</h1>",
         f"<p>{len(learners)} learners; mean {number(mean)} of {number(book.most)} points. "
         f"{_e(summary_text(results))}</p>",
+    ]
+    if absent:
+        names = ", ".join(sorted(absent))
+        reasons = "; ".join(sorted(set(absent.values())))
+        out.append(
+            f'<p class="absent"><strong>Not graded: {len(absent)} '
+            f"learner{'s' if len(absent) != 1 else ''}</strong> ({_e(reasons)}): "
+            f"{_e(names)}. They are in no figure of this page.</p>"
+        )
+    out += [
         "<h2>Total points</h2>",
-        _histogram_svg(histogram(totals, book.most), book.most),
+        _histogram_svg(histogram(totals, book.most)),
     ]
     by_exercise: dict[str, list[CaseResult]] = {}
     for r in sorted(results, key=lambda r: (r.path, r.learner, r.case)):

@@ -104,3 +104,42 @@ def load(path: Path) -> Course:
             raise CourseError(f"{path}: course.lessons names {name!r} twice")
         files.append(file)
     return Course(path.resolve(), str(table.get("title", "")), tuple(files))
+
+
+@dataclass(frozen=True)
+class Unlisted:
+    """A lesson in a course's folder that its ``course.toml`` does not list."""
+
+    exercise: Path
+    """The lesson's ``exercise.toml``."""
+    course: Path
+    """The ``course.toml`` nearest above it."""
+
+    @property
+    def name(self) -> str:
+        """The lesson as ``course.lessons`` would name it: its folder, from the course's."""
+        return self.exercise.resolve().parent.relative_to(self.course.parent).as_posix()
+
+    def advice(self, shown: str) -> str:
+        """What to do, then why, with *shown* the course file as the reader sees it."""
+        return (
+            f"add {self.name!r} to course.lessons in {shown}, or move the lesson out of the "
+            "course's folder: it is beside the course's lessons but not in the course, so it "
+            "runs outside the course's order and its progress"
+        )
+
+
+def unlisted(exercises: Iterable[Path]) -> list[Unlisted]:
+    """The exercise files among *exercises* that sit below a ``course.toml`` none of whose
+    folders' courses lists them (raises :class:`CourseError` for a file that cannot be used)."""
+    found: list[Unlisted] = []
+    for exercise in exercises:
+        if find(exercise) is not None:
+            continue
+        folder = Path(exercise).resolve().parent
+        for parent in folder.parents:
+            candidate = parent / COURSE_FILE
+            if candidate.is_file():
+                found.append(Unlisted(Path(exercise), candidate.resolve()))
+                break
+    return found

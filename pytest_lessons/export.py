@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
-from pytest_lessons import model
+from pytest_lessons import course, model
 from pytest_lessons.compare import nested, read_numbers, split_outputs
 
 #: Files of a lesson's folder that a learner's copy keeps besides ``exercise.toml``.
@@ -104,7 +106,46 @@ def write_files(folder: Path, exercise: model.Exercise, text: str) -> Path:
     for name in KEPT:
         if (exercise.folder / name).is_file():
             shutil.copyfile(exercise.folder / name, folder / name)
+    write_course(folder.parent, exercise)
     return target
+
+
+def write_course(target: Path, exercise: model.Exercise) -> Path | None:
+    """The learners' ``course.toml`` in *target*: the course of *exercise* (if it has one),
+    listing in its order those of its lessons that *target* holds a copy of, so the copy runs
+    and counts its lessons as the full course does. Rewritten after each lesson, whole and
+    atomically, so a lesson exported later joins it and a lesson not exported is never named
+    (a ``course.toml`` naming a missing lesson would stop the learners' run)."""
+    try:
+        found = course.find(exercise.path)
+    except course.CourseError:
+        return None  # the run itself stops on a broken course.toml, and says why
+    if found is None:
+        return None
+    lessons = []
+    for file in found.lessons:
+        try:
+            slug = model.load(file).slug
+        except (model.ExerciseError, OSError):
+            continue
+        if (target / slug / model.EXERCISE_FILE).is_file():
+            lessons.append(slug)
+    text = "\n".join(
+        [
+            "# The learners' copy of the course, made by pytest --lesson-export.",
+            "",
+            "[course]",
+            f"title = {_value(found.title)}",
+            f"lessons = {_value(lessons)}",
+            "",
+        ]
+    )
+    path = target / course.COURSE_FILE
+    handle, temporary = tempfile.mkstemp(dir=target, prefix=".course-", suffix=".toml")
+    with os.fdopen(handle, "w", encoding="utf-8") as out:
+        out.write(text)
+    os.replace(temporary, path)
+    return path
 
 
 def _key(key: str) -> str:

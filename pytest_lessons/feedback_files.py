@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from pytest_lessons import model
+from pytest_lessons.formats import exercise_order
 from pytest_lessons.gradebook import MISSING, number, with_hidden_faults
 from pytest_lessons.results import CaseResult, Status
 
@@ -149,12 +150,18 @@ def exercise_section(results: Sequence[CaseResult], hints: Sequence[Hint]) -> li
 
 
 def feedback(
-    learner: str, results: Sequence[CaseResult], hints: Mapping[str, Sequence[Hint]]
+    learner: str,
+    results: Sequence[CaseResult],
+    hints: Mapping[str, Sequence[Hint]],
+    order: Sequence[str] = (),
 ) -> str:
-    """The Markdown file for *learner*, from their results (one learner's only)."""
+    """The Markdown file for *learner*, from their results (one learner's only), the
+    exercises in their course's order (*order* as a shard recorded it, else
+    ``course.toml``'s)."""
     mine = with_hidden_faults([r for r in results if r.learner == learner])
+    rank = {slug: n for n, slug in enumerate(exercise_order(mine, order))}
     by_path: dict[str, list[CaseResult]] = {}
-    for r in sorted(mine, key=lambda r: (r.path, r.case)):
+    for r in sorted(mine, key=lambda r: (rank[r.exercise], r.path, r.case)):
         by_path.setdefault(r.path, []).append(r)
     earned = sum(r.points for r in mine)
     most = sum(r.max_points for r in mine)
@@ -197,14 +204,18 @@ def stems(learners: Iterable[str]) -> dict[str, str]:
 
 
 def write_all(
-    folder: Path, results: Sequence[CaseResult], hints: Mapping[str, Sequence[Hint]] | None = None
+    folder: Path,
+    results: Sequence[CaseResult],
+    hints: Mapping[str, Sequence[Hint]] | None = None,
+    order: Sequence[str] = (),
 ) -> list[Path]:
     """Write one file per learner into *folder* (made if needed); return the files written."""
     folder.mkdir(parents=True, exist_ok=True)
     hints = hints_of(results) if hints is None else hints
+    order = exercise_order(results, order)  # once for the class, not once a learner
     written = []
     for learner, stem in stems(r.learner for r in results).items():
         path = folder / f"{stem}.md"
-        path.write_text(feedback(learner, results, hints), encoding="utf-8")
+        path.write_text(feedback(learner, results, hints, order), encoding="utf-8")
         written.append(path)
     return written

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable
 
+from pytest_lessons import course
 from pytest_lessons.results import CaseResult, Status
+from pytest_lessons.summary import course_order
 from pytest_lessons.texts import first_sentence
 
 #: Exercism's limit on a test's output.
@@ -26,9 +29,33 @@ EXERCISM_OUTPUT = 500
 EXERCISM_CUT = " [Output was truncated. Please limit to 500 chars]"
 
 
-def ordered(results: Sequence[CaseResult]) -> list[CaseResult]:
-    """Results in a stable order (learner, exercise file, case), whatever order they ran in."""
-    return sorted(results, key=lambda r: (str(r.learner), str(r.path), int(r.case)))
+def exercise_order(results: Sequence[CaseResult], recorded: Sequence[str] = ()) -> list[str]:
+    """The exercises of *results* (their slugs) in their course's order: as *recorded* (by a
+    shard's json report, where a merge may run without the course), else as the
+    ``course.toml`` beside the lessons lists them, then any other exercise by path."""
+    paths: dict[str, str] = {}
+    for r in sorted(results, key=lambda r: str(r.path)):
+        paths.setdefault(str(r.exercise), str(r.path))
+    if recorded:
+        known = {slug: n for n, slug in enumerate(recorded)}
+        return sorted(paths, key=lambda e: (known.get(e, len(known)), paths[e], e))
+    try:
+        courses = course.of(Path(p) for p in dict.fromkeys(paths.values()) if p)
+    except course.CourseError:
+        # A broken course.toml stops a run before this; in a merge it is no reason to stop.
+        courses = []
+    place = course_order(courses)
+    return sorted(paths, key=lambda e: (place(Path(paths[e])), e))
+
+
+def ordered(results: Sequence[CaseResult], order: Sequence[str] = ()) -> list[CaseResult]:
+    """Results in a stable order, whatever order they ran in: by learner, then the exercises
+    in their course's order (:func:`exercise_order`; *order* as recorded, if given), then
+    case."""
+    rank = {slug: n for n, slug in enumerate(exercise_order(results, order))}
+    return sorted(
+        results, key=lambda r: (str(r.learner), rank[str(r.exercise)], str(r.path), int(r.case))
+    )
 
 
 def _name(result: CaseResult) -> str:
@@ -65,12 +92,38 @@ def summary_text(results: Sequence[CaseResult]) -> str:
     return text + "."
 
 
+#: The fault of a case whose learner handed in no file for its exercise.
+MISSING = "setup missing_file"
+
+
+def not_handed_in(r: CaseResult) -> bool:
+    """Whether *r* is a case of an exercise the learner handed in no file for."""
+    return r.fault == MISSING and r.status == Status.ERROR
+
+
+def _gradescope_output(r: CaseResult) -> str:
+    if r.passed:
+        return "passed"
+    if not_handed_in(r):
+        # The learner uploads files; the grader's copy of the course is not theirs to open.
+        return (
+            f"Not handed in: your submission has no file for {r.exercise}, so this case "
+            f"scores 0 of {r.max_points:g}. Upload {r.exercise}/solution.py with your other "
+            "files and submit again."
+        )
+    return r.message
+
+
 def gradescope(
-    results: Sequence[CaseResult], seconds: float, hidden_visibility: str = "after_published"
+    results: Sequence[CaseResult],
+    seconds: float,
+    hidden_visibility: str = "after_published",
+    order: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """Gradescope's ``results.json``."""
+    """Gradescope's ``results.json``: tests in course order; an exercise the submission holds
+    no file for is said to be not handed in (0 points), never graded as a stub."""
     tests = []
-    for number, r in enumerate(ordered(results), 1):
+    for number, r in enumerate(ordered(results, order), 1):
         tests.append(
             {
                 "name": _name(r),
@@ -78,7 +131,7 @@ def gradescope(
                 "score": r.points,
                 "max_score": r.max_points,
                 "status": "passed" if r.passed else "failed",
-                "output": r.message or "passed",
+                "output": _gradescope_output(r),
                 "visibility": hidden_visibility if r.hidden else "visible",
                 "tags": [r.exercise] + ([r.diagnosis] if r.diagnosis else []),
             }
@@ -169,14 +222,16 @@ def _classroom_groups(results: Sequence[CaseResult], per_exercise: bool) -> list
     return tests
 
 
-def classroom(results: Sequence[CaseResult], budget: int = CLASSROOM_BUDGET) -> dict[str, Any]:
+def classroom(
+    results: Sequence[CaseResult], budget: int = CLASSROOM_BUDGET, order: Sequence[str] = ()
+) -> dict[str, Any]:
     """The GitHub Classroom runner result, which the classroom reporter reads (base64).
 
     It stays within *budget* bytes of JSON: one test per case with its headline (never the
     learner's output) and its call; if that does not fit, shorter messages and no code; then
     one test per exercise; then one test for the whole run. Each step keeps every point, and a
     shortened result says so in its first test's code, which the reporter prints."""
-    ordered_results = ordered(results)
+    ordered_results = ordered(results, order)
     attempts: list[tuple[str, Callable[[], list[dict[str, Any]]]]] = [
         ("", lambda: _classroom_cases(ordered_results, CLASSROOM_TEXT)),
         ("short messages", lambda: _classroom_cases(ordered_results, 0)),
@@ -211,11 +266,11 @@ def classroom_text(report: dict[str, Any]) -> str:
     return json.dumps(report, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
-def exercism(results: Sequence[CaseResult]) -> dict[str, Any]:
-    """Exercism's test runner ``results.json``, version 3, tests in case order."""
+def exercism(results: Sequence[CaseResult], order: Sequence[str] = ()) -> dict[str, Any]:
+    """Exercism's test runner ``results.json``, version 3, tests in course and case order."""
     tests = []
     tasks: dict[str, int] = {}
-    for r in ordered(results):
+    for r in ordered(results, order):
         task = tasks.setdefault(str(r.path), len(tasks) + 1)
         status = "pass" if r.passed else ("fail" if r.status == Status.FAILED else "error")
         test: dict[str, Any] = {
@@ -233,7 +288,7 @@ def exercism(results: Sequence[CaseResult]) -> dict[str, Any]:
             test["output"] = output
         tests.append(test)
     report: dict[str, Any] = {"version": 3, "tests": tests}
-    unusable = [r for r in ordered(results) if r.unloadable]
+    unusable = [r for r in ordered(results, order) if r.unloadable]
     ungraded = (Status.BROKEN, Status.INTERNAL)
     unusable_run = all(r.unloadable or r.status in ungraded for r in results)
     if unusable and unusable_run:
@@ -250,17 +305,27 @@ def exercism(results: Sequence[CaseResult]) -> dict[str, Any]:
     return report
 
 
-def full(results: Sequence[CaseResult], seconds: float) -> dict[str, Any]:
-    """Our own report: every field of every result, with totals."""
-    return {
+def full(
+    results: Sequence[CaseResult],
+    seconds: float,
+    order: Sequence[str] = (),
+    roll: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Our own report: every field of every result, with totals, the exercises in course
+    order, and for a class the class it grades (*roll*: its learners, its id, the shard)."""
+    report: dict[str, Any] = {
         "format": "pytest-lessons",
         "version": 1,
         "seconds": round(seconds, 3),
         "totals": totals(results),
         "summary": summary_text(results),
         "mistakes": mistake_table(results),
-        "results": [r.to_dict() for r in ordered(results)],
+        "exercises": exercise_order(results, order),
     }
+    if roll is not None:
+        report["class"] = dict(roll)
+    report["results"] = [r.to_dict() for r in ordered(results, order)]
+    return report
 
 
 def _relative(path: str) -> str:
@@ -276,6 +341,10 @@ class Options:
     """The run's wall time."""
     hidden_visibility: str = "after_published"
     """Gradescope's visibility of hidden cases."""
+    order: tuple[str, ...] = ()
+    """The exercises in course order, as a shard recorded it (empty: from ``course.toml``)."""
+    roll: Mapping[str, Any] | None = None
+    """A class run's ``class`` table for the json report (who is in the class, the shard)."""
 
 
 def _json(report: dict[str, Any]) -> str:
@@ -284,11 +353,11 @@ def _json(report: dict[str, Any]) -> str:
 
 #: Report formats by name: each renders results to the file's text.
 FORMATS: dict[str, Callable[[Sequence[CaseResult], Options], str]] = {
-    "gradescope": lambda rs, o: _json(gradescope(rs, o.seconds, o.hidden_visibility)),
+    "gradescope": lambda rs, o: _json(gradescope(rs, o.seconds, o.hidden_visibility, o.order)),
     # Compact: it travels in one environment variable.
-    "classroom": lambda rs, o: classroom_text(classroom(rs)),
-    "exercism": lambda rs, o: _json(exercism(rs)),
-    "json": lambda rs, o: _json(full(rs, o.seconds)),
+    "classroom": lambda rs, o: classroom_text(classroom(rs, order=o.order)),
+    "exercism": lambda rs, o: _json(exercism(rs, o.order)),
+    "json": lambda rs, o: _json(full(rs, o.seconds, o.order, o.roll)),
 }
 
 

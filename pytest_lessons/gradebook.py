@@ -25,14 +25,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from pytest_lessons.compare import plural
-from pytest_lessons.formats import text_cell
+from pytest_lessons.formats import MISSING as MISSING
+from pytest_lessons.formats import exercise_order, text_cell
 from pytest_lessons.results import CaseResult, Status
 
 LAYOUTS = ("long", "wide", "canvas", "moodle")
 """Every gradebook layout, the default first."""
-
-#: The fault of a case whose learner handed in no file for its exercise.
-MISSING = "setup missing_file"
 
 #: The roster's column that names each learner's folder (matched without case).
 ROSTER_KEY = "learner"
@@ -122,6 +120,8 @@ class Learner:
     """The roster row matched to the folder, when there is a roster."""
     submitted: bool = True
     """False for a roster row whose folder is not among the submissions."""
+    absent: str = ""
+    """Why a learner of the class was not graded at all (a merge without their shard)."""
 
     @property
     def total(self) -> float:
@@ -131,6 +131,8 @@ class Learner:
         """Why some points are 0 without a wrong answer, for the ``note`` column."""
         if not self.submitted:
             return "no submission: no folder for this learner"
+        if self.absent:
+            return self.absent
         if not self.missing:
             return ""
         if len(self.missing) == len(exercises):
@@ -140,7 +142,7 @@ class Learner:
 
 @dataclass
 class Book:
-    """A class's points, learners in folder order, exercises in the course's file order."""
+    """A class's points, learners in folder order, exercises in the course's order."""
 
     exercises: list[str]
     maximum: dict[str, float]
@@ -177,15 +179,22 @@ def with_hidden_faults(results: Sequence[CaseResult]) -> list[CaseResult]:
     return out
 
 
-def build(results: Sequence[CaseResult], roster: Roster | None = None) -> Book:
-    """A class's gradebook from its per-case results, joined with *roster* when given."""
+def build(
+    results: Sequence[CaseResult],
+    roster: Roster | None = None,
+    order: Sequence[str] = (),
+    absent: Mapping[str, str] | None = None,
+) -> Book:
+    """A class's gradebook from its per-case results, joined with *roster* when given.
+
+    Exercises come in their course's order (*order* as a shard recorded it, else from
+    ``course.toml``). *absent* names learners of the class who have no result at all (their
+    shard is missing from a merge), each with why: they get a row of zeros saying so."""
     results = with_hidden_faults(results)
-    order: dict[str, str] = {}
     maximum: dict[str, float] = {}
     points: dict[tuple[str, str], float] = {}
     handed: dict[tuple[str, str], bool] = {}
     for r in results:
-        order.setdefault(r.exercise, r.path)
         maximum[r.exercise] = maximum.get(r.exercise, 0.0)
         key = (r.learner, r.exercise)
         points[key] = points.get(key, 0.0) + r.points
@@ -193,17 +202,23 @@ def build(results: Sequence[CaseResult], roster: Roster | None = None) -> Book:
         handed[key] = handed.get(key, False) or not (
             r.fault == MISSING and r.status == Status.ERROR
         )
-    exercises = sorted(order, key=lambda slug: (order[slug], slug))
+    exercises = exercise_order(results, order)
     # Points possible: one learner's cases (each learner has the same ones).
     first: dict[str, str] = {}
     for r in results:
         who = first.setdefault(r.exercise, r.learner)
         if who == r.learner:
             maximum[r.exercise] += r.max_points
-    names = sorted({r.learner for r in results})
+    absent = dict(absent or {})
+    names = sorted({r.learner for r in results} | set(absent))
     learners = []
     for name in names:
         row = Learner(name)
+        if name in absent and not any(key[0] == name for key in points):
+            row.absent = absent[name]
+            row.points = dict.fromkeys(exercises, 0.0)
+            learners.append(row)
+            continue
         for exercise in exercises:
             if (name, exercise) not in points:
                 row.points[exercise] = 0.0
@@ -224,10 +239,10 @@ def build(results: Sequence[CaseResult], roster: Roster | None = None) -> Book:
         for entry in roster.rows:
             if entry.get(roster.key, "") not in graded:
                 book.unmatched_rows.append(entry)
-                absent = Learner(entry.get(roster.key, ""), roster=entry, submitted=False)
-                absent.points = dict.fromkeys(exercises, 0.0)
-                absent.missing = list(exercises)
-                book.learners.append(absent)
+                no_folder = Learner(entry.get(roster.key, ""), roster=entry, submitted=False)
+                no_folder.points = dict.fromkeys(exercises, 0.0)
+                no_folder.missing = list(exercises)
+                book.learners.append(no_folder)
     return book
 
 
@@ -252,6 +267,7 @@ def long(book: Book) -> str:
     rows: list[list[str]] = [["learner", "exercise", "points", "max_points", "note"]]
     for learner in _graded_first(book):
         note = "no submission: no folder for this learner" if not learner.submitted else ""
+        note = note or learner.absent
         for exercise in book.exercises:
             why = note or ("not handed in" if exercise in learner.missing else "")
             rows.append(
@@ -428,7 +444,7 @@ def changes(old: Mapping[tuple[str, str], float], book: Book) -> list[Change]:
     """Every learner's exercise whose points moved between *old* and *book*, in learner order."""
     new: dict[tuple[str, str], float] = {}
     for learner in book.learners:
-        if learner.submitted:
+        if learner.submitted and not learner.absent:
             for exercise in book.exercises:
                 new[(text_cell(learner.name), exercise)] = learner.points[exercise]
     moved = []

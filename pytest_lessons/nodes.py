@@ -131,16 +131,10 @@ def restore_hint(path: Path, shown: str) -> str:
 
 
 def learners(submissions: Path, shard: tuple[int, int] | None = None) -> list[str]:
-    """The learners of a submissions folder: its sub-folders, in name order (with *shard*
+    """The learners of a submissions folder: its sub-folders but version control and tool
+    folders (:data:`~pytest_lessons.classoutputs.NOT_LEARNERS`), in name order (with *shard*
     (K, N), only those of the K-th of N shards)."""
-    if shard is not None:
-        k, n = shard
-        return [who for who in learners(submissions) if classoutputs.shard_of(who, n) == k]
-    return sorted(
-        entry.name
-        for entry in submissions.iterdir()
-        if entry.is_dir() and not entry.name.startswith((".", "_"))
-    )
+    return classoutputs.Roll.of(submissions, shard).members()
 
 
 def diagnoser(node: pytest.Item) -> Diagnoser:

@@ -659,7 +659,7 @@ def _write_files(config: pytest.Config, lessons: LessonSession, seconds: float) 
         # Always, as a single learner's report is: an empty class still gets its files.
         outputs = config.stash[_OUTPUTS]
         config.stash[_WRITTEN] = classoutputs.write(
-            outputs, results, seconds, config.invocation_params.dir
+            outputs, results, seconds, config.invocation_params.dir, lessons.roll()
         )
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if step_summary and results:
@@ -720,3 +720,16 @@ def pytest_terminal_summary(
         terminalreporter.write_line(line)
     if any(r.hidden for r in results) or _grading(config):
         terminalreporter.write_line(formats.summary_text(results))
+
+
+def pytest_report_collectionfinish(config: pytest.Config, items: list[pytest.Item]) -> list[str]:
+    """A lesson folder beside a course's lessons that its ``course.toml`` does not list."""
+    lessons = config.stash.get(KEY, None)
+    files = dict.fromkeys(item.path for item in items if item.path.name == model.EXERCISE_FILE)
+    if lessons is None or config.getoption("lesson_check"):
+        return []  # --lesson-check reports it as a problem of the lesson
+    try:
+        outside = course.unlisted(files)
+    except course.CourseError:
+        return []  # collection has already stopped the run, and said why
+    return [f"lessons: WARNING: {x.advice(lessons.show(x.course))}." for x in outside]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_lessons import sandbox, settings
+from pytest_lessons import classoutputs, sandbox, settings
 from pytest_lessons.grading import Grader
 from pytest_lessons.results import CaseResult
 from pytest_lessons.runner import Runner
@@ -66,8 +66,17 @@ class LessonSession:
             self._course_policy = self.policy.for_course(sorted(fenced), self.checkout)
         return self._course_policy
 
+    def roll(self) -> classoutputs.Roll | None:
+        """Batch grading: the class (every learner of the submissions folder, this run's
+        shard, what was skipped); None for one learner's run."""
+        if self.submissions is None:
+            return None
+        return classoutputs.Roll.of(self.submissions, self.shard, self.show(self.submissions))
+
     def show(self, path: Path | str) -> str:
-        """*path* as the learner should see it: relative to where pytest was started."""
+        """*path* as the learner should see it: relative to where pytest was started (a
+        class's feedback files then name each learner's own files as they handed them in:
+        :func:`~pytest_lessons.classoutputs.own_files`)."""
         try:
             return os.path.relpath(path, self.invocation_dir)
         except ValueError:  # another drive on Windows

@@ -13,9 +13,11 @@ import os
 import re
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Callable
 
+import jsonschema
 import pytest
 
 from pytest_lessons import classoutputs
@@ -87,7 +89,12 @@ def test_feedback_files_one_per_learner_hidden_cases_without_their_inputs(
     assert "**0 of 3 points** in all." in bo
     assert "- hidden case 3 (0 of 1 point)" in bo
     assert "140" not in bo and "[7, 70]" not in bo
-    assert "nothing was handed in" in (folder / "di.md").read_text()
+    di = (folder / "di.md").read_text()
+    assert "nothing was handed in" in di
+    # The learner's own files, as they handed them in: never the instructor's submissions/.
+    assert "Create double/solution.py and write solve(x) in it" in di and "submissions" not in di
+    cy = (folder / "cy.md").read_text()
+    assert "Open double/solution.py" in cy and "submissions" not in cy
     result.stdout.fnmatch_lines([f"feedback: 4 files in {folder}"])
 
 
@@ -363,7 +370,188 @@ def test_a_merge_refuses_overlapping_shards(pytester: pytest.Pytester, make_exer
         timeout=60,
     )
     assert merge.returncode == 2
-    assert "both graded" in merge.stderr and "give each shard once" in merge.stderr
+    assert "all.json and all.json are both shard 1/1: give each shard once" in merge.stderr
+
+
+def merge(where: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest_lessons", "merge", *args],
+        cwd=where,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_a_merge_refuses_a_missing_or_foreign_shard_and_allow_missing_keeps_its_learners(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    make_exercise()
+    # By the hash: l5 in shard 1; l0, l2, l8 in shard 2; l1, l3, l4, l6, l7 in shard 3.
+    make_class(pytester.path, {f"l{n}": DOUBLE_RIGHT for n in range(9)})
+    for k in (1, 2, 3):
+        grade(pytester, f"--lesson-shard={k}/3", f"--lesson-report=shard-{k}.json")
+    schema = json.loads((Path(__file__).parent / "schemas" / "json.schema.json").read_text())
+    jsonschema.validate(json.loads((pytester.path / "shard-2.json").read_text()), schema)
+    table = json.loads((pytester.path / "shard-2.json").read_text())["class"]
+    assert table["shard"] == "2/3" and table["learners"] == [f"l{n}" for n in range(9)]
+    assert merge(pytester.path, "shard-1.json", "shard-2.json", "shard-3.json").returncode == 0
+    # One matrix job failed to upload: refused, the shard and its learners named, no file.
+    missing = merge(pytester.path, "shard-1.json", "shard-2.json", "--gradebook=grades.csv")
+    assert missing.returncode == 2 and missing.stdout == ""
+    assert missing.stderr == (
+        "merge: shard 3/3 is missing (its 5 of 9 learners: l1, l3, l4, l6, l7): give every "
+        "shard's report (3 in all), or --allow-missing to write its learners as not graded\n"
+    )
+    assert not (pytester.path / "grades.csv").exists()
+    # Allowed: the absent learners are in the gradebook, as not graded, and the exit is 1.
+    allowed = merge(
+        pytester.path,
+        "shard-1.json",
+        "shard-2.json",
+        "--allow-missing",
+        "--gradebook=grades.csv",
+        "--gradebook-format=wide",
+    )
+    assert allowed.returncode == 1, allowed.stderr
+    assert allowed.stdout.startswith("4 learners graded of 9\n")
+    assert (
+        "NOT GRADED: 5 learners, not graded: shard 3/3 is missing from the merge: "
+        "l1, l3, l4, l6, l7" in allowed.stdout
+    )
+    done = merge(
+        pytester.path, "shard-1.json", "shard-2.json", "--allow-missing", "--report=m.json"
+    )
+    assert done.returncode == 1
+    report = json.loads((pytester.path / "m.json").read_text())
+    jsonschema.validate(report, schema)
+    assert report["class"]["shard"] == "1/1" and len(report["class"]["absent"]) == 5
+    rows = list(csv.DictReader((pytester.path / "grades.csv").open()))
+    assert [r["learner"] for r in rows] == [f"l{n}" for n in range(9)]
+    assert rows[1] == {
+        "learner": "l1",
+        "double": "0",
+        "total": "0",
+        "max": "2",
+        "note": "not graded: shard 3/3 is missing from the merge",
+    }
+    assert rows[0]["total"] == "2" and rows[0]["note"] == ""
+    # Given twice, of another split, of another class: each refused, saying which.
+    twice = merge(pytester.path, "shard-1.json", "shard-1.json", "shard-2.json", "shard-3.json")
+    assert twice.returncode == 2 and "are both shard 1/3: give each shard once" in twice.stderr
+    grade(pytester, "--lesson-shard=1/2", "--lesson-report=half-1.json")
+    split = merge(pytester.path, "shard-1.json", "half-1.json", "shard-2.json", "shard-3.json")
+    assert split.returncode == 2 and "all with the same N" in split.stderr
+    (pytester.path / "submissions" / "zz").mkdir()
+    grade(pytester, "--lesson-shard=3/3", "--lesson-report=other-3.json")
+    other = merge(pytester.path, "shard-1.json", "shard-2.json", "other-3.json")
+    assert other.returncode == 2
+    assert "other-3.json grades another class than shard-1.json" in other.stderr
+    assert "(10 learners against 9; in one only: zz)" in other.stderr
+
+
+def test_merge_help_describes_every_option_and_the_exit_status(tmp_path: Path) -> None:
+    shown = merge(tmp_path, "--help")
+    assert shown.returncode == 0
+    lines = shown.stdout.splitlines()
+    described = {}
+    for n, line in enumerate(lines):
+        found = re.match(r"^  (-[-a-z]+)(?: \S+)?(?:  +(\S.*))?$", line)
+        if found:
+            described[found[1]] = found[2] or lines[n + 1].strip()
+    assert {"--allow-missing", "--gradebook", "--roster", "--report", "--feedback"} <= set(
+        described
+    )
+    assert all(words and not words.startswith("-") for words in described.values()), described
+    assert "exit status:" in shown.stdout
+    assert "  1  some learner failed a case" in shown.stdout
+    assert "  2  the merge was refused: a shard is missing" in shown.stdout
+
+
+def test_every_learner_folder_is_graded_whatever_its_name_and_the_run_lists_what_it_skipped(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    make_exercise()
+    submissions = make_class(pytester.path, {"_jane": DOUBLE_RIGHT, ".x": STUB, "ada": None})
+    (submissions / ".git").mkdir()
+    (submissions / "__pycache__").mkdir()
+    (submissions / "notes.txt").write_text("not a learner")
+    result = grade(pytester, "--lesson-gradebook=grades.csv")
+    assert result.ret == 1
+    rows = list(csv.DictReader((pytester.path / "grades.csv").open()))
+    assert [(r["learner"], r["points"]) for r in rows] == [
+        (".x", "0"),
+        ("_jane", "2"),
+        ("ada", "0"),
+    ]
+    result.stdout.fnmatch_lines(
+        [
+            "3 learners",
+            "skipped in submissions, not learners: .git (version control), "
+            "__pycache__ (Python's cache), notes.txt (a file)",
+        ]
+    )
+
+
+def test_every_class_file_and_the_merge_follow_the_course_order(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    for name in ("zeta", "alpha"):
+        make_exercise(name)
+    (pytester.path / "course.toml").write_text('[course]\nlessons = ["zeta", "alpha"]\n')
+    for learner in ("ada", "bo"):
+        for name in ("zeta", "alpha"):
+            (pytester.path / "submissions" / learner / name).mkdir(parents=True)
+            (pytester.path / "submissions" / learner / name / "solution.py").write_text(STUB)
+    course = ["zeta", "alpha"]
+    result = pytester.runpytest(
+        "alpha",
+        "zeta",
+        "--lesson-submissions=submissions",
+        "--lesson-gradebook=long.csv",
+        "--lesson-feedback=feedback",
+        "--lesson-class-report=class.html",
+        "--lesson-report=class.json",
+        "--junitxml=junit.xml",
+    )
+    assert result.ret == 1
+    rows = list(csv.DictReader((pytester.path / "long.csv").open()))
+    assert [r["exercise"] for r in rows if r["learner"] == "ada"] == course
+    ada = (pytester.path / "feedback" / "ada.md").read_text()
+    assert ada.index("| zeta |") < ada.index("| alpha |")
+    assert ada.index("## Double every number (zeta)") < ada.index("(alpha)\n")
+    page = (pytester.path / "class.html").read_text()
+    assert re.findall(r'<section class="exercise" id="(\w+)">', page) == course
+    report = json.loads((pytester.path / "class.json").read_text())
+    assert report["exercises"] == course
+    assert [r["exercise"] for r in report["results"] if r["learner"] == "ada"] == [
+        "zeta",
+        "zeta",
+        "alpha",
+        "alpha",
+    ]
+    junit = ET.parse(pytester.path / "junit.xml").getroot()
+    lessons = [case.get("classname", "").split(".")[0] for case in junit.iter("testcase")]
+    assert list(dict.fromkeys(lessons)) == course
+    pytester.runpytest(
+        "alpha",
+        "zeta",
+        "--lesson-submissions=submissions",
+        "--lesson-gradebook=wide.csv",
+        "--lesson-gradebook-format=wide",
+        "--lesson-report=reports/{learner}.json",
+        "--lesson-report-format=gradescope",
+    )
+    header = (pytester.path / "wide.csv").read_text().splitlines()[0]
+    assert header == "learner,zeta,alpha,total,max,note"
+    tests = json.loads((pytester.path / "reports" / "ada.json").read_text())["tests"]
+    assert [t["name"].split(": ")[1] for t in tests] == ["zeta", "zeta", "alpha", "alpha"]
+    # The merge keeps the order the shard recorded, also where the course is not.
+    (pytester.path / "course.toml").unlink()
+    merged = merge(pytester.path, "class.json", "--gradebook=merged.csv", "--gradebook-format=wide")
+    assert merged.returncode == 1, merged.stderr
+    assert (pytester.path / "merged.csv").read_text().splitlines()[0] == header
+    assert merged.stdout.index("zeta:") < merged.stdout.index("alpha:")
 
 
 WORKFLOW = Path(__file__).resolve().parent.parent / "docs/recipes/github-actions/grade-class.yml"

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pytest_lessons import classoutputs, course
+from pytest_lessons import __main__ as merging
+from pytest_lessons import classoutputs, course, formats
 from pytest_lessons.classoutputs import OptionError, Outputs
 from pytest_lessons.results import CaseResult, Status
 
@@ -134,3 +136,16 @@ def test_the_class_table_counts_learners_passes_and_means() -> None:
         "1 learner",
         "double: 1 of 1 passed, mean 2 of 2 points",
     ]
+
+
+def test_a_merge_refuses_a_report_that_does_not_say_its_shard_unless_allowed(
+    tmp_path: Path,
+) -> None:
+    old = tmp_path / "old.json"
+    report = formats.full([case_result(1, True, learner="ada")], 1.0)
+    del report["exercises"]
+    old.write_text(json.dumps(report))
+    with pytest.raises(merging.MergeError, match="does not say which shard of which class"):
+        merging.read_shards([old])
+    merged = merging.read_shards([old], allow_missing=True)
+    assert [r.learner for r in merged.results] == ["ada"] and merged.absent == {}

@@ -3,6 +3,7 @@ real browser (headless Chromium from the system's packages) draws it."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import struct
 import subprocess
@@ -75,9 +76,22 @@ def test_the_case_that_fails_most_comes_first() -> None:
     assert rows[-1].startswith('<tr><td>case 1</td><td class="n">3 of 11</td>')
 
 
-def test_the_histogram_counts_learners_by_total_points() -> None:
-    assert classreport.histogram([0, 0.5, 3, 3, 2.9], 3, bins=3) == [2, 0, 3]
-    assert classreport.histogram([0], 0) == [1] + [0] * (classreport.BINS - 1)
+def test_the_histogram_bins_whole_points_and_gives_full_marks_a_bar_of_their_own() -> None:
+    ten = classreport.histogram([0, 0.5, 3, 9.5, 10, 10], 10)
+    assert [b.label for b in ten] == [str(n) for n in range(11)]
+    assert [b.count for b in ten] == [2, 0, 0, 1, 0, 0, 0, 0, 0, 1, 2]
+    assert ten[-1].title == "full marks (10 points)" and ten[9].title == "9 to under 10 points"
+    # 42 points: bars of 5 whole points (0, 5, ... 40), then full marks alone.
+    big = classreport.histogram([41.5, 42, 5], 42)
+    assert [b.label for b in big] == ["0", "5", "10", "15", "20", "25", "30", "35", "40", "42"]
+    assert [b.count for b in big][-2:] == [1, 1] and big[1].count == 1
+    assert [b.count for b in classreport.histogram([0], 0)] == [1]
+    # On the page: whole-point labels, never 0.3 or 2.7 (the class has 3 points at most).
+    page = classreport.render(CLASS)
+    svg = page[page.index('<svg class="histogram"') :]
+    svg = svg[: svg.index("</svg>")]
+    assert re.findall(r'y="186" text-anchor="middle">([^<]+)</text>', svg) == ["0", "1", "2", "3"]
+    assert "<title>full marks (3 points): 2</title>" in svg
 
 
 def test_the_slowest_submissions_are_listed_slowest_first() -> None:

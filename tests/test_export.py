@@ -128,3 +128,32 @@ def test_lesson_check_says_when_only_hidden_cases_catch_a_mistake(
         "transpose: watch-out unchanged (mistake unchanged) passes every case of the learner's "
         "copy: only hidden cases catch it, so a learner would never see it caught"
     ) in said(result)
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_the_learner_copy_keeps_the_course_order_and_lesson_check_flags_an_unlisted_lesson(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    lesson = COURSE.split("[generate]")[0]
+    for name in ("zeta", "alpha", "stray"):
+        make_exercise(name, toml=lesson, solution=STARTER, reference__py=TRANSPOSE_REFERENCE)
+    (pytester.path / "course.toml").write_text(
+        '[course]\ntitle = "Two lessons"\nlessons = ["zeta", "alpha"]\n'
+    )
+    pytester.runpytest("zeta", "alpha", "--lesson-export=learners").assert_outcomes(passed=2)
+    data = tomllib.loads((pytester.path / "learners" / "course.toml").read_text())
+    assert data == {"course": {"title": "Two lessons", "lessons": ["zeta", "alpha"]}}
+    # The learners' copy runs its lessons in the course's order, not the folders'.
+    graded = pytester.runpytest("learners", "-v")
+    lines = [line for line in graded.outlines if line.startswith("learners/")]
+    assert [line.split("/")[1] for line in lines] == ["zeta", "alpha"]
+    # A lesson folder the course does not list: a warning in a run, a problem in the check.
+    run = pytester.runpytest("stray", "zeta")
+    assert (
+        "lessons: WARNING: add 'stray' to course.lessons in course.toml, or move the lesson out "
+        "of the course's folder: it is beside the course's lessons but not in the course, so it "
+        "runs outside the course's order and its progress."
+    ) in said(run)
+    check = pytester.runpytest("stray", "--lesson-check")
+    check.assert_outcomes(failed=1)
+    assert "stray: add 'stray' to course.lessons in " in said(check)

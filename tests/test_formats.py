@@ -6,6 +6,7 @@ The end-to-end runs (and the consumers' own schemas) are in test_autograde.py.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -644,3 +645,41 @@ def test_a_short_message_stays_whole_when_classroom_drops_the_code_to_fit() -> N
         "Check case 1. Why.",
         "Check case 2. Why.",
     ]
+
+
+def test_every_format_lists_exercises_in_the_course_order_and_says_not_handed_in(
+    tmp_path: Path,
+) -> None:
+    for name in ("zeta", "alpha"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "exercise.toml").write_text("[exercise]\ninputs = ['x']\n")
+    (tmp_path / "course.toml").write_text('[course]\nlessons = ["zeta", "alpha"]\n')
+    rows = [
+        result(1, True, exercise="alpha", path=str(tmp_path / "alpha" / "exercise.toml")),
+        result(
+            1,
+            False,
+            exercise="zeta",
+            path=str(tmp_path / "zeta" / "exercise.toml"),
+            status="error",
+            fault="setup missing_file",
+        ),
+    ]
+    scope = formats.gradescope(rows, 0)
+    assert [t["tags"][0] for t in scope["tests"]] == ["zeta", "alpha"]
+    assert scope["tests"][0]["output"].startswith(
+        "Not handed in: your submission has no file for zeta, so this case scores 0 of 1."
+    )
+    assert [t["name"] for t in formats.classroom(rows)["tests"]] == [
+        "zeta: case 1",
+        "alpha: case 1",
+    ]
+    tests = formats.exercism(rows)["tests"]
+    assert [(t["name"], t["task_id"]) for t in tests] == [("zeta: case 1", 1), ("alpha: case 1", 2)]
+    full = formats.full(rows, 0)
+    assert full["exercises"] == ["zeta", "alpha"]
+    assert [r["exercise"] for r in full["results"]] == ["zeta", "alpha"]
+    # A merge without the course keeps the order its shard recorded.
+    (tmp_path / "course.toml").unlink()
+    assert formats.exercise_order(rows) == ["alpha", "zeta"]
+    assert formats.exercise_order(rows, ["zeta", "alpha"]) == ["zeta", "alpha"]

@@ -19,7 +19,7 @@ import jsonschema
 import pytest
 from packaging.requirements import Requirement
 
-from conftest import COMBINE_HEADS, NO_TRANSPOSE, dedent
+from conftest import COMBINE_HEADS, DOUBLE_RIGHT, DOUBLE_TOML, NO_TRANSPOSE, dedent
 
 #: Every recipe grades the combine_heads lesson, which needs torch.
 pytestmark = pytest.mark.torch
@@ -366,3 +366,70 @@ def test_the_github_classroom_grade_step_fails_when_pytest_cannot_grade(
     assert words in run.stdout + run.stderr
     # Nothing goes to the reporter: no score of 0 is posted as the learner's.
     assert not output.exists() or "result=" not in output.read_text()
+
+
+def run_autograder(root: Path) -> subprocess.CompletedProcess[str]:
+    """The Gradescope recipe's run_autograder on *root*, with this environment's Python."""
+    env = environment(Path(sys.executable).parent.parent) | {
+        "AUTOGRADER_ROOT": str(root),
+        "PYTHON": sys.executable,
+        "PYTEST_LESSONS_PRELOAD": "none",
+    }
+    return subprocess.run(
+        ["bash", str(RECIPES / "gradescope" / "run_autograder")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_gradescope_grades_what_was_handed_in_and_says_what_was_not(tmp_path: Path) -> None:
+    root = tmp_path / "autograder"
+    for name in ("double", "twice"):
+        lesson = root / "source" / "exercises" / name
+        lesson.mkdir(parents=True)
+        (lesson / "exercise.toml").write_text(dedent(DOUBLE_TOML))
+        (lesson / "solution.py").write_text("def solve(x):\n    raise NotImplementedError\n")
+    (root / "source" / "exercises" / "course.toml").write_text(
+        '[course]\nlessons = ["twice", "double"]\n'
+    )
+    upload = root / "submission"
+    (upload / "double").mkdir(parents=True)
+    (upload / "double" / "solution.py").write_text("def solve(x):\n    return x\n")
+    run = run_autograder(root)
+    assert run.returncode == 0, run.stdout + run.stderr
+    results = json.loads((root / "results" / "results.json").read_text())
+    jsonschema.validate(results, schema("gradescope"))
+    twice = results["tests"][:2]
+    assert [t["name"] for t in results["tests"]][::2] == [
+        "twice: case 1 (a row)",
+        "double: case 1 (a row)",
+    ]
+    assert twice[0]["output"] == (
+        "Not handed in: your submission has no file for twice, so this case scores 0 of 1. "
+        "Upload twice/solution.py with your other files and submit again."
+    )
+    assert "not implemented" not in json.dumps(results)
+    # A wrong answer names the learner's own file, not the grader's copy of the course.
+    double = results["tests"][2]["output"]
+    assert "double/solution.py" in double and "exercises/" not in double
+    # One solution.py for two exercises: explained, and graded as nothing handed in.
+    (upload / "double" / "solution.py").unlink()
+    (upload / "double").rmdir()
+    (upload / "solution.py").write_text("def solve(x):\n    return x\n")
+    assert run_autograder(root).returncode == 0
+    results = json.loads((root / "results" / "results.json").read_text())
+    assert results["score"] == 0
+    assert results["output"].startswith(
+        "Upload one folder per exercise, each with its solution.py (double/solution.py, "
+        "twice/solution.py): you uploaded a single solution.py, and this assignment has 2 "
+        "exercises, so it cannot tell which one it is. It was not graded.\n\n"
+    )
+    # One solution.py for a one-exercise assignment: graded.
+    shutil.rmtree(root / "source" / "exercises" / "twice")
+    (root / "source" / "exercises" / "course.toml").unlink()
+    (upload / "solution.py").write_text(dedent(DOUBLE_RIGHT))
+    assert run_autograder(root).returncode == 0
+    results = json.loads((root / "results" / "results.json").read_text())
+    assert results["score"] == 2 and "Upload" not in results["output"]
