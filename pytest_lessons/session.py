@@ -8,7 +8,6 @@ from pytest-xdist workers) for the summary and the report files.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from pytest_lessons import sandbox, settings
 from pytest_lessons.grading import Grader
 from pytest_lessons.results import CaseResult
 from pytest_lessons.runner import Runner
+from pytest_lessons.texts import shown_path
 
 
 @dataclass
@@ -68,10 +68,7 @@ class LessonSession:
 
     def show(self, path: Path | str) -> str:
         """*path* as the learner should see it: relative to where pytest was started."""
-        try:
-            return os.path.relpath(path, self.invocation_dir)
-        except ValueError:  # another drive on Windows
-            return str(path)
+        return shown_path(path, self.invocation_dir)
 
 
 KEY = pytest.StashKey[LessonSession]()
