@@ -94,8 +94,17 @@ def windows_file(text: str) -> bytes:
 #: Right, indented with tabs (as some editors do).
 DOUBLE_TABS = "def solve(x):\n\tif isinstance(x[0], list):\n\t\treturn [[2 * v for v in row] for row in x]\n\treturn [2 * v for v in x]\n"
 
-#: Wrong on the first case only; the error is raised on line 3.
-TRIPLE_TABS = "def solve(x):\n\tif not isinstance(x[0], list):\n\t\traise ValueError('not a row of rows')\n\treturn [[3 * v for v in row] for row in x]\n"
+#: Wrong on the first case only; the error is raised on line 6, after printing letters that
+#: Windows' ANSI code page has no room for, to stdout and stderr in turn.
+TRIPLE_TABS = (
+    "import sys\n"
+    "def solve(x):\n"
+    "\tif not isinstance(x[0], list):\n"
+    "\t\tprint('José → 1')\n"
+    "\t\tprint('ligne ✓ 2', file=sys.stderr)\n"
+    "\t\traise ValueError('not a row of rows')\n"
+    "\treturn [[3 * v for v in row] for row in x]\n"
+)
 
 
 @pytest.mark.usefixtures("no_preload")
@@ -121,13 +130,17 @@ def test_a_course_saved_on_windows_in_a_folder_named_with_spaces_and_accents_gra
         windows_file('[course]\ntitle = "Cours de José"\nlessons = ["double", "triple"]\n')
     )
 
-    result = pytester.runpytest(course.name, "-p", "no:cacheprovider", "--lesson-report=r.json")
+    # spawn: how macOS and Windows run every case, here too.
+    result = pytester.runpytest(
+        course.name, "-p", "no:cacheprovider", "--lesson-report=r.json", "--lesson-isolation=spawn"
+    )
 
     result.assert_outcomes(passed=3, failed=1)
     text = said(result)
     where = os.path.join("José's course", "triple", "solution.py")
     assert "solve raised ValueError in your code:" in text
-    assert f"{where}, line 3, in solve" in text
+    assert f"{where}, line 6, in solve" in text
+    assert "what your code printed: | José → 1 | ligne ✓ 2" in text
     assert "Traceback" not in text
     report = json.loads((pytester.path / "r.json").read_text(encoding="utf-8"))
     assert [(r["exercise"], r["status"]) for r in report["results"]] == [
