@@ -208,7 +208,7 @@ class LessonCheck:
         why = first_sentence(graded.result.headline)
         mistakes = self.exercise.mistakes or self.exercise.folder / "mistakes.py"
         if "Define a function named" in graded.result.headline and mistakes.is_file():
-            defined = re.findall(r"^def (\w+)\(", mistakes.read_text(), re.M)
+            defined = re.findall(r"^def (\w+)\(", mistakes.read_text(encoding="utf-8-sig"), re.M)
             close = difflib.get_close_matches(function, defined, n=1)
             why = f"{mistakes.name} defines no function {function}"
             if close:
@@ -304,7 +304,7 @@ def learner_copy(grader: Grader, exercise: model.Exercise) -> tuple[str, list[in
                     "case cannot be frozen into the learner's copy.\n"
                 )
             answers[case.number] = export.plain_answer(exercise, answer)
-    raw = model.read_toml(exercise.path.read_text(encoding="utf-8"))
+    raw = model.read_toml(exercise.path.read_text(encoding="utf-8-sig"))
     return export.learner_toml(raw, exercise, answers)
 
 

@@ -15,6 +15,7 @@ import gc
 import importlib.machinery
 import importlib.util
 import inspect
+import io
 import json
 import os
 import random
@@ -425,6 +426,14 @@ def main() -> None:  # pragma: no cover - runs as a spawned child; tested throug
     sys.stdout.flush()
     request = json.loads(sys.stdin.buffer.read())
     sys.stdin = open(os.devnull)  # noqa: SIM115 - learner input() must see end of file
+    # As in a forked child: UTF-8 whatever the locale (Windows' ANSI code page cannot write
+    # "→"), and unbuffered, so stdout and stderr interleave as the learner wrote them.
+    for name, fd in (("stdout", 1), ("stderr", 2)):
+        raw = io.FileIO(fd, "w", closefd=False)
+        stream = io.TextIOWrapper(
+            raw, encoding="utf-8", errors="backslashreplace", write_through=True
+        )
+        setattr(sys, name, stream)
     limit_memory(request.get("memory_mb"))
     try:
         result = run_case(request)

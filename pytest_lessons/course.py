@@ -79,7 +79,7 @@ def of(exercises: Iterable[Path]) -> list[Course]:
 def load(path: Path) -> Course:
     """Read *path*; raise :class:`CourseError` naming the file, line and problem."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(path.read_text(encoding="utf-8-sig"))
     except (OSError, UnicodeDecodeError) as exc:
         raise CourseError(f"{path}: cannot be read ({exc})") from None
     except tomllib.TOMLDecodeError as exc:

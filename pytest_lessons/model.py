@@ -455,7 +455,7 @@ def load(path: Path) -> Exercise:
     """Read and validate ``exercise.toml`` at *path*; raise :class:`ExerciseError` if unusable."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise ExerciseError(path, f"cannot be read: {exc}") from None
     return parse(text, path)

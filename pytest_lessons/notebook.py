@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from pytest_lessons import course, grading, model, sandbox, settings, summary
+from pytest_lessons import course, grading, model, sandbox, settings, summary, texts
 from pytest_lessons.results import CaseResult
 from pytest_lessons.runner import Runner, make_runner
 from pytest_lessons.texts import MAP_TITLE
@@ -567,10 +567,7 @@ class Lessons:
         return find_lesson(name, self.cwd, self.course_folder)
 
     def show(self, path: Path | str) -> str:
-        try:
-            return os.path.relpath(path, self.cwd)
-        except ValueError:
-            return str(path)
+        return texts.shown_path(path, self.cwd)
 
     # - running learner code
 
@@ -586,7 +583,7 @@ class Lessons:
             raise NotebookError(str(error)) from None
         if resolved.isolation == "off":
             # A cell's code never runs in the kernel: the kernel holds the expected answers.
-            mode = "fork" if hasattr(os, "fork") and sys.platform != "win32" else "spawn"
+            mode = settings.default_isolation()
             resolved = settings.Settings(resolved.given, mode, "")
         return resolved
 

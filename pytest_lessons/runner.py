@@ -3,9 +3,9 @@
 
 Three runners, one contract:
 
-* :class:`ForkRunner` (POSIX default): a worker process imports torch once while pytest
+* :class:`ForkRunner` (the default on Linux): a worker process imports torch once while pytest
   collects and forks a fresh child per case (see :mod:`pytest_lessons.worker`).
-* :class:`SpawnRunner` (Windows, or ``--lesson-isolation=spawn``): a new Python per case. Each
+* :class:`SpawnRunner` (the default on Windows and macOS): a new Python per case. Each
   case pays for ``import torch`` again (a second or two), so a few Pythons are started ahead and
   import it while earlier cases run; a Python gets :data:`SPAWN_GRACE` seconds to be ready, and
   the case's clock starts when it is handed over. Processes the learner starts are not killed

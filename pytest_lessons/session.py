@@ -8,7 +8,6 @@ from pytest-xdist workers) for the summary and the report files.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from pytest_lessons import classoutputs, sandbox, settings
 from pytest_lessons.grading import Grader
 from pytest_lessons.results import CaseResult
 from pytest_lessons.runner import Runner
+from pytest_lessons.texts import shown_path
 
 
 @dataclass
@@ -77,10 +77,7 @@ class LessonSession:
         """*path* as the learner should see it: relative to where pytest was started (a
         class's feedback files then name each learner's own files as they handed them in:
         :func:`~pytest_lessons.classoutputs.own_files`)."""
-        try:
-            return os.path.relpath(path, self.invocation_dir)
-        except ValueError:  # another drive on Windows
-            return str(path)
+        return shown_path(path, self.invocation_dir)
 
 
 KEY = pytest.StashKey[LessonSession]()

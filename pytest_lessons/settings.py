@@ -18,6 +18,20 @@ from typing import Any, Callable
 ISOLATION_CHOICES = ("auto", "fork", "spawn", "off")
 
 
+def default_isolation(platform: str | None = None) -> str:
+    """What ``auto`` means on *platform* when not debugging: ``fork`` where forking a process
+    that has imported torch is safe, ``spawn`` on Windows (no fork) and on macOS, where a
+    forked child that calls into system frameworks (Accelerate's BLAS, which torch's wheels
+    use; the Objective-C runtime) may crash: CPython made spawn multiprocessing's default
+    there in 3.8 for that reason (python/cpython#77906, README.md, Isolation). *platform*:
+    a ``sys.platform`` value, this system's by default."""
+    if (sys.platform if platform is None else platform) in ("win32", "darwin"):
+        return "spawn"
+    if not hasattr(os, "fork"):
+        return "spawn"
+    return "fork"
+
+
 class SettingError(ValueError):
     """A setting's value cannot be used; the message names where it came from."""
 
@@ -168,7 +182,7 @@ SETTINGS: tuple[Setting, ...] = (
         help="How learner code runs: fork (a fresh child per case, forked from a process "
         "that has imported torch), spawn (a new Python per case; slower, for systems without "
         "fork), off (inside pytest, for breakpoint() and --pdb; never for grading), or auto "
-        "(fork where possible, else spawn; off with --pdb or --trace). Default auto.",
+        "(fork on Linux, spawn on macOS and Windows; off with --pdb or --trace). Default auto.",
     ),
     Setting(
         "sandbox",
@@ -279,7 +293,7 @@ def resolve(
         if debugging:
             mode, reason = "off", "--pdb or --trace was given"
         else:
-            mode = "fork" if hasattr(os, "fork") and sys.platform != "win32" else "spawn"
+            mode = default_isolation()
     elif mode == "fork" and not hasattr(os, "fork"):
         raise SettingError("--lesson-isolation=fork is not available on this system; use spawn")
     return Settings(given=given, isolation=mode, isolation_reason=reason)

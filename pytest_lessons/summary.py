@@ -257,7 +257,10 @@ def solution_lines(
         reference = exercise.reference
         if reference is not None and reference.is_file():
             lines += ["", f"{show(reference)}:", ""]
-            lines += ["    " + line for line in reference.read_text().rstrip().splitlines()]
+            lines += [
+                "    " + line
+                for line in reference.read_text(encoding="utf-8-sig").rstrip().splitlines()
+            ]
     return lines
 
 

@@ -961,3 +961,15 @@ def test_the_task_is_read() -> None:
     text = GOOD.replace('inputs = ["Q", "K", "V"]', 'inputs = ["Q", "K", "V"]\ntask = "Combine."')
     assert model.parse(text, PATH).task == "Combine."
     assert model.parse(GOOD, PATH).task == ""
+
+
+def test_a_file_saved_by_a_windows_editor_loads_as_the_same_exercise(tmp_path: Path) -> None:
+    # A byte-order mark and CRLF line endings, as Notepad or VS Code's "UTF-8 with BOM" write.
+    path = tmp_path / "demo" / "exercise.toml"
+    path.parent.mkdir()
+    path.write_bytes(b"\xef\xbb\xbf" + GOOD.replace("\n", "\r\n").encode("utf-8"))
+    loaded, plain = model.load(path), model.parse(GOOD, path)
+    assert loaded.title == plain.title == "Combine attention heads"
+    assert [(c.label, c.line, c.inputs) for c in loaded.cases] == [
+        (c.label, c.line, c.inputs) for c in plain.cases
+    ]

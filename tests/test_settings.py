@@ -194,3 +194,12 @@ def test_bad_sandbox_settings_say_what_is_allowed(name: str, raw: str, message: 
     with pytest.raises(settings.SettingError) as error:
         resolve({name: raw})
     assert str(error.value).startswith(message)
+
+
+def test_isolation_auto_is_spawn_on_macos(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A forked child of a process that imported torch may crash there (README.md, Isolation).
+    monkeypatch.setattr(sys, "platform", "darwin")
+    assert resolve().isolation == "spawn"
+    assert resolve({"isolation": "fork"}).isolation == "fork"  # still allowed when asked
+    assert settings.default_isolation("linux") == ("fork" if hasattr(os, "fork") else "spawn")
+    assert settings.default_isolation("win32") == settings.default_isolation() == "spawn"

@@ -588,3 +588,13 @@ def test_render_remembers_and_counts_through_the_cache(tmp_path: Path) -> None:
     summary.render([result(a, 1, True), result(a, 2, True)], show, cache, None, None, [], [course])
     lines = summary.render([result(b, 1, False)], show, cache, None, None, [], [course])
     assert "lessons: 1/2 passed [#####-----]" in lines
+
+
+def test_a_reference_saved_by_a_windows_editor_shows_without_its_byte_order_mark(
+    tmp_path: Path,
+) -> None:
+    path = lesson(tmp_path)
+    (path.parent / "reference.py").write_bytes(b"\xef\xbb\xbfdef solve(x):\r\n    return 2 * x\r\n")
+    passed = summary.collect([result(path, 1, True), result(path, 2, True)])
+    lines = summary.solution_lines(passed, "passed", None, show, [])
+    assert lines[-3:] == ["", "    def solve(x):", "        return 2 * x"]

@@ -5,6 +5,8 @@ End-to-end wording through real runs is in test_grading.py and test_isolation.py
 
 from __future__ import annotations
 
+import ntpath
+import os
 from pathlib import Path
 from typing import Any
 
@@ -830,3 +832,16 @@ def test_a_wide_map_is_painted_too() -> None:
     assert lines[-1] == "    0   .  .  .  .  .  .  .  .  .  .  x"
     painted = texts.colour_map(lines, paint)[-1]
     assert painted.startswith("    0   <green>.</>  <green>.</>") and painted.endswith("<red>x</>")
+
+
+def test_a_path_is_shown_relative_to_where_pytest_runs_as_the_system_writes_it() -> None:
+    start = r"C:\Users\José\José's course"
+    shown = texts.shown_path(start + r"\split_heads\solution.py", start, ntpath)
+    assert shown == r"split_heads\solution.py"
+    assert (
+        texts.shown_path(r"D:\split_heads\solution.py", start, ntpath)
+        == r"D:\split_heads\solution.py"
+    )
+    assert texts.shown_path(Path("/c/a/solution.py"), Path("/c")) == os.path.join(
+        "a", "solution.py"
+    )
