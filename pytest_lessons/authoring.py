@@ -25,7 +25,7 @@ from pytest_lessons import export, model
 from pytest_lessons.compare import nested, plural, read_numbers
 from pytest_lessons.generate import draw
 from pytest_lessons.grading import Attempt, Diagnoser, Graded, Grader, judge
-from pytest_lessons.outcome import RETURNED
+from pytest_lessons.outcome import RAISED, RETURNED
 from pytest_lessons.results import Status
 from pytest_lessons.texts import abbreviate, first_sentence
 
@@ -95,6 +95,11 @@ class LessonCheck:
                 if graded.passed:
                     continue
                 what = first_sentence(graded.result.headline)
+                if graded.outcome is not None and graded.outcome.kind == RAISED:
+                    # The exception's whole sentence: its message may hold ". " itself.
+                    what = graded.result.headline
+                if graded.result.lesson_error:
+                    what = _lesson_error(graded.result.lesson_error, case)
                 if graded.status == Status.FAILED and not case.generated:
                     # A wrong expected value is the likeliest cause: show both, in full.
                     what = (
@@ -144,7 +149,13 @@ class LessonCheck:
                 )
             label = f"{watch.id}={argument}" if argument else watch.id
             answers[label] = [graded.answer for _, graded in graded_list]
-            failing = [(case, graded) for case, graded in graded_list if not graded.passed]
+            # Where the reference itself failed, the case says nothing of the mistake (that
+            # failure is a problem of its own, above).
+            failing = [
+                (case, graded)
+                for case, graded in graded_list
+                if not graded.passed and not graded.result.lesson_error
+            ]
             called = f"{watch.mistake}({argument})" if argument else watch.mistake
             where = f"{name}: watch-out {watch.id} (mistake {called})"
             if not failing:
@@ -204,6 +215,8 @@ class LessonCheck:
     def _why(self, graded: Graded, function: str) -> str:
         """Why a mistake function gave no answer; for a misspelled name, the likely one."""
         why = first_sentence(graded.result.headline)
+        if graded.outcome is not None and graded.outcome.kind == RAISED:
+            why = graded.result.headline  # the exception's whole sentence, file and line
         mistakes = self.exercise.mistakes or self.exercise.folder / "mistakes.py"
         if "Define a function named" in graded.result.headline and mistakes.is_file():
             defined = re.findall(r"^def (\w+)\(", mistakes.read_text(), re.M)
@@ -304,6 +317,14 @@ def learner_copy(grader: Grader, exercise: model.Exercise) -> tuple[str, list[in
             answers[case.number] = export.plain_answer(exercise, answer)
     raw = model.read_toml(exercise.path.read_text(encoding="utf-8"))
     return export.learner_toml(raw, exercise, answers)
+
+
+def _lesson_error(text: str, case: model.Case) -> str:
+    """The reference's failure on a generated *case*, for its author: the exception's sentence
+    (file and line) and the inputs it failed on."""
+    headline = text.split("\n", 1)[0]
+    inputs = ", ".join(f"{name} = {abbreviate(value, 100)}" for name, value in case.inputs.items())
+    return f"{headline} Inputs: {inputs}" if inputs else headline
 
 
 def _cases(numbers: list[int]) -> str:

@@ -60,6 +60,7 @@ from pytest_lessons.texts import (
     Context,
     Failure,
     abbreviate,
+    context_lines,
     describe,
     describe_hidden,
     fault_key,
@@ -161,6 +162,8 @@ class _Verdict:
     shrinkable: bool = False
     """Whether a smaller failing input could help (a wrong answer or an exception)."""
     fault: str = ""
+    lesson_error: str = ""
+    """The author's account of the lesson's own failure on the case (see CaseResult)."""
 
 
 @dataclass
@@ -192,6 +195,8 @@ class Grader:
     """(learner's file, entry, exercise file, case) -> the learner's outcome on it."""
     references: dict[tuple[str, str], Any] = field(default_factory=dict)
     """(exercise file, inputs as JSON) -> the reference's answer."""
+    reference_outcomes: dict[tuple[str, str], Outcome] = field(default_factory=dict)
+    """(exercise file, inputs as JSON) -> the reference's outcome where it gave no answer."""
     shrunk: dict[tuple[str, str], str] = field(default_factory=dict)
     """(exercise file, learner) -> the case under which a smaller failing input is shown."""
 
@@ -239,10 +244,17 @@ class Grader:
             expected = self.reference_answer(exercise, case.inputs)
             if expected is None:
                 text = (
-                    "The lesson's reference.py failed on this generated case, so it cannot be "
-                    "graded. Tell your instructor; this is not your code's fault.\n"
+                    "Tell your instructor that this case cannot be graded: the lesson itself "
+                    "failed on it, not your code. It scores no points until the lesson is "
+                    "fixed.\n"
                 )
-                verdict = _Verdict(Status.INTERNAL, text, text, headline=text.strip())
+                verdict = _Verdict(
+                    Status.INTERNAL,
+                    text,
+                    text,
+                    headline=text.strip(),
+                    lesson_error=self.reference_failure(exercise, case),
+                )
                 return verdict, None, None, None
         outcome = self.learner_outcome(attempt)
         comparison: Comparison | None = None
@@ -271,6 +283,7 @@ class Grader:
             timeout=limits.timeout,
             memory_mb=limits.memory_mb,
             show=self.show,
+            author=attempt.solution in (exercise.reference, exercise.mistakes),
         )
         status = Status.FAILED if outcome.kind == RETURNED else Status.ERROR
         if outcome.kind == INTERNAL:
@@ -379,6 +392,7 @@ class Grader:
             seconds=round(time.perf_counter() - started, 4),
             call=call_text(exercise, case),
             output=self._kept_output(attempt, outcome),
+            lesson_error=verdict.lesson_error,
         )
 
     def _kept_output(self, attempt: Attempt, outcome: Outcome | None) -> str:
@@ -471,8 +485,41 @@ class Grader:
                         answer = outcome.answer if parts else None
                     except Exception:  # the reference returned no numbers
                         answer = None
+                if answer is None:
+                    self.reference_outcomes[key] = outcome
             self.references[key] = answer
         return self.references[key]
+
+    def reference_failure(self, exercise: model.Exercise, case: model.Case) -> str:
+        """Why the reference gave no answer on *case*, for the lesson's author: the exception
+        with the author's file and line (or what it returned instead), and the inputs."""
+        if exercise.reference is None:
+            return f"{exercise.slug} has no reference.py to compute {case.label}'s answer.\n"
+        key = (str(exercise.path), json.dumps(case.inputs, sort_keys=True))
+        outcome = self.reference_outcomes.get(key)
+        limits = self.limits(exercise)
+        ctx = Context(
+            slug=exercise.slug,
+            entry=exercise.entry,
+            solution=exercise.reference,
+            inputs=case.inputs,
+            timeout=limits.timeout,
+            memory_mb=limits.memory_mb,
+            show=self.show,
+            author=True,
+        )
+        if outcome is None:
+            return ""
+        if outcome.kind == RETURNED:
+            failure = Failure(
+                f"Make {exercise.entry} in {exercise.reference.name} return numbers: on "
+                f"{case.label} it returned {abbreviate(view(outcome.answer), 100)}."
+            )
+            failure.lines += context_lines(outcome, ctx)
+        else:
+            failure = describe(outcome, None, ctx)
+        # The headline on one line, unwrapped, as in every report: its first line.
+        return "\n".join([failure.headline, *failure.lines]).rstrip() + "\n"
 
     def mistake_raw(
         self, attempt: Attempt, watch: model.WatchOut, case: model.Case, value: float | None = None

@@ -141,7 +141,8 @@ def run_double(
         ),
         (
             "import no_such_module_here\n",
-            "solution.py raised ModuleNotFoundError while your file was loading*"
+            "solution.py raised ModuleNotFoundError at line 1 while it was loading: No module named "
+            "'no_such_module_here'.*"
             "Check the module's name, then install it in the Python that runs pytest*",
         ),
         (
@@ -218,10 +219,17 @@ def test_an_exception_shows_only_the_learners_frames(
     def solve(x):
         return [helper(v) for v in x]
     """
-    result = run_double(pytester, make_exercise, solution)
+    make_exercise(solution=solution)
+    result = pytester.runpytest("double", "--lesson-report=r.json", "--junitxml=j.xml")
+    # The headline is a whole sentence: the exception, its message and the learner's line
+    # (issue 22), in the terminal, the json report and JUnit's message alike.
+    headline = "solve raised ZeroDivisionError at line 2 of solution.py: division by zero."
+    report = json.loads((pytester.path / "r.json").read_text())["results"]
+    assert report[0]["headline"] == headline
+    assert f'message="{headline}"' in (pytester.path / "j.xml").read_text()
     result.stdout.fnmatch_lines(
         [
-            "solve raised ZeroDivisionError in your code:",
+            headline,
             "*double/solution.py, line 5, in solve",
             "*return [[]helper(v) for v in x[]]",
             "*double/solution.py, line 2, in helper",
@@ -262,7 +270,7 @@ def test_a_known_torch_error_is_explained(
     combine_heads(NO_TRANSPOSE.replace(old, new))
     result = pytester.runpytest("combine_heads", "-k", case)
     result.assert_outcomes(failed=1, deselected=9)
-    assert "solve raised RuntimeError in your code:" in said(result)
+    assert "solve raised RuntimeError at line " in said(result)
     assert words in said(result)
 
 

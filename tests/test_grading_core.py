@@ -237,8 +237,10 @@ def test_a_reference_failing_on_a_generated_case_is_internal_never_free_points(
     graded = grade.grade(Attempt(exercise, case))
     assert graded.status == Status.INTERNAL and graded.result.points == 0.0
     assert graded.result.headline.startswith(
-        "The lesson's reference.py failed on this generated case, so it cannot be graded."
+        "Tell your instructor that this case cannot be graded: the lesson itself failed on it"
     )
+    assert graded.result.lesson_error.startswith("solve raised ZeroDivisionError.\n")
+    assert "reference.py" in graded.result.lesson_error
 
 
 def test_a_smaller_failing_input_is_found_for_a_generated_case(tmp_path: Path) -> None:
