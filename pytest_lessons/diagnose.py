@@ -296,11 +296,50 @@ def _factor_words(factor: float, inputs: dict[str, Any]) -> tuple[str, str]:
     return f"{factor:.4g} times the expected one", ""
 
 
+def _whole(numbers: Numbers) -> bool:
+    return all(math.isfinite(v) and float(v).is_integer() for v in numbers.flat)
+
+
+def offset(evidence: Evidence) -> Diagnosis | None:
+    """An answer of whole numbers off by the same whole amount everywhere: an off-by-one (or
+    by-k), which a ratio would misname ("1.333 times" for a 4 that should be 3)."""
+    got, want = evidence.got, evidence.expected
+    if got.shape != want.shape or not got.flat or not (_whole(got) and _whole(want)):
+        return None
+    differences = {g - e for g, e in zip(got.flat, want.flat)}
+    if len(differences) != 1:
+        return None
+    step = differences.pop()
+    if step == 0:
+        return None
+    how = "more" if step > 0 else "less"
+    amount = f"{abs(step):g}"
+    if abs(step) == 1:
+        return Diagnosis(
+            "offset",
+            f"Look for an off-by-one: each value is 1 {how} than expected. A count, an index "
+            "or a range's bound is likely one too "
+            f"{'large' if step > 0 else 'small'}.",
+        )
+    return Diagnosis(
+        "offset",
+        f"Look for a constant added or left out: each value is {amount} {how} than expected.",
+    )
+
+
 def scaled(evidence: Evidence) -> Diagnosis | None:
-    """Every value off by the same factor."""
+    """Every value off by the same factor; for an answer of whole numbers, only a whole factor
+    (or its inverse) counts, as a ratio of two counts is no scaling."""
     got, want = evidence.got, evidence.expected
     if got.shape != want.shape:
         return None
+    if _whole(got) and _whole(want):
+        nonzero = [(g, e) for g, e in zip(got.flat, want.flat) if g and e]
+        if not nonzero:
+            return None
+        g, e = nonzero[0]
+        if not (float(g / e).is_integer() or float(e / g).is_integer()):
+            return None
     pairs = [(g, e) for g, e in zip(got.flat, want.flat) if abs(e) > evidence.atol * 10]
     if not pairs or not all(math.isfinite(g) for g, _ in pairs):
         return None
@@ -402,4 +441,4 @@ def shuffled(evidence: Evidence) -> Diagnosis | None:
 
 
 #: The generic detectors, most specific first; their ids are model.DETECTORS.
-GENERIC = (layout, scaled, triangle, rows, shuffled)
+GENERIC = (layout, offset, scaled, triangle, rows, shuffled)

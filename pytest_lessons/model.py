@@ -115,7 +115,7 @@ def _id_part(name: str, limit: int = 40) -> str:
 
 
 #: The generic detectors (see diagnose.py) a watch-out may word in a lesson's terms.
-DETECTORS = ("layout", "scaled", "triangle", "rows", "shuffled")
+DETECTORS = ("layout", "offset", "scaled", "triangle", "rows", "shuffled")
 
 
 @dataclass(frozen=True)
