@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import os
 import json
 import subprocess
 import sys
@@ -436,3 +437,37 @@ def test_plugin_load_and_help_do_not_import_torch(pytester: pytest.Pytester) -> 
     )
     assert "--lesson-timeout" in run.stdout
     assert "NO_TORCH" in run.stdout
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_pytest_given_a_lessons_python_file_grades_the_lesson_never_imports_it(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    # Issue 22: `pytest exercises/split_heads/solution.py` collected 0 items, exited 5, and
+    # imported the learner's file into pytest itself, outside the sandbox.
+    marker = pytester.path / "imported-by"
+    solution = (
+        "import os\n\n"
+        "try:\n"
+        f"    with open({str(marker)!r}, 'a') as out:\n"
+        "        out.write(f'{os.getpid()}\\n')\n"
+        "except OSError:  # the sandbox refuses it: as it should\n"
+        "    pass\n\n"
+        "def solve(x):\n"
+        "    if isinstance(x[0], list):\n"
+        "        return [[2 * v for v in row] for row in x]\n"
+        "    return [2 * v for v in x]\n"
+    )
+    make_exercise(solution=solution, helper__py="VALUE = 1\n")
+    for given in ("double/solution.py", "double/helper.py"):
+        result = pytester.runpytest(given)
+        result.assert_outcomes(passed=2)
+        assert result.ret == 0
+        result.stdout.fnmatch_lines(
+            [
+                f"lessons: {given.split('/')[1]} is graded as its lesson: this runs "
+                f"`pytest double` (pytest never imports {given.split('/')[1]} itself)"
+            ]
+        )
+    imported = marker.read_text().split() if marker.exists() else []
+    assert str(os.getpid()) not in imported
