@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import fnmatch
-import os
 import json
+import os
 import subprocess
 import sys
 import textwrap
