@@ -214,8 +214,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+#: Warnings of the grader's own imports that are not the learner's, kept out of pytest's
+#: warnings summary (where learner code runs in pytest, with isolation off).
+FOREIGN_WARNINGS = (
+    # torch without NumPy (not a dependency: nothing here uses torch's NumPy bridge).
+    "ignore:Failed to initialize NumPy:UserWarning",
+)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.stash[_REDIRECTED] = _grade_lessons_not_files(config)
+    for line in FOREIGN_WARNINGS:
+        config.addinivalue_line("filterwarnings", line)
     debugging = bool(config.getoption("usepdb", False) or config.getoption("trace", False))
     try:
         resolved = settings.resolve(

@@ -471,3 +471,22 @@ def test_pytest_given_a_lessons_python_file_grades_the_lesson_never_imports_it(
         )
     imported = marker.read_text().split() if marker.exists() else []
     assert str(os.getpid()) not in imported
+
+
+def test_torchs_warning_without_numpy_never_reaches_the_learner(
+    pytester: pytest.Pytester, combine_heads: Make, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 22: where torch loads without NumPy, torch warns "Failed to initialize NumPy", a
+    # warning about torch's own set-up; with isolation off it landed in the learner's run.
+    fake = pytester.mkdir("no-numpy") / "numpy"
+    fake.mkdir()
+    (fake / "__init__.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'numpy'\", name='numpy')\n"
+    )
+    monkeypatch.setenv("PYTHONPATH", str(fake.parent))
+    combine_heads(REFERENCE)
+    result = pytester.runpytest_subprocess(
+        "combine_heads", "--lesson-isolation=off", "-k", "case-1"
+    )
+    result.assert_outcomes(passed=1, deselected=9)
+    assert "NumPy" not in result.stdout.str() + result.stderr.str()
