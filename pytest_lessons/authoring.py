@@ -13,6 +13,7 @@ This module imports neither pytest nor torch.
 
 from __future__ import annotations
 
+import ast
 import difflib
 import re
 import subprocess
@@ -160,6 +161,14 @@ class LessonCheck:
             where = f"{name}: watch-out {watch.id} (mistake {called})"
             if not failing:
                 problems.append(f"{where} passes every case, so no case can catch it")
+            if watch.code is not None and argument is None:
+                source = _function_source(mistakes, watch.mistake)
+                if source is not None and not re.search(watch.code, source):
+                    problems.append(
+                        f"{where}: its code pattern {watch.code!r} is not in "
+                        f"{watch.mistake}'s source, so the watch-out would not fire for the "
+                        "code it tells of"
+                    )
             wrong: dict[str, list[int]] = {}
             no_answer: dict[str, list[int]] = {}
             for case, graded in failing:
@@ -317,6 +326,20 @@ def learner_copy(grader: Grader, exercise: model.Exercise) -> tuple[str, list[in
             answers[case.number] = export.plain_answer(exercise, answer)
     raw = model.read_toml(exercise.path.read_text(encoding="utf-8"))
     return export.learner_toml(raw, exercise, answers)
+
+
+def _function_source(path: Path, name: str) -> str | None:
+    """The source of the function *name* in the author's file *path* (None when it cannot be
+    read or has no such function: the grading says so already)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        tree = ast.parse(text)
+    except (OSError, SyntaxError, ValueError):
+        return None
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            return ast.get_source_segment(text, node)
+    return None
 
 
 def _lesson_error(text: str, case: model.Case) -> str:

@@ -113,6 +113,7 @@ def match_watch_outs(
     generic: Diagnosis | None = None,
     fitter: Callable[[WatchOut], Fitted | None] | None = None,
     consistent: Callable[[WatchOut, Fitted | None], bool] | None = None,
+    fits: Callable[[WatchOut], bool] | None = None,
 ) -> Diagnosis | None:
     """The first watch-out whose mistake gives the learner's answer on this case.
 
@@ -121,9 +122,12 @@ def match_watch_outs(
     and never fires. A watch-out with a ``detector`` fires when *generic* has that id. A
     watch-out with ``fit`` asks *fitter* for the value of its free parameter that gives the
     learner's answer here and on the other cases. *consistent* may veto another watch-out's
-    match that other cases contradict.
+    match that other cases contradict. A watch-out with ``code`` fires only where *fits* says
+    the graded code matches it (its message tells of a call that code makes).
     """
     for watch in watch_outs:
+        if watch.code is not None and fits is not None and not fits(watch):
+            continue
         if watch.fit is not None:
             # The fitter checks the other cases itself: it picks the value that explains them.
             found = fitter(watch) if fitter is not None else None

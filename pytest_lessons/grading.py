@@ -33,6 +33,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,6 +79,9 @@ EXERCISE_OUTPUT_LINES = 60
 
 #: Steps of the search for a fitted parameter (each runs the mistake function once).
 FIT_STEPS = 16
+
+#: Characters of the graded file a watch-out's ``code`` is looked for in.
+SOURCE_LIMIT = 1_000_000
 
 #: How many smaller inputs the shrinker may try for one failing generated case (each try runs
 #: the reference and the learner's code once).
@@ -577,7 +581,7 @@ class Grader:
         answers = {
             w.id: self.mistake_answer(attempt, w, evidence.part_index)
             for w in watch_outs
-            if w.mistake and w.fit is None
+            if w.mistake and w.fit is None and self.code_fits(attempt, w)
         }
         generic = diagnose.detect(evidence) if any(w.detector for w in watch_outs) else None
         return diagnose.match_watch_outs(
@@ -587,7 +591,22 @@ class Grader:
             generic,
             fitter=lambda watch: self.fitted(attempt, watch, evidence),
             consistent=lambda watch, found: self.consistent(attempt, watch, found),
+            fits=lambda watch: self.code_fits(attempt, watch),
         )
+
+    def code_fits(self, attempt: Attempt, watch: model.WatchOut) -> bool:
+        """Whether the graded file's source matches *watch*'s ``code`` (True without one).
+
+        Only text is read, never run; at worst a learner's file could make a watch-out's
+        words fire or not, which changes no verdict and no point."""
+        if watch.code is None:
+            return True
+        try:
+            with open(attempt.solution, encoding="utf-8", errors="replace") as source:
+                text = source.read(SOURCE_LIMIT)
+        except OSError:
+            return False
+        return re.search(watch.code, text) is not None
 
     def fitted(
         self, attempt: Attempt, watch: model.WatchOut, evidence: Evidence
