@@ -28,7 +28,7 @@ from pytest_lessons.generate import draw
 from pytest_lessons.grading import Attempt, Diagnoser, Graded, Grader, judge
 from pytest_lessons.outcome import RAISED, RETURNED
 from pytest_lessons.results import Status
-from pytest_lessons.texts import abbreviate, first_sentence
+from pytest_lessons.texts import HEADLINE_LIMIT, abbreviate, first_sentence
 
 #: Extra inputs drawn to find one that tells two look-alike mistakes apart.
 SEARCH = 40
@@ -139,6 +139,20 @@ class LessonCheck:
                 )
             else:
                 proofs += [(watch, expression) for expression, _ in watch.named]
+        for watch in exercise.watch_outs:
+            # The longest form a learner can get: with the name of the longest output.
+            part = max(
+                (f", in {n} (value 1 of {len(exercise.outputs)})" for n in exercise.outputs),
+                key=len,
+                default="",
+            )
+            headline = f"Watch out{part}: {' '.join(watch.message.split())}"
+            if len(headline) > HEADLINE_LIMIT:
+                problems.append(
+                    f"{name}: watch-out {watch.id}: its message makes a headline of "
+                    f"{len(headline)} characters; shorten it to {HEADLINE_LIMIT}, the most "
+                    "every report shows whole"
+                )
         for watch, argument in proofs:
             assert watch.mistake is not None
             graded_list = self.grade(mistakes, watch.mistake, argument=argument)

@@ -108,7 +108,7 @@ class Failure:
 
     def __post_init__(self) -> None:
         # An author's multi-line TOML message is one paragraph: folded here as when wrapped.
-        self.headline = " ".join(self.headline.split())
+        self.headline = shorten(" ".join(self.headline.split()))
 
     def render(self) -> str:
         """The whole text: the headline wrapped, its continuation indented, then the lines."""
@@ -320,6 +320,15 @@ def _raised(outcome: Outcome, ctx: Context, where: str) -> Failure:
     return Failure(raised_headline(outcome, ctx), lines)
 
 
+def shorten(text: str, limit: int = HEADLINE_LIMIT) -> str:
+    """*text* whole when it fits *limit*, else cut at a word with an ellipsis within it."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > limit // 2 else cut).rstrip(" ,;:.") + "…"
+
+
 def raised_headline(outcome: Outcome, ctx: Context) -> str:
     """One whole sentence for an exception: who raised what, at which line of which file, and
     the exception's own message (cut with an ellipsis past :data:`HEADLINE_LIMIT`):
@@ -337,12 +346,7 @@ def raised_headline(outcome: Outcome, ctx: Context) -> str:
         return start + "."
     if message[-1] not in ".!?…":
         message += "."
-    room = HEADLINE_LIMIT - len(start) - 2
-    if len(message) > room:
-        cut = message[: max(room - 1, 0)]
-        space = cut.rfind(" ")
-        message = (cut[:space] if space > room // 2 else cut).rstrip(" ,;:.") + "…"
-    return f"{start}: {message}"
+    return shorten(f"{start}: {message}")
 
 
 def _denied(outcome: Outcome, ctx: Context, where: str, denied: dict[str, Any]) -> Failure:

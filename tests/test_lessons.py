@@ -242,8 +242,15 @@ def test_a_watch_out_that_tells_of_a_call_fires_only_for_code_that_makes_it(
     assert diagnoses == {"split-takes-a-size"}
     # The lesson check proves each pattern is in its own mistake function's source.
     toml = pytester.path / "split_heads" / "exercise.toml"
-    toml.write_text(toml.read_text().replace("code = '\\bsplit\\('", "code = 'chunk'"))
+    text = toml.read_text().replace("code = '\\bsplit\\('", "code = 'chunk'")
+    # ... and that every watch-out's headline is whole in every report.
+    text = text.replace("finish with .transpose(0, 1)", "finish with .transpose(0, 1) " * 20)
+    toml.write_text(text)
     check = said(pytester.runpytest("--lesson-check", "split_heads"))
+    assert (
+        "split_heads: watch-out time-still-first: its message makes a headline of 721 "
+        "characters; shorten it to 500, the most every report shows whole"
+    ) in check
     assert (
         "split_heads: watch-out split-takes-a-size (mistake split_by_heads): its code pattern "
         "'chunk' is not in split_by_heads's source, so the watch-out would not fire for the "
