@@ -193,6 +193,8 @@ class Grader:
     """(exercise file, learner) -> characters of printed output kept for the reports."""
     raw_mistakes: dict[tuple[str, int, str, float | None], Any] = field(default_factory=dict)
     """(exercise file, case, watch-out, fitted value) -> the mistake function's answer."""
+    broken_mistakes: dict[tuple[str, int, str], Outcome] = field(default_factory=dict)
+    """(exercise file, case, watch-out) -> the mistake function's outcome where it failed."""
     fit_failed: set[tuple[str, str, str]] = field(default_factory=set)
     """(exercise file, learner, watch-out) whose search for a fitted value found nothing."""
     outcomes: dict[tuple[str, str, str, int], Outcome] = field(default_factory=dict)
@@ -295,7 +297,13 @@ class Grader:
         if case.hidden:
             hidden = describe_hidden(outcome, comparison, context, case.label, diagnosis)
             text = hidden.render()
-            verdict = _Verdict(status, text, text, headline=hidden.headline)
+            verdict = _Verdict(
+                status,
+                text,
+                text,
+                headline=hidden.headline,
+                lesson_error=self.mistake_failures(attempt),
+            )
             return verdict, outcome, comparison, diagnosis
         repeat_of = ""
         fault = ""
@@ -331,7 +339,13 @@ class Grader:
             outcome.kind == RAISED and outcome.error_type != "NotImplementedError"
         )
         verdict = _Verdict(
-            status, text, full, headline=failure.headline, shrinkable=shrinkable, fault=fault
+            status,
+            text,
+            full,
+            headline=failure.headline,
+            shrinkable=shrinkable,
+            fault=fault,
+            lesson_error=self.mistake_failures(attempt),
         )
         return verdict, outcome, comparison, diagnosis
 
@@ -494,6 +508,32 @@ class Grader:
             self.references[key] = answer
         return self.references[key]
 
+    def mistake_failures(self, attempt: Attempt) -> str:
+        """The lesson's mistake functions that failed while the attempt's answer was
+        diagnosed, one sentence each with the author's file and line; empty when none did."""
+        exercise, case = attempt.exercise, attempt.case
+        if exercise.mistakes is None:
+            return ""
+        lines = []
+        for watch in exercise.watch_outs:
+            outcome = self.broken_mistakes.get((str(exercise.path), case.number, watch.id))
+            if outcome is None or not watch.mistake:
+                continue
+            limits = self.limits(exercise)
+            ctx = Context(
+                slug=exercise.slug,
+                entry=watch.mistake,
+                solution=exercise.mistakes,
+                inputs=case.inputs,
+                timeout=limits.timeout,
+                memory_mb=limits.memory_mb,
+                show=self.show,
+                author=True,
+            )
+            said = describe(outcome, None, ctx).headline
+            lines.append(f"The mistake of watch-out {watch.id} could not be matched: {said}")
+        return "\n".join(lines) + "\n" if lines else ""
+
     def reference_failure(self, exercise: model.Exercise, case: model.Case) -> str:
         """Why the reference gave no answer on *case*, for the lesson's author: the exception
         with the author's file and line (or what it returned instead), and the inputs."""
@@ -544,6 +584,9 @@ class Grader:
                 outcome = self.runner.run(job)
                 if outcome.kind == RETURNED:
                     answer = outcome.answer
+                elif attempt.solution != exercise.mistakes:
+                    # For the author, in the reports (the lesson check grades it itself).
+                    self.broken_mistakes.setdefault(key[:3], outcome)
             self.raw_mistakes[key] = answer
         return self.raw_mistakes[key]
 

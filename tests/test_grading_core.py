@@ -147,6 +147,27 @@ def test_a_watch_out_is_matched_by_the_mistake_functions_answer_and_said_once(
     assert runner.ran("mistakes.py") == 2  # once per case, cached for the consistency look
 
 
+def test_a_mistake_function_that_fails_is_named_for_the_author_never_the_learner(
+    tmp_path: Path,
+) -> None:
+    # Issue 22: the lesson's own failures name the author's file and line, in the reports.
+    exercise = lesson(tmp_path, WATCHED, **{"mistakes.py": ""})
+    where = Frame(str(exercise.folder / "mistakes.py"), 6, "tripled", "return x * '3'")
+    crash = Outcome(
+        "raised", error_type="TypeError", message="bad operand", phase="call", frames=(where,)
+    )
+    grade, _ = grader(
+        {("solution.py", "solve"): lambda x: [9, 9], ("mistakes.py", "tripled"): lambda x: crash}
+    )
+    result = grade.grade(Attempt(exercise, exercise.cases[0])).result
+    assert result.status == Status.FAILED and result.diagnosis is None
+    assert result.lesson_error == (
+        "The mistake of watch-out tripled could not be matched: tripled raised TypeError at "
+        "line 6 of mistakes.py: bad operand.\n"
+    )
+    assert "mistakes.py" not in result.message and "TypeError" not in result.message
+
+
 def test_the_loop_budget_stops_running_an_exercise_after_two_limits(tmp_path: Path) -> None:
     toml = DOUBLE_TOML + "".join(
         f"\n[[case]]\nx = [{n}]\nexpected = [{2 * n}]\n" for n in range(3, 6)
