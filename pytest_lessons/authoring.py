@@ -169,7 +169,8 @@ class LessonCheck:
             failing = [
                 (case, graded)
                 for case, graded in graded_list
-                if not graded.passed and not graded.result.lesson_error
+                if not graded.passed
+                and not (graded.status == Status.INTERNAL and graded.result.lesson_error)
             ]
             called = f"{watch.mistake}({argument})" if argument else watch.mistake
             where = f"{name}: watch-out {watch.id} (mistake {called})"

@@ -512,7 +512,7 @@ class Grader:
         """The lesson's mistake functions that failed while the attempt's answer was
         diagnosed, one sentence each with the author's file and line; empty when none did."""
         exercise, case = attempt.exercise, attempt.case
-        if exercise.mistakes is None:
+        if exercise.mistakes is None or attempt.solution == exercise.mistakes:
             return ""
         lines = []
         for watch in exercise.watch_outs:
