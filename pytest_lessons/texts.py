@@ -290,6 +290,12 @@ def _raised(outcome: Outcome, ctx: Context, where: str) -> Failure:
         # pdb found no terminal (graded code runs isolated, its input closed) and quit.
         stopped = f" (the debugger stopped at line {outcome.frames[-1].line})"
         stopped = stopped if outcome.frames else ""
+        if not where.endswith(".py"):  # a notebook's cell: pytest's options are no help
+            return Failure(
+                f"Remove breakpoint() or pdb.set_trace() from {where}{stopped}, and debug the "
+                "function in a cell of its own, without %%lesson: graded code runs isolated, "
+                "where a debugger has no terminal to read from, so it quit."
+            )
         return Failure(
             f"Remove breakpoint() or pdb.set_trace() from {where}{stopped}, or debug with "
             f"`pytest {ctx.show(ctx.solution.parent)} --lesson-isolation=off -s`: graded code "

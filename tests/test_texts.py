@@ -283,6 +283,22 @@ def test_an_exceptions_headline_is_whole_up_to_the_limit_every_report_carries() 
     assert "your code" not in texts.describe(died, None, author).render()
 
 
+def test_a_debugger_that_quit_says_how_to_debug() -> None:
+    # Issue 22: breakpoint() in graded code gave a bare BdbQuit.
+    quit_ = Outcome(
+        "raised", error_type="BdbQuit", phase="call", frames=(FRAME,), details={"module": "bdb"}
+    )
+    assert texts.describe_error(quit_, context()).headline == (
+        "Remove breakpoint() or pdb.set_trace() from double/solution.py (the debugger stopped "
+        "at line 3), or debug with `pytest double --lesson-isolation=off -s`: graded code runs "
+        "isolated, where a debugger has no terminal to read from, so it quit."
+    )
+    cell = context(show=lambda path: "your cell" if str(path) == str(SOLUTION) else str(path))
+    in_a_cell = texts.describe_error(quit_, cell).headline
+    assert in_a_cell.startswith("Remove breakpoint() or pdb.set_trace() from your cell")
+    assert "pytest" not in in_a_cell
+
+
 def test_an_exception_shows_the_learners_frames_and_known_advice() -> None:
     frames = (Frame("/course/double/helper.py", 7, "<module>", ""), FRAME)
     failure = raised("IndexError", "list index out of range", frames=frames)
