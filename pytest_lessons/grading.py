@@ -546,7 +546,8 @@ class Grader:
             slug=exercise.slug,
             entry=exercise.entry,
             solution=exercise.reference,
-            inputs=case.inputs,
+            # A report may reach learners: a hidden case's inputs are for --lesson-check only.
+            inputs={} if case.hidden else case.inputs,
             timeout=limits.timeout,
             memory_mb=limits.memory_mb,
             show=self.show,
@@ -562,6 +563,11 @@ class Grader:
             failure.lines += context_lines(outcome, ctx)
         else:
             failure = describe(outcome, None, ctx)
+        if case.hidden:
+            failure.lines += [
+                "",
+                "  Its inputs are not shown: it is a hidden case (--lesson-check shows them).",
+            ]
         # The headline on one line, unwrapped, as in every report: its first line.
         return "\n".join([failure.headline, *failure.lines]).rstrip() + "\n"
 

@@ -262,6 +262,13 @@ def test_a_reference_failing_on_a_generated_case_is_internal_never_free_points(
     )
     assert graded.result.lesson_error.startswith("solve raised ZeroDivisionError.\n")
     assert "reference.py" in graded.result.lesson_error
+    assert "inputs     x = [" in graded.result.lesson_error
+    # A report may reach learners: a hidden case's inputs stay out of it.
+    hidden = lesson(tmp_path, GENERATED.replace("seed = 1", "seed = 1\nhidden = true"))
+    case = next(case for case in hidden.cases if case.generated)
+    error = grade.grade(Attempt(hidden, case)).result.lesson_error
+    assert error.startswith("solve raised ZeroDivisionError.\n")
+    assert "inputs" not in error.replace("Its inputs are not shown", "")
 
 
 def test_a_smaller_failing_input_is_found_for_a_generated_case(tmp_path: Path) -> None:
