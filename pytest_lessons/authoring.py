@@ -13,6 +13,7 @@ This module imports neither pytest nor torch.
 
 from __future__ import annotations
 
+import ast
 import difflib
 import re
 import subprocess
@@ -25,9 +26,9 @@ from pytest_lessons import course, export, model
 from pytest_lessons.compare import nested, plural, read_numbers
 from pytest_lessons.generate import draw
 from pytest_lessons.grading import Attempt, Diagnoser, Graded, Grader, judge
-from pytest_lessons.outcome import RETURNED
+from pytest_lessons.outcome import RAISED, RETURNED
 from pytest_lessons.results import Status
-from pytest_lessons.texts import abbreviate, first_sentence
+from pytest_lessons.texts import HEADLINE_LIMIT, abbreviate, first_sentence
 
 #: Extra inputs drawn to find one that tells two look-alike mistakes apart.
 SEARCH = 40
@@ -97,6 +98,11 @@ class LessonCheck:
                 if graded.passed:
                     continue
                 what = first_sentence(graded.result.headline)
+                if graded.outcome is not None and graded.outcome.kind == RAISED:
+                    # The exception's whole sentence: its message may hold ". " itself.
+                    what = graded.result.headline
+                if graded.result.lesson_error:
+                    what = _lesson_error(graded.result.lesson_error, case)
                 if graded.status == Status.FAILED and not case.generated:
                     # A wrong expected value is the likeliest cause: show both, in full.
                     what = (
@@ -135,6 +141,20 @@ class LessonCheck:
                 )
             else:
                 proofs += [(watch, expression) for expression, _ in watch.named]
+        for watch in exercise.watch_outs:
+            # The longest form a learner can get: with the name of the longest output.
+            part = max(
+                (f", in {n} (value 1 of {len(exercise.outputs)})" for n in exercise.outputs),
+                key=len,
+                default="",
+            )
+            headline = f"Watch out{part}: {' '.join(watch.message.split())}"
+            if len(headline) > HEADLINE_LIMIT:
+                problems.append(
+                    f"{name}: watch-out {watch.id}: its message makes a headline of "
+                    f"{len(headline)} characters; shorten it to {HEADLINE_LIMIT}, the most "
+                    "every report shows whole"
+                )
         for watch, argument in proofs:
             assert watch.mistake is not None
             graded_list = self.grade(mistakes, watch.mistake, argument=argument)
@@ -146,11 +166,26 @@ class LessonCheck:
                 )
             label = f"{watch.id}={argument}" if argument else watch.id
             answers[label] = [graded.answer for _, graded in graded_list]
-            failing = [(case, graded) for case, graded in graded_list if not graded.passed]
+            # Where the reference itself failed, the case says nothing of the mistake (that
+            # failure is a problem of its own, above).
+            failing = [
+                (case, graded)
+                for case, graded in graded_list
+                if not graded.passed
+                and not (graded.status == Status.INTERNAL and graded.result.lesson_error)
+            ]
             called = f"{watch.mistake}({argument})" if argument else watch.mistake
             where = f"{name}: watch-out {watch.id} (mistake {called})"
             if not failing:
                 problems.append(f"{where} passes every case, so no case can catch it")
+            if watch.code is not None and argument is None:
+                source = _function_source(mistakes, watch.mistake)
+                if source is not None and not re.search(watch.code, source):
+                    problems.append(
+                        f"{where}: its code pattern {watch.code!r} is not in "
+                        f"{watch.mistake}'s source, so the watch-out would not fire for the "
+                        "code it tells of"
+                    )
             wrong: dict[str, list[int]] = {}
             no_answer: dict[str, list[int]] = {}
             for case, graded in failing:
@@ -206,6 +241,8 @@ class LessonCheck:
     def _why(self, graded: Graded, function: str) -> str:
         """Why a mistake function gave no answer; for a misspelled name, the likely one."""
         why = first_sentence(graded.result.headline)
+        if graded.outcome is not None and graded.outcome.kind == RAISED:
+            why = graded.result.headline  # the exception's whole sentence, file and line
         mistakes = self.exercise.mistakes or self.exercise.folder / "mistakes.py"
         if "Define a function named" in graded.result.headline and mistakes.is_file():
             defined = re.findall(r"^def (\w+)\(", mistakes.read_text(encoding="utf-8-sig"), re.M)
@@ -306,6 +343,28 @@ def learner_copy(grader: Grader, exercise: model.Exercise) -> tuple[str, list[in
             answers[case.number] = export.plain_answer(exercise, answer)
     raw = model.read_toml(exercise.path.read_text(encoding="utf-8-sig"))
     return export.learner_toml(raw, exercise, answers)
+
+
+def _function_source(path: Path, name: str) -> str | None:
+    """The source of the function *name* in the author's file *path* (None when it cannot be
+    read or has no such function: the grading says so already)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        tree = ast.parse(text)
+    except (OSError, SyntaxError, ValueError):
+        return None
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            return ast.get_source_segment(text, node)
+    return None
+
+
+def _lesson_error(text: str, case: model.Case) -> str:
+    """The reference's failure on a generated *case*, for its author: the exception's sentence
+    (file and line) and the inputs it failed on."""
+    headline = text.split("\n", 1)[0]
+    inputs = ", ".join(f"{name} = {abbreviate(value, 100)}" for name, value in case.inputs.items())
+    return f"{headline} Inputs: {inputs}" if inputs else headline
 
 
 def _cases(numbers: list[int]) -> str:

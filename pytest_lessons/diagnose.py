@@ -113,6 +113,7 @@ def match_watch_outs(
     generic: Diagnosis | None = None,
     fitter: Callable[[WatchOut], Fitted | None] | None = None,
     consistent: Callable[[WatchOut, Fitted | None], bool] | None = None,
+    fits: Callable[[WatchOut], bool] | None = None,
 ) -> Diagnosis | None:
     """The first watch-out whose mistake gives the learner's answer on this case.
 
@@ -121,9 +122,12 @@ def match_watch_outs(
     and never fires. A watch-out with a ``detector`` fires when *generic* has that id. A
     watch-out with ``fit`` asks *fitter* for the value of its free parameter that gives the
     learner's answer here and on the other cases. *consistent* may veto another watch-out's
-    match that other cases contradict.
+    match that other cases contradict. A watch-out with ``code`` fires only where *fits* says
+    the graded code matches it (its message tells of a call that code makes).
     """
     for watch in watch_outs:
+        if watch.code is not None and fits is not None and not fits(watch):
+            continue
         if watch.fit is not None:
             # The fitter checks the other cases itself: it picks the value that explains them.
             found = fitter(watch) if fitter is not None else None
@@ -296,11 +300,50 @@ def _factor_words(factor: float, inputs: dict[str, Any]) -> tuple[str, str]:
     return f"{factor:.4g} times the expected one", ""
 
 
+def _whole(numbers: Numbers) -> bool:
+    return all(math.isfinite(v) and float(v).is_integer() for v in numbers.flat)
+
+
+def offset(evidence: Evidence) -> Diagnosis | None:
+    """An answer of whole numbers off by the same whole amount everywhere: an off-by-one (or
+    by-k), which a ratio would misname ("1.333 times" for a 4 that should be 3)."""
+    got, want = evidence.got, evidence.expected
+    if got.shape != want.shape or not got.flat or not (_whole(got) and _whole(want)):
+        return None
+    differences = {g - e for g, e in zip(got.flat, want.flat)}
+    if len(differences) != 1:
+        return None
+    step = differences.pop()
+    if step == 0:
+        return None
+    how = "more" if step > 0 else "less"
+    amount = f"{abs(step):g}"
+    if abs(step) == 1:
+        return Diagnosis(
+            "offset",
+            f"Look for an off-by-one: each value is 1 {how} than expected. A count, an index "
+            "or a range's bound is likely one too "
+            f"{'large' if step > 0 else 'small'}.",
+        )
+    return Diagnosis(
+        "offset",
+        f"Look for a constant added or left out: each value is {amount} {how} than expected.",
+    )
+
+
 def scaled(evidence: Evidence) -> Diagnosis | None:
-    """Every value off by the same factor."""
+    """Every value off by the same factor; for an answer of whole numbers, only a whole factor
+    (or its inverse) counts, as a ratio of two counts is no scaling."""
     got, want = evidence.got, evidence.expected
     if got.shape != want.shape:
         return None
+    if _whole(got) and _whole(want):
+        nonzero = [(g, e) for g, e in zip(got.flat, want.flat) if g and e]
+        if not nonzero:
+            return None
+        g, e = nonzero[0]
+        if not (float(g / e).is_integer() or float(e / g).is_integer()):
+            return None
     pairs = [(g, e) for g, e in zip(got.flat, want.flat) if abs(e) > evidence.atol * 10]
     if not pairs or not all(math.isfinite(g) for g, _ in pairs):
         return None
@@ -402,4 +445,4 @@ def shuffled(evidence: Evidence) -> Diagnosis | None:
 
 
 #: The generic detectors, most specific first; their ids are model.DETECTORS.
-GENERIC = (layout, scaled, triangle, rows, shuffled)
+GENERIC = (layout, offset, scaled, triangle, rows, shuffled)

@@ -19,7 +19,7 @@ from typing import Any, Callable
 from pytest_lessons import course
 from pytest_lessons.results import CaseResult, Status
 from pytest_lessons.summary import course_order
-from pytest_lessons.texts import first_sentence
+from pytest_lessons.texts import HEADLINE_LIMIT, first_sentence
 
 #: Exercism's limit on a test's output.
 EXERCISM_OUTPUT = 500
@@ -152,7 +152,8 @@ def gradescope(
 #: points are recorded. 64 KiB is 87,384 bytes of base64, well under that whatever the name.
 CLASSROOM_BUDGET = 64 * 1024
 
-#: Longest message and test code kept per test in a classroom result.
+#: Longest name and test code kept per test in a classroom result (a message keeps a whole
+#: headline, up to :data:`~pytest_lessons.texts.HEADLINE_LIMIT`).
 CLASSROOM_TEXT = 300
 
 CLASSROOM_CUT = (
@@ -180,7 +181,7 @@ def _classroom_cases(results: Sequence[CaseResult], text: int) -> list[dict[str,
             "status": _classroom_status([r]),
             "score": r.points,
             # *text* is for the code: a message is cut to 100 by the shortened steps themselves.
-            "message": "" if r.passed else _cut(r.headline, CLASSROOM_TEXT),
+            "message": "" if r.passed else _cut(r.headline, HEADLINE_LIMIT),
             "test_code": _cut(r.call, text) if text else "",
             "filename": _relative(r.path),
             # The reporter prints " - line N" unless N is 0: generated cases have no line.

@@ -33,6 +33,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,6 +61,7 @@ from pytest_lessons.texts import (
     Context,
     Failure,
     abbreviate,
+    context_lines,
     describe,
     describe_hidden,
     fault_key,
@@ -77,6 +79,9 @@ EXERCISE_OUTPUT_LINES = 60
 
 #: Steps of the search for a fitted parameter (each runs the mistake function once).
 FIT_STEPS = 16
+
+#: Characters of the graded file a watch-out's ``code`` is looked for in.
+SOURCE_LIMIT = 1_000_000
 
 #: How many smaller inputs the shrinker may try for one failing generated case (each try runs
 #: the reference and the learner's code once).
@@ -161,6 +166,8 @@ class _Verdict:
     shrinkable: bool = False
     """Whether a smaller failing input could help (a wrong answer or an exception)."""
     fault: str = ""
+    lesson_error: str = ""
+    """The author's account of the lesson's own failure on the case (see CaseResult)."""
 
 
 @dataclass
@@ -186,12 +193,16 @@ class Grader:
     """(exercise file, learner) -> characters of printed output kept for the reports."""
     raw_mistakes: dict[tuple[str, int, str, float | None], Any] = field(default_factory=dict)
     """(exercise file, case, watch-out, fitted value) -> the mistake function's answer."""
+    broken_mistakes: dict[tuple[str, int, str], Outcome] = field(default_factory=dict)
+    """(exercise file, case, watch-out) -> the mistake function's outcome where it failed."""
     fit_failed: set[tuple[str, str, str]] = field(default_factory=set)
     """(exercise file, learner, watch-out) whose search for a fitted value found nothing."""
     outcomes: dict[tuple[str, str, str, int], Outcome] = field(default_factory=dict)
     """(learner's file, entry, exercise file, case) -> the learner's outcome on it."""
     references: dict[tuple[str, str], Any] = field(default_factory=dict)
     """(exercise file, inputs as JSON) -> the reference's answer."""
+    reference_outcomes: dict[tuple[str, str], Outcome] = field(default_factory=dict)
+    """(exercise file, inputs as JSON) -> the reference's outcome where it gave no answer."""
     shrunk: dict[tuple[str, str], str] = field(default_factory=dict)
     """(exercise file, learner) -> the case under which a smaller failing input is shown."""
 
@@ -239,10 +250,17 @@ class Grader:
             expected = self.reference_answer(exercise, case.inputs)
             if expected is None:
                 text = (
-                    "The lesson's reference.py failed on this generated case, so it cannot be "
-                    "graded. Tell your instructor; this is not your code's fault.\n"
+                    "Tell your instructor that this case cannot be graded: the lesson itself "
+                    "failed on it, not your code. It scores no points until the lesson is "
+                    "fixed.\n"
                 )
-                verdict = _Verdict(Status.INTERNAL, text, text, headline=text.strip())
+                verdict = _Verdict(
+                    Status.INTERNAL,
+                    text,
+                    text,
+                    headline=text.strip(),
+                    lesson_error=self.reference_failure(exercise, case),
+                )
                 return verdict, None, None, None
         outcome = self.learner_outcome(attempt)
         comparison: Comparison | None = None
@@ -271,6 +289,7 @@ class Grader:
             timeout=limits.timeout,
             memory_mb=limits.memory_mb,
             show=self.show,
+            author=attempt.solution in (exercise.reference, exercise.mistakes),
         )
         status = Status.FAILED if outcome.kind == RETURNED else Status.ERROR
         if outcome.kind == INTERNAL:
@@ -278,7 +297,13 @@ class Grader:
         if case.hidden:
             hidden = describe_hidden(outcome, comparison, context, case.label, diagnosis)
             text = hidden.render()
-            verdict = _Verdict(status, text, text, headline=hidden.headline)
+            verdict = _Verdict(
+                status,
+                text,
+                text,
+                headline=hidden.headline,
+                lesson_error=self.mistake_failures(attempt),
+            )
             return verdict, outcome, comparison, diagnosis
         repeat_of = ""
         fault = ""
@@ -314,7 +339,13 @@ class Grader:
             outcome.kind == RAISED and outcome.error_type != "NotImplementedError"
         )
         verdict = _Verdict(
-            status, text, full, headline=failure.headline, shrinkable=shrinkable, fault=fault
+            status,
+            text,
+            full,
+            headline=failure.headline,
+            shrinkable=shrinkable,
+            fault=fault,
+            lesson_error=self.mistake_failures(attempt),
         )
         return verdict, outcome, comparison, diagnosis
 
@@ -379,6 +410,7 @@ class Grader:
             seconds=round(time.perf_counter() - started, 4),
             call=call_text(exercise, case),
             output=self._kept_output(attempt, outcome),
+            lesson_error=verdict.lesson_error,
         )
 
     def _kept_output(self, attempt: Attempt, outcome: Outcome | None) -> str:
@@ -471,8 +503,73 @@ class Grader:
                         answer = outcome.answer if parts else None
                     except Exception:  # the reference returned no numbers
                         answer = None
+                if answer is None:
+                    self.reference_outcomes[key] = outcome
             self.references[key] = answer
         return self.references[key]
+
+    def mistake_failures(self, attempt: Attempt) -> str:
+        """The lesson's mistake functions that failed while the attempt's answer was
+        diagnosed, one sentence each with the author's file and line; empty when none did."""
+        exercise, case = attempt.exercise, attempt.case
+        if exercise.mistakes is None or attempt.solution == exercise.mistakes:
+            return ""
+        lines = []
+        for watch in exercise.watch_outs:
+            outcome = self.broken_mistakes.get((str(exercise.path), case.number, watch.id))
+            if outcome is None or not watch.mistake:
+                continue
+            limits = self.limits(exercise)
+            ctx = Context(
+                slug=exercise.slug,
+                entry=watch.mistake,
+                solution=exercise.mistakes,
+                inputs=case.inputs,
+                timeout=limits.timeout,
+                memory_mb=limits.memory_mb,
+                show=self.show,
+                author=True,
+            )
+            said = describe(outcome, None, ctx).headline
+            lines.append(f"The mistake of watch-out {watch.id} could not be matched: {said}")
+        return "\n".join(lines) + "\n" if lines else ""
+
+    def reference_failure(self, exercise: model.Exercise, case: model.Case) -> str:
+        """Why the reference gave no answer on *case*, for the lesson's author: the exception
+        with the author's file and line (or what it returned instead), and the inputs."""
+        if exercise.reference is None:
+            return f"{exercise.slug} has no reference.py to compute {case.label}'s answer.\n"
+        key = (str(exercise.path), json.dumps(case.inputs, sort_keys=True))
+        outcome = self.reference_outcomes.get(key)
+        limits = self.limits(exercise)
+        ctx = Context(
+            slug=exercise.slug,
+            entry=exercise.entry,
+            solution=exercise.reference,
+            # A report may reach learners: a hidden case's inputs are for --lesson-check only.
+            inputs={} if case.hidden else case.inputs,
+            timeout=limits.timeout,
+            memory_mb=limits.memory_mb,
+            show=self.show,
+            author=True,
+        )
+        if outcome is None:
+            return ""
+        if outcome.kind == RETURNED:
+            failure = Failure(
+                f"Make {exercise.entry} in {exercise.reference.name} return numbers: on "
+                f"{case.label} it returned {abbreviate(view(outcome.answer), 100)}."
+            )
+            failure.lines += context_lines(outcome, ctx)
+        else:
+            failure = describe(outcome, None, ctx)
+        if case.hidden:
+            failure.lines += [
+                "",
+                "  Its inputs are not shown: it is a hidden case (--lesson-check shows them).",
+            ]
+        # The headline on one line, unwrapped, as in every report: its first line.
+        return "\n".join([failure.headline, *failure.lines]).rstrip() + "\n"
 
     def mistake_raw(
         self, attempt: Attempt, watch: model.WatchOut, case: model.Case, value: float | None = None
@@ -493,6 +590,9 @@ class Grader:
                 outcome = self.runner.run(job)
                 if outcome.kind == RETURNED:
                     answer = outcome.answer
+                elif attempt.solution != exercise.mistakes:
+                    # For the author, in the reports (the lesson check grades it itself).
+                    self.broken_mistakes.setdefault(key[:3], outcome)
             self.raw_mistakes[key] = answer
         return self.raw_mistakes[key]
 
@@ -530,7 +630,7 @@ class Grader:
         answers = {
             w.id: self.mistake_answer(attempt, w, evidence.part_index)
             for w in watch_outs
-            if w.mistake and w.fit is None
+            if w.mistake and w.fit is None and self.code_fits(attempt, w)
         }
         generic = diagnose.detect(evidence) if any(w.detector for w in watch_outs) else None
         return diagnose.match_watch_outs(
@@ -540,7 +640,22 @@ class Grader:
             generic,
             fitter=lambda watch: self.fitted(attempt, watch, evidence),
             consistent=lambda watch, found: self.consistent(attempt, watch, found),
+            fits=lambda watch: self.code_fits(attempt, watch),
         )
+
+    def code_fits(self, attempt: Attempt, watch: model.WatchOut) -> bool:
+        """Whether the graded file's source matches *watch*'s ``code`` (True without one).
+
+        Only text is read, never run; at worst a learner's file could make a watch-out's
+        words fire or not, which changes no verdict and no point."""
+        if watch.code is None:
+            return True
+        try:
+            with open(attempt.solution, encoding="utf-8", errors="replace") as source:
+                text = source.read(SOURCE_LIMIT)
+        except OSError:
+            return False
+        return re.search(watch.code, text) is not None
 
     def fitted(
         self, attempt: Attempt, watch: model.WatchOut, evidence: Evidence

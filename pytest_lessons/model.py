@@ -115,7 +115,7 @@ def _id_part(name: str, limit: int = 40) -> str:
 
 
 #: The generic detectors (see diagnose.py) a watch-out may word in a lesson's terms.
-DETECTORS = ("layout", "scaled", "triangle", "rows", "shuffled")
+DETECTORS = ("layout", "offset", "scaled", "triangle", "rows", "shuffled")
 
 
 @dataclass(frozen=True)
@@ -136,6 +136,10 @@ class WatchOut:
     named: tuple[tuple[str, str], ...] = ()
     """With ``fit``: (expression, words) for values a learner is likely to use, tried first and
     named in the message's ``{fitted}``."""
+    code: str | None = None
+    """A regular expression the graded file's source must match for the watch-out to fire:
+    for a message that tells of a call (``\\.split\\(``), so code that gives the same answer
+    another way is never told about a call it does not make."""
 
 
 @dataclass(frozen=True)
@@ -392,6 +396,14 @@ WATCH_OUT_FIELDS: tuple[Field, ...] = (
         _labels,
         'With fit: expression (as in right) -> words, such as "sqrt(heads*width)" = "√ of '
         'the model width".',
+        default=None,
+    ),
+    Field(
+        "code",
+        _text,
+        "A regular expression the graded code must match for this watch-out to fire, for a "
+        'message that tells of a call (such as "\\\\.split\\\\("): other code with the same '
+        "answer is not told about it.",
         default=None,
     ),
 )
@@ -717,6 +729,13 @@ def _watch_out(w: dict[str, Any], path: Path, ex: dict[str, Any], data: dict[str
         raise ExerciseError(path, f"{where}: fit needs a mistake function to fit")
     if fitted and w["fit"][0] <= 0:
         raise ExerciseError(path, f"{where}.fit must be [lowest, highest], both above 0")
+    if w["code"] is not None:
+        try:
+            re.compile(w["code"])
+        except re.error as error:
+            raise ExerciseError(
+                path, f"{where}.code is not a regular expression: {error}"
+            ) from None
     axes = set((data.get("generate") or {}).get("axes", {}) or {})
     expressions = [*([w["right"]] if w["right"] else []), *(w["named"] or {})]
     for expression in expressions:
@@ -741,6 +760,7 @@ def _watch_out(w: dict[str, Any], path: Path, ex: dict[str, Any], data: dict[str
         fit=(float(w["fit"][0]), float(w["fit"][1])) if fitted else None,
         right=w["right"],
         named=tuple((w["named"] or {}).items()),
+        code=w["code"],
     )
 
 

@@ -210,7 +210,14 @@ class CaseItem(pytest.Item):
         graded = session_of(self.config).grader.grade(self.attempt, diagnoser(self))
         self.lesson_result = graded.result
         if not graded.passed:
-            raise LessonFailure(graded.text, graded.result.headline)
+            text = graded.text
+            if graded.result.lesson_error and self.config.option.verbose > 1:
+                # -vv is for the lesson's author: why the lesson's own code failed here.
+                text += "\n  For the lesson's author (-vv):\n\n" + "".join(
+                    f"  {line}\n" if line else "\n"
+                    for line in graded.result.lesson_error.rstrip("\n").split("\n")
+                )
+            raise LessonFailure(text, graded.result.headline)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         return repr_failure(self, excinfo, style)

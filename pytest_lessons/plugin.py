@@ -38,6 +38,7 @@ from pytest_lessons.session import KEY, LessonSession
 
 _STARTED = pytest.StashKey[float]()
 _OUTPUTS = pytest.StashKey[classoutputs.Outputs]()
+_REDIRECTED = pytest.StashKey[list[str]]()
 _WRITTEN = pytest.StashKey[list[str]]()
 #: Why a file the run was asked to write could not be written.
 _WRITE_ERROR = pytest.StashKey[str]()
@@ -213,7 +214,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+#: Warnings of the grader's own imports that are not the learner's, kept out of pytest's
+#: warnings summary (where learner code runs in pytest, with isolation off).
+FOREIGN_WARNINGS = (
+    # torch without NumPy (not a dependency: nothing here uses torch's NumPy bridge).
+    "ignore:Failed to initialize NumPy:UserWarning",
+)
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    config.stash[_REDIRECTED] = _grade_lessons_not_files(config)
+    for line in FOREIGN_WARNINGS:
+        config.addinivalue_line("filterwarnings", line)
     debugging = bool(config.getoption("usepdb", False) or config.getoption("trace", False))
     try:
         resolved = settings.resolve(
@@ -286,6 +298,40 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(ClassProgress(), "lessons.class_progress")
 
 
+def _lesson_folder(path: Path, top: Path) -> Path | None:
+    """The lesson folder (the one with ``exercise.toml``) that holds the Python file *path*,
+    looking no higher than *top*; None for a file of no lesson."""
+    for folder in path.parents:
+        if (folder / model.EXERCISE_FILE).is_file():
+            return folder
+        if folder == top or (folder / "course.toml").is_file():
+            return None
+    return None
+
+
+def _grade_lessons_not_files(config: pytest.Config) -> list[str]:
+    """``pytest exercises/split_heads/solution.py``: the lesson is graded, and the file never
+    imported into pytest (it is learner code). pytest collects a ``.py`` named on the command
+    line as a test module whatever its name, so each such argument becomes its lesson's folder.
+    Returns, per file, the line that says so."""
+    base = Path(config.invocation_params.dir).resolve()
+    said = []
+    for index, argument in enumerate(config.args):
+        path = Path(base, argument.split("::", 1)[0])
+        if path.suffix != ".py" or not path.is_file():
+            continue
+        folder = _lesson_folder(path.resolve(), config.rootpath.resolve().parent)
+        if folder is None:
+            continue
+        shown = os.path.relpath(folder, base) if folder.is_relative_to(base) else str(folder)
+        config.args[index] = str(folder)
+        said.append(
+            f"lessons: {path.name} is graded as its lesson: this runs `pytest {shown}` "
+            f"(pytest never imports {path.name} itself)"
+        )
+    return said
+
+
 def _runs_cases_here(config: pytest.Config) -> bool:
     """Whether this pytest process will run cases: not for --collect-only or --help, nor in
     a pytest-xdist controller, whose workers run them."""
@@ -327,6 +373,7 @@ def pytest_report_header(config: pytest.Config) -> str | list[str] | None:
     if lessons is None:
         return None
     resolved = lessons.settings
+    redirected = config.stash.get(_REDIRECTED, [])
     try:
         torch = f"torch {importlib.metadata.version('torch')}"
     except importlib.metadata.PackageNotFoundError:
@@ -334,10 +381,11 @@ def pytest_report_header(config: pytest.Config) -> str | list[str] | None:
     timeout = resolved.value("timeout")
     if resolved.isolation == "off":
         why = f" because {resolved.isolation_reason}" if resolved.isolation_reason else ""
-        return (
+        return [
             f"lessons: NOT isolated{why}: learner code runs inside pytest ({torch}); "
-            "use this for debugging, never for grading"
-        )
+            "use this for debugging, never for grading",
+            *redirected,
+        ]
     support = lessons.support
     if support.abi:
         boxed = f"sandbox Landlock ABI {support.abi}" + (" + seccomp" if support.seccomp else "")
@@ -350,7 +398,7 @@ def pytest_report_header(config: pytest.Config) -> str | list[str] | None:
     ]
     if _grading(config) and not lessons.support.abi:
         lines.append(UNSANDBOXED_GRADING)
-    return lines
+    return lines + redirected
 
 
 #: Said at the start and the end of a grading run without the sandbox.

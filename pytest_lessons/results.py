@@ -85,6 +85,10 @@ class CaseResult:
     """The call the case makes, as code a learner can paste (inputs left out when hidden)."""
     output: str = ""
     """What the learner's code printed, capped (empty for hidden cases)."""
+    lesson_error: str = ""
+    """When the lesson's own code failed on this case (its reference on a generated case):
+    the author's account of it, with the exception, the author's file and line, and the
+    case's inputs. Never part of ``headline`` or ``message``, which learners read."""
 
     @property
     def passed(self) -> bool:

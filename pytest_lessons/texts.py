@@ -41,6 +41,15 @@ from pytest_lessons.outcome import (
 #: Longest rendering of one input before it is abbreviated.
 INPUT_WIDTH = 160
 
+#: Longest headline we write, in characters: an exception's message is cut with an ellipsis
+#: only past it. Every field a headline goes into carries at least this much uncut: Gradescope's
+#: test ``output``, JUnit's ``message`` attribute, Exercism's ``message`` and our json report
+#: set no limit; our GitHub Classroom result keeps a message up to this same length
+#: (:func:`pytest_lessons.formats.classroom`; only its fallbacks for an over-full result cut
+#: further, and say so). 500 is Exercism's limit on a test's
+#: output, the smallest limit any of these programs documents for text it shows per test.
+HEADLINE_LIMIT = 500
+
 _SIGNALS = {
     "SIGSEGV": "a segmentation fault (a crash in native code)",
     "SIGBUS": "a bus error (a crash in native code)",
@@ -101,7 +110,7 @@ class Failure:
 
     def __post_init__(self) -> None:
         # An author's multi-line TOML message is one paragraph: folded here as when wrapped.
-        self.headline = " ".join(self.headline.split())
+        self.headline = shorten(" ".join(self.headline.split()))
 
     def render(self) -> str:
         """The whole text: the headline wrapped, its continuation indented, then the lines."""
@@ -121,6 +130,14 @@ class Context:
     memory_mb: float
     show: Callable[[Path | str], str] = str
     """Turns a path into what the learner should see (relative to where pytest runs)."""
+    author: bool = False
+    """The graded code is the lesson's own (its reference or its mistakes, in the lesson
+    check): the words name the author's file, never "your code"."""
+
+    @property
+    def code(self) -> str:
+        """Whose code ran, as the words name it."""
+        return f"the lesson's {self.solution.name}" if self.author else "your code"
 
 
 def _indent(lines: list[str], by: str = "  ") -> list[str]:
@@ -197,14 +214,14 @@ def _died(outcome: Outcome, ctx: Context) -> Failure:
     if outcome.signal:
         what = _SIGNALS.get(outcome.signal, f"the signal {outcome.signal}")
         text = (
-            f"Find what crashes Python in your code: the process running {ctx.entry} ended by "
+            f"Find what crashes Python in {ctx.code}: the process running {ctx.entry} ended by "
             f"{what} before it returned."
         )
         if outcome.signal == "SIGKILL" and ctx.memory_mb:
             text += f" A case may use about {ctx.memory_mb:g} MiB."
     elif outcome.message:
         text = (
-            f"Leave the grader's machinery alone: your code broke the process that runs it "
+            f"Leave the grader's machinery alone: {ctx.code} broke the process that runs it "
             f"({outcome.message})."
         )
     else:
@@ -262,14 +279,29 @@ def _raised(outcome: Outcome, ctx: Context, where: str) -> Failure:
             "Failed": "pytest.fail()",
         }.get(name, f"pytest ({name})")
         return Failure(
-            f"Remove the call to {call} from your code: graded code cannot skip, fail or stop "
+            f"Remove the call to {call} from {ctx.code}: graded code cannot skip, fail or stop "
             "the grader, so this case counts as failed."
         )
     if name == "SystemExit":
         code = outcome.details.get("code")
         return Failure(
-            "Remove the call to sys.exit(), exit() or quit() from your code: it ended the "
+            f"Remove the call to sys.exit(), exit() or quit() from {ctx.code}: it ended the "
             f"case (exit code {code}) before {ctx.entry} returned an answer."
+        )
+    if name == "BdbQuit" or outcome.details.get("module") == "bdb":
+        # pdb found no terminal (graded code runs isolated, its input closed) and quit.
+        stopped = f" (the debugger stopped at line {outcome.frames[-1].line})"
+        stopped = stopped if outcome.frames else ""
+        if not where.endswith(".py"):  # a notebook's cell: pytest's options are no help
+            return Failure(
+                f"Remove breakpoint() or pdb.set_trace() from {where}{stopped}, and debug the "
+                "function in a cell of its own, without %%lesson: graded code runs isolated, "
+                "where a debugger has no terminal to read from, so it quit."
+            )
+        return Failure(
+            f"Remove breakpoint() or pdb.set_trace() from {where}{stopped}, or debug with "
+            f"`pytest {ctx.show(ctx.solution.parent)} --lesson-isolation=off -s`: graded code "
+            "runs isolated, where a debugger has no terminal to read from, so it quit."
         )
     if name == "KeyboardInterrupt":
         return Failure(
@@ -279,7 +311,7 @@ def _raised(outcome: Outcome, ctx: Context, where: str) -> Failure:
     if name == "MemoryError" or re.search(EXPLANATIONS[3][0], outcome.message):
         limit = f"the {ctx.memory_mb:g} MiB a case may use" if ctx.memory_mb else "the memory"
         return Failure(
-            f"Use less memory: your code asked for more than {limit}. Look for a tensor or "
+            f"Use less memory: {ctx.code} asked for more than {limit}. Look for a tensor or "
             "list that grows far beyond the size of the inputs.",
             ["", *_indent(_traceback(outcome, ctx))],
         )
@@ -288,16 +320,41 @@ def _raised(outcome: Outcome, ctx: Context, where: str) -> Failure:
             f"Stop the recursion: {ctx.entry} called a function that calls itself without end.",
             ["", *_indent(_traceback(outcome, ctx))],
         )
-    phase = "in your code"
-    if outcome.phase == "import":
-        phase = "while your file was loading, before it ran"
     lines = ["", *_indent(_traceback(outcome, ctx))]
     for pattern, advice in EXPLANATIONS:
         if re.search(pattern, outcome.message):
             lines += ["", *_indent(_wrap(advice))]
             break
-    subject = ctx.solution.name if outcome.phase == "import" else ctx.entry
-    return Failure(f"{subject} raised {name} {phase}:", lines)
+    return Failure(raised_headline(outcome, ctx), lines)
+
+
+def shorten(text: str, limit: int = HEADLINE_LIMIT) -> str:
+    """*text* whole when it fits *limit*, else cut at a word with an ellipsis within it."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > limit // 2 else cut).rstrip(" ,;:.") + "…"
+
+
+def raised_headline(outcome: Outcome, ctx: Context) -> str:
+    """One whole sentence for an exception: who raised what, at which line of which file, and
+    the exception's own message (cut with an ellipsis past :data:`HEADLINE_LIMIT`):
+    ``solve raised RuntimeError at line 4 of solution.py: Expected size ...``."""
+    frame = outcome.frames[-1] if outcome.frames else None
+    where = f" at line {frame.line} of {Path(frame.file).name}" if frame else ""
+    if outcome.phase == "import":
+        if frame and Path(frame.file).name == ctx.solution.name:
+            where = f" at line {frame.line}"
+        start = f"{ctx.solution.name} raised {outcome.error_type}{where} while it was loading"
+    else:
+        start = f"{ctx.entry} raised {outcome.error_type}{where}"
+    message = " ".join(clean_text(outcome.message).split())
+    if not message:
+        return start + "."
+    if message[-1] not in ".!?…":
+        message += "."
+    return shorten(f"{start}: {message}")
 
 
 def _denied(outcome: Outcome, ctx: Context, where: str, denied: dict[str, Any]) -> Failure:
@@ -499,13 +556,15 @@ def abbreviate(value: Any, width: int = INPUT_WIDTH) -> str:
 OUTPUT_LINES = 20
 
 
-def printed_lines(output: str, output_cut: int, limit: int = OUTPUT_LINES) -> list[str]:
-    """What the learner's code printed, as shown under a failure: at most *limit* lines (the
-    first and the last ones), with a notice of what was left out."""
+def printed_lines(
+    output: str, output_cut: int, limit: int = OUTPUT_LINES, whose: str = "your code"
+) -> list[str]:
+    """What the learner's code (or *whose*) printed, as shown under a failure: at most *limit*
+    lines (the first and the last ones), with a notice of what was left out."""
     if not output and not output_cut:
         return []
     printed = output.rstrip("\n").split("\n")
-    lines = ["", "  what your code printed:"]
+    lines = ["", f"  what {whose} printed:"]
     if len(printed) > limit:
         head, tail = printed[: limit // 2], printed[-(limit - limit // 2) :]
         hidden = len(printed) - len(head) - len(tail)
@@ -530,15 +589,16 @@ def context_lines(
         for i, (name, value) in enumerate(ctx.inputs.items()):
             label = "inputs" if i == 0 else ""
             lines.append(f"  {label:<11}{name.ljust(width)} = {abbreviate(value)}")
-    lines.append(f"  {'your code':<11}{ctx.show(ctx.solution)}")
+    label = "lesson" if ctx.author else "your code"
+    lines.append(f"  {label:<11}{ctx.show(ctx.solution)}")
     if output_limit <= 0 and (outcome.output or outcome.output_cut):
         lines += [
             "",
-            "  what your code printed: not shown, because this exercise's earlier cases "
+            f"  what {ctx.code} printed: not shown, because this exercise's earlier cases "
             "already showed as much output as one run shows.",
         ]
         return lines
-    lines += printed_lines(outcome.output, outcome.output_cut, output_limit)
+    lines += printed_lines(outcome.output, outcome.output_cut, output_limit, ctx.code)
     return lines
 
 

@@ -23,6 +23,7 @@ from pytest_lessons.diagnose import (
     fill,
     layout,
     match_watch_outs,
+    offset,
     rows,
     scaled,
     shuffled,
@@ -665,3 +666,25 @@ def test_axes_of_equal_sizes_swapped_are_read_in_the_answers_own_shape() -> None
     got = [[expected[j][i] for j in range(2)] for i in range(2)]  # axes 0 and 1 swapped
     found = layout(evidence(got, expected))
     assert found == Diagnosis("layout", reorder_words("[2, 2, 2]", "[2, 2, 2]", "(1, 0, 2)"))
+
+
+def test_an_integer_answer_off_by_one_is_an_offset_not_a_ratio() -> None:
+    # Issue 22: a count of 4 that should be 3 was "1.333 times the expected one".
+    found = detect(evidence([4], [3]))
+    assert found is not None and found.id == "offset"
+    assert found.headline == (
+        "Look for an off-by-one: each value is 1 more than expected. A count, an index or a "
+        "range's bound is likely one too large."
+    )
+    below = detect(evidence([[0, 1], [2, 5]], [[1, 2], [3, 6]]))
+    assert below is not None and "each value is 1 less than expected" in below.headline
+    by_three = detect(evidence([5, 6, 10], [2, 3, 7]))
+    assert by_three is not None and by_three.headline == (
+        "Look for a constant added or left out: each value is 3 more than expected."
+    )
+    # A ratio of whole numbers that is no whole factor is no scaling; a whole factor still is.
+    assert scaled(evidence([4, 8], [3, 6])) is None
+    doubled = detect(evidence([2, 4, 6], [1, 2, 3]))
+    assert doubled is not None and doubled.id == "scaled"
+    # Answers that are not whole numbers keep their ratio.
+    assert offset(evidence([1.5, 2.5], [0.5, 1.5])) is None

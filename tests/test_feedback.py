@@ -19,7 +19,10 @@ WATCH_OUTS = {
         "reshape_without_transpose",
         "each row of your answer mixes different tokens.",
     ),
-    "causal-mask": ("with_causal_mask", "leave out is_causal=True."),
+    "causal-mask": (
+        "with_causal_mask",
+        "leave out the causal mask (is_causal=True, or a mask you build).",
+    ),
     "missing-scale": (
         "scores_not_scaled",
         "divide the scores Q @ K.T by the square root of the width",

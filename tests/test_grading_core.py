@@ -147,6 +147,27 @@ def test_a_watch_out_is_matched_by_the_mistake_functions_answer_and_said_once(
     assert runner.ran("mistakes.py") == 2  # once per case, cached for the consistency look
 
 
+def test_a_mistake_function_that_fails_is_named_for_the_author_never_the_learner(
+    tmp_path: Path,
+) -> None:
+    # Issue 22: the lesson's own failures name the author's file and line, in the reports.
+    exercise = lesson(tmp_path, WATCHED, **{"mistakes.py": ""})
+    where = Frame(str(exercise.folder / "mistakes.py"), 6, "tripled", "return x * '3'")
+    crash = Outcome(
+        "raised", error_type="TypeError", message="bad operand", phase="call", frames=(where,)
+    )
+    grade, _ = grader(
+        {("solution.py", "solve"): lambda x: [9, 9], ("mistakes.py", "tripled"): lambda x: crash}
+    )
+    result = grade.grade(Attempt(exercise, exercise.cases[0])).result
+    assert result.status == Status.FAILED and result.diagnosis is None
+    assert result.lesson_error == (
+        "The mistake of watch-out tripled could not be matched: tripled raised TypeError at "
+        "line 6 of mistakes.py: bad operand.\n"
+    )
+    assert "mistakes.py" not in result.message and "TypeError" not in result.message
+
+
 def test_the_loop_budget_stops_running_an_exercise_after_two_limits(tmp_path: Path) -> None:
     toml = DOUBLE_TOML + "".join(
         f"\n[[case]]\nx = [{n}]\nexpected = [{2 * n}]\n" for n in range(3, 6)
@@ -237,8 +258,17 @@ def test_a_reference_failing_on_a_generated_case_is_internal_never_free_points(
     graded = grade.grade(Attempt(exercise, case))
     assert graded.status == Status.INTERNAL and graded.result.points == 0.0
     assert graded.result.headline.startswith(
-        "The lesson's reference.py failed on this generated case, so it cannot be graded."
+        "Tell your instructor that this case cannot be graded: the lesson itself failed on it"
     )
+    assert graded.result.lesson_error.startswith("solve raised ZeroDivisionError.\n")
+    assert "reference.py" in graded.result.lesson_error
+    assert "inputs     x = [" in graded.result.lesson_error
+    # A report may reach learners: a hidden case's inputs stay out of it.
+    hidden = lesson(tmp_path, GENERATED.replace("seed = 1", "seed = 1\nhidden = true"))
+    case = next(case for case in hidden.cases if case.generated)
+    error = grade.grade(Attempt(hidden, case)).result.lesson_error
+    assert error.startswith("solve raised ZeroDivisionError.\n")
+    assert "inputs" not in error.replace("Its inputs are not shown", "")
 
 
 def test_a_smaller_failing_input_is_found_for_a_generated_case(tmp_path: Path) -> None:

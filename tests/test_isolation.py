@@ -74,7 +74,16 @@ CASES = {
     "pytest-skip": ("import pytest\npytest.skip('later')", "Remove the call to pytest.skip()*"),
     "pytest-xfail": ("import pytest\npytest.xfail('known')", "Remove the call to pytest.xfail()*"),
     "pytest-fail": ("import pytest\npytest.fail('nope')", "Remove the call to pytest.fail()*"),
-    "input": ("return [int(input())]", "solve raised EOFError in your code*"),
+    # pdb finds no terminal in an isolated case: say how to debug (issue 22), not BdbQuit.
+    "breakpoint": (
+        "breakpoint()",
+        "Remove breakpoint() or pdb.set_trace() from double/solution.py (the debugger stopped "
+        "at line *), or debug with `pytest double --lesson-isolation=off -s`:*",
+    ),
+    "input": (
+        "return [int(input())]",
+        "solve raised EOFError at line * of solution.py: EOF when reading a line.*",
+    ),
 }
 
 

@@ -211,3 +211,48 @@ def test_the_schema_and_the_plugin_reject_the_same_broken_files(kind: str, tmp_p
     (folder / "exercise.toml").write_text(text)
     with pytest.raises(model.ExerciseError):
         model.load(folder / "exercise.toml")
+
+
+@pytest.mark.torch
+def test_a_watch_out_that_tells_of_a_call_fires_only_for_code_that_makes_it(
+    pytester: pytest.Pytester,
+) -> None:
+    # Issue 22: a reshape giving the answer of the catalogued torch.split mistake was told
+    # "torch.split takes the size of each piece". A watch-out's `code` must match the code.
+    copy(pytester, "split_heads")
+    solution = pytester.path / "split_heads" / "solution.py"
+    same_answer = (
+        "import torch\n\n\ndef solve(X, heads):\n    x = torch.tensor(X, dtype=torch.float64)\n"
+        "    return x.reshape(x.shape[0], -1, heads).permute(1, 0, 2).tolist()\n"
+    )
+    split = same_answer.replace(
+        "x.reshape(x.shape[0], -1, heads).permute(1, 0, 2)",
+        "torch.stack(torch.split(x, heads, dim=-1))",
+    )
+    seen = {}
+    for name, code in (("reshape", same_answer), ("split", split)):
+        solution.write_text(code)
+        result = pytester.runpytest("split_heads", "--lesson-report=r.json")
+        report = json.loads((pytester.path / "r.json").read_text())["results"]
+        seen[name] = (said(result), {r["diagnosis"] for r in report if not r["passed"]})
+    text, diagnoses = seen["reshape"]
+    assert "torch.split" not in text and "split-takes-a-size" not in diagnoses
+    text, diagnoses = seen["split"]
+    assert "torch.split takes the size of each piece" in text
+    assert diagnoses == {"split-takes-a-size"}
+    # The lesson check proves each pattern is in its own mistake function's source.
+    toml = pytester.path / "split_heads" / "exercise.toml"
+    text = toml.read_text().replace("code = '\\bsplit\\('", "code = 'chunk'")
+    # ... and that every watch-out's headline is whole in every report.
+    text = text.replace("finish with .transpose(0, 1)", "finish with .transpose(0, 1) " * 20)
+    toml.write_text(text)
+    check = said(pytester.runpytest("--lesson-check", "split_heads"))
+    assert (
+        "split_heads: watch-out time-still-first: its message makes a headline of 721 "
+        "characters; shorten it to 500, the most every report shows whole"
+    ) in check
+    assert (
+        "split_heads: watch-out split-takes-a-size (mistake split_by_heads): its code pattern "
+        "'chunk' is not in split_by_heads's source, so the watch-out would not fire for the "
+        "code it tells of"
+    ) in check

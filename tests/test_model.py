@@ -342,8 +342,9 @@ def test_a_watch_out_may_word_a_generic_detector() -> None:
     (watch,) = model.parse(SMALL + WATCH, PATH).watch_outs
     assert (watch.id, watch.detector, watch.mistake) == ("swap", "layout", None)
     error = problem(SMALL + WATCH.replace('"layout"', '"transpose"'))
-    assert "watch_out 1.detector must be one of layout, scaled, triangle, rows, shuffled" in str(
-        error
+    assert (
+        "watch_out 1.detector must be one of layout, offset, scaled, triangle, rows, shuffled"
+        in str(error)
     )
     for bad in ('"Swap"', '"swap rows"', '"swap_rows"', '""', "3"):
         error = problem(SMALL + WATCH.replace('"swap"', bad))

@@ -251,10 +251,63 @@ def test_exits_interrupts_memory_and_recursion_have_their_own_words() -> None:
     assert recursion.lines[-1] == "  RecursionError: maximum recursion depth exceeded"
 
 
+def test_an_exceptions_headline_is_whole_up_to_the_limit_every_report_carries() -> None:
+    from pytest_lessons import formats
+    from pytest_lessons.results import CaseResult
+
+    shape = "Expected size for first two dimensions of batch2 tensor to be: [2, 3] but got: [2, 4]"
+    assert raised("RuntimeError", shape + "\n  (more)").headline == (
+        f"solve raised RuntimeError at line 3 of solution.py: {shape} (more)."
+    )
+    loading = raised("ValueError", "bad", phase="import")
+    assert loading.headline == "solution.py raised ValueError at line 3 while it was loading: bad."
+    long = raised("ValueError", "word " * 200).headline
+    assert len(long) <= texts.HEADLINE_LIMIT and long.endswith("word…")
+    assert long.startswith("solve raised ValueError at line 3 of solution.py: word word")
+    # GitHub Classroom's message keeps the whole of it, as every other report does.
+    result = CaseResult("double", "Double", "/c/double/exercise.toml", "error", headline=long)
+    assert formats.classroom([result])["tests"][0]["message"] == long
+    # The lesson's own code is named as the author's, never "your code".
+    author = texts.Context(**{**context().__dict__, "solution": Path("/course/double/ref.py")})
+    author = texts.Context(**{**author.__dict__, "author": True})
+    crash = Outcome(
+        "raised",
+        error_type="KeyError",
+        message="'x'",
+        phase="call",
+        frames=(Frame("/course/double/ref.py", 4, "solve", "return {}['x']"),),
+        output="hi",
+    )
+    text = texts.describe(crash, None, author).render()
+    assert text.startswith("solve raised KeyError at line 4 of ref.py: 'x'.")
+    assert "your code" not in text and "the lesson's ref.py printed" in text
+    died = Outcome("died", signal="SIGSEGV")
+    assert "your code" not in texts.describe(died, None, author).render()
+
+
+def test_a_debugger_that_quit_says_how_to_debug() -> None:
+    # Issue 22: breakpoint() in graded code gave a bare BdbQuit.
+    quit_ = Outcome(
+        "raised", error_type="BdbQuit", phase="call", frames=(FRAME,), details={"module": "bdb"}
+    )
+    assert texts.describe_error(quit_, context()).headline == (
+        "Remove breakpoint() or pdb.set_trace() from double/solution.py (the debugger stopped "
+        "at line 3), or debug with `pytest double --lesson-isolation=off -s`: graded code runs "
+        "isolated, where a debugger has no terminal to read from, so it quit."
+    )
+    cell = context(show=lambda path: "your cell" if str(path) == str(SOLUTION) else str(path))
+    in_a_cell = texts.describe_error(quit_, cell).headline
+    assert in_a_cell.startswith("Remove breakpoint() or pdb.set_trace() from your cell")
+    assert "pytest" not in in_a_cell
+
+
 def test_an_exception_shows_the_learners_frames_and_known_advice() -> None:
     frames = (Frame("/course/double/helper.py", 7, "<module>", ""), FRAME)
     failure = raised("IndexError", "list index out of range", frames=frames)
-    assert failure.headline == "solve raised IndexError in your code:"
+    # One whole sentence: the exception, its message and the learner's last line (issue 22).
+    assert failure.headline == (
+        "solve raised IndexError at line 3 of solution.py: list index out of range."
+    )
     assert failure.lines == [
         "",
         "  double/helper.py, line 7",
@@ -270,7 +323,8 @@ def test_an_exception_shows_the_learners_frames_and_known_advice() -> None:
     ]
     importing = raised("ModuleNotFoundError", "No module named 'numpyy'", phase="import")
     assert importing.headline == (
-        "solution.py raised ModuleNotFoundError while your file was loading, before it ran:"
+        "solution.py raised ModuleNotFoundError at line 3 while it was loading: No module named "
+        "'numpyy'."
     )
     assert importing.lines[-3:-1] == [
         "",
@@ -590,9 +644,7 @@ def test_what_the_sandbox_refused_is_named_with_what_is_allowed() -> None:
     )
     assert denied({"path": None, "action": "other"}).headline == denied({}).headline
     not_a_table = Outcome("raised", error_type="OSError", details={"denied": "yes"}, phase="call")
-    assert texts.describe_error(not_a_table, context()).headline == (
-        "solve raised OSError in your code:"
-    )
+    assert texts.describe_error(not_a_table, context()).headline == "solve raised OSError."
 
 
 # --- the map's colours, fault keys, printed output and several outputs --------------------------

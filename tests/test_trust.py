@@ -117,7 +117,10 @@ def test_the_loop_budget_is_per_learner_in_a_batch(
         ("def solve(x)\n    return x\n", "Fix the syntax error in double/solution.py"),
         (None, "Create double/solution.py and write solve(x) in it"),
         ("def solve(x, y):\n    return x\n", "Give solve 1 parameter, in this order"),
-        ("def solve(x):\n    return {}[x[0]]\n", "solve raised KeyError in your code"),
+        (
+            "def solve(x):\n    return {}[x[0]]\n",
+            "solve raised KeyError at line 2 of solution.py: 1.",
+        ),
     ],
     ids=["syntax", "missing-file", "signature", "same-exception"],
 )
