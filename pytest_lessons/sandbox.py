@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import functools
+import json
 import os
 import stat
 import sys
@@ -530,40 +531,66 @@ def confine(request: Mapping[str, Any]) -> None:
         os.environ[name] = value
     tempfile.tempdir = private
     sys.dont_write_bytecode = True  # the learner's folder is not writable
-    linux = sys.platform.startswith("linux")
-    limits = dict(request.get("limits") or {})
-    processes = int(limits.get("processes") or 0)
+    global _AHEAD
+    key = _walls_key(request)
+    ahead, _AHEAD = _AHEAD, None
+    if ahead is not None and ahead != key:
+        raise SandboxError(f"the sandbox built ahead is not this case's ({ahead})")
     try:
-        walls.set_limits(limits)
-        if processes and request.get("process_cap") == "cgroup":
-            walls.join_cgroup(processes)
-        uid, gid = request.get("uid"), request.get("gid")
-        if uid is not None:
-            # Root's bounding set goes before root does: afterwards nothing may change it.
-            walls.drop_capabilities(bounding_only=True)
-            try:
-                os.setgroups([])
-                os.setgid(int(gid) if gid is not None else int(uid))
-                os.setuid(int(uid))
-            except OSError as exc:
-                raise SandboxError(f"cannot switch to user {uid}: {exc}") from None
-            # A process whose user changed is no longer "dumpable", which makes its own /proc
-            # files unreadable to it; they hold nothing of the grader's.
-            _prctl(_PR_SET_DUMPABLE, 1)
-        if request.get("namespaces"):
-            walls.unshare(os.getuid(), os.getgid())
-        if processes and request.get("process_cap") in ("namespace", "user"):
-            walls.cap_processes(processes)
+        if ahead is None:
+            _first_walls(request)
         abi = int(request.get("abi") or 0)
         if abi:
             _landlock(abi, request)
-        if linux:
-            walls.drop_capabilities()
-            _prctl(_PR_SET_NO_NEW_PRIVS, 1)
-        if request.get("seccomp"):
-            _seccomp(os.getpid())
+        if ahead is None:
+            _last_walls(request)
     except walls.WallError as error:
         raise SandboxError(str(error)) from None
+
+
+#: What :func:`prepare_rules` put up ahead (the walls' part of the request, see
+#: :func:`_walls_key`), or why it failed; None: nothing, the case puts up every wall.
+_AHEAD: str | None = None
+
+
+def _walls_key(request: Mapping[str, Any]) -> str:
+    names = ("limits", "namespaces", "process_cap", "uid", "gid", "seccomp")
+    return json.dumps([request.get(name) for name in names], sort_keys=True)
+
+
+def _first_walls(request: Mapping[str, Any]) -> None:
+    """The walls that come before Landlock: limits, the process cap, the user, namespaces."""
+    limits = dict(request.get("limits") or {})
+    processes = int(limits.get("processes") or 0)
+    walls.set_limits(limits)
+    if processes and request.get("process_cap") == "cgroup":
+        walls.join_cgroup(processes)
+    uid, gid = request.get("uid"), request.get("gid")
+    if uid is not None:
+        # Root's bounding set goes before root does: afterwards nothing may change it.
+        walls.drop_capabilities(bounding_only=True)
+        try:
+            os.setgroups([])
+            os.setgid(int(gid) if gid is not None else int(uid))
+            os.setuid(int(uid))
+        except OSError as exc:
+            raise SandboxError(f"cannot switch to user {uid}: {exc}") from None
+        # A process whose user changed is no longer "dumpable", which makes its own /proc
+        # files unreadable to it; they hold nothing of the grader's.
+        _prctl(_PR_SET_DUMPABLE, 1)
+    if request.get("namespaces"):
+        walls.unshare(os.getuid(), os.getgid())
+    if processes and request.get("process_cap") in ("namespace", "user"):
+        walls.cap_processes(processes)
+
+
+def _last_walls(request: Mapping[str, Any]) -> None:
+    """The walls that come last: no capabilities, no new privileges, the seccomp filter."""
+    if sys.platform.startswith("linux"):
+        walls.drop_capabilities()
+        _prctl(_PR_SET_NO_NEW_PRIVS, 1)
+    if request.get("seccomp"):
+        _seccomp(os.getpid())
 
 
 #: The system calls learner code may make; every other one fails with EPERM (deny by
@@ -572,7 +599,9 @@ def confine(request: Mapping[str, Any]) -> None:
 #: tools/syscalls.py`` prints what was observed against this list. Beyond what was observed,
 #: the list keeps what plain computation in its own folder needs with other C libraries and
 #: kernels (the older and newer spellings of the same file, time, memory, thread and signal
-#: calls, pipes and socketpairs between its own processes, running a program). Left out on
+#: calls, pipes and socketpairs between its own processes, running a program), and Landlock's
+#: calls (the child closes Landlock after the filter when it built the walls ahead; learner
+#: code may only confine itself further). Left out on
 #: purpose: socket() of every family, System V and POSIX IPC, ptrace and reading other
 #: processes' memory, mount and namespaces, modules, reboot, keys, BPF, io_uring, file modes,
 #: owners and times, changing user, process groups and sessions.
@@ -752,6 +781,9 @@ ALLOWED = [
     "tgkill",
     "tkill",
     "getrandom",
+    "landlock_create_ruleset",
+    "landlock_add_rule",
+    "landlock_restrict_self",
 ]
 
 _SELF = "self"
@@ -781,6 +813,9 @@ _NEWER = 451
 #: headers: ``python tools/syscalls.py --numbers``); calls an architecture lacks are absent.
 _NUMBERS: dict[str, dict[str, int]] = {
     "x86_64": {
+        "landlock_create_ruleset": 444,
+        "landlock_add_rule": 445,
+        "landlock_restrict_self": 446,
         "brk": 12,
         "mmap": 9,
         "munmap": 11,
@@ -966,6 +1001,9 @@ _NUMBERS: dict[str, dict[str, int]] = {
         "ioprio_set": 251,
     },
     "aarch64": {
+        "landlock_create_ruleset": 444,
+        "landlock_add_rule": 445,
+        "landlock_restrict_self": 446,
         "brk": 214,
         "mmap": 222,
         "munmap": 215,
@@ -1297,6 +1335,17 @@ def prepare_rules(request: Mapping[str, Any] | None) -> None:
         read = tuple(str(p) for p in request.get("read", ()))
         _PREPARED[(abi, read)] = _fixed_ruleset(abi, read)
         _prctl(_PR_SET_NO_NEW_PRIVS, 1)
+    # Every wall but Landlock's own folder and file goes up now too, off the case's clock,
+    # unless the case switches user: it reads the learner's file first, as the grader.
+    if request.get("uid") is not None or not sys.platform.startswith("linux"):
+        return
+    global _AHEAD
+    try:
+        _first_walls(request)
+        _last_walls(request)
+        _AHEAD = _walls_key(request)
+    except (SandboxError, walls.WallError, OSError) as error:
+        _AHEAD = f"failed: {error}"
 
 
 def _fixed_ruleset(abi: int, read: Iterable[str]) -> int:
