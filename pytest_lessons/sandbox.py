@@ -558,13 +558,14 @@ def _walls_key(request: Mapping[str, Any]) -> str:
     return json.dumps([request.get(name) for name in names], sort_keys=True)
 
 
-def _first_walls(request: Mapping[str, Any]) -> None:
-    """The walls that come before Landlock: limits, the process cap, the user, namespaces."""
+def _first_walls(request: Mapping[str, Any], ahead: bool = False) -> None:
+    """The walls that come before Landlock: limits, the process cap, the user, namespaces.
+    *ahead*: in a fork server's waiting child (see :func:`prepare_rules`)."""
     limits = dict(request.get("limits") or {})
     processes = int(limits.get("processes") or 0)
     walls.set_limits(limits)
     if processes and request.get("process_cap") == "cgroup":
-        walls.join_cgroup(processes)
+        walls.join_cgroup(processes, worker=ahead)
     uid, gid = request.get("uid"), request.get("gid")
     if uid is not None:
         # Root's bounding set goes before root does: afterwards nothing may change it.
@@ -1341,7 +1342,7 @@ def prepare_rules(request: Mapping[str, Any] | None) -> None:
         return
     global _AHEAD
     try:
-        _first_walls(request)
+        _first_walls(request, ahead=True)
         _last_walls(request)
         _AHEAD = _walls_key(request)
     except (SandboxError, walls.WallError, OSError) as error:

@@ -152,17 +152,19 @@ def cap_processes(count: int) -> None:
 WORKER_TASKS = 3
 
 
-def join_cgroup(count: int) -> None:
-    """Put this process's worker (its parent) and so every case it forks into a pids cgroup
-    of its own that holds at most *count* processes and threads besides the worker's own
-    (:data:`WORKER_TASKS`), as root, where cgroup v1's pids controller is mounted.
+def join_cgroup(count: int, worker: bool) -> None:
+    """Put this process into a pids cgroup that holds at most *count* processes and threads
+    of the case, as root, where cgroup v1's pids controller is mounted. *worker*: this is a
+    fork server's child, and the cgroup is the worker's (its parent's), with room for the
+    worker's own (:data:`WORKER_TASKS`); else the cgroup is this process's alone (a spawned
+    child, whose parent is pytest).
 
     One cgroup a worker, not one a case: a case's child is born in it, and moving a process
     into a cgroup waits for the kernel's RCU grace period (14 ms measured here, each time),
     whereas its cases run one after another. The first case moves the worker; empty cgroups
-    of workers that have ended are removed on the way."""
-    worker = os.getppid()
-    name = f"worker-{worker}"
+    of processes that have ended are removed on the way."""
+    owner = os.getppid() if worker else os.getpid()
+    name = f"{'worker' if worker else 'case'}-{owner}"
     base = os.path.join(CGROUP_PIDS, CGROUP_FOLDER)
     if _current_cgroup() == f"/{CGROUP_FOLDER}/{name}":
         return
@@ -170,15 +172,16 @@ def join_cgroup(count: int) -> None:
         os.mkdir(base, 0o755)
     with contextlib.suppress(OSError):
         for entry in os.listdir(base):
-            if entry.startswith("worker-") and not _alive(entry):
+            if entry.startswith(("worker-", "case-")) and not _alive(entry):
                 with contextlib.suppress(OSError):  # busy: its last processes end now
                     os.rmdir(os.path.join(base, entry))
     own = os.path.join(base, name)
     try:
         with contextlib.suppress(FileExistsError):
             os.mkdir(own, 0o755)
-        for file, value in (("pids.max", count + WORKER_TASKS), ("cgroup.procs", worker)):
-            _write(os.path.join(own, file), str(value))
+        _write(os.path.join(own, "pids.max"), str(count + (WORKER_TASKS if worker else 0)))
+        if worker:
+            _write(os.path.join(own, "cgroup.procs"), str(owner))
         _write(os.path.join(own, "cgroup.procs"), "0")
     except OSError as exc:
         raise WallError(f"the process cgroup {own}: {exc.strerror}") from None
