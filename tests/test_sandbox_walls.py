@@ -179,3 +179,92 @@ def test_the_lesson_check_passes_inside_the_sandbox(pytester: pytest.Pytester) -
         "--lesson-check", "exercises", "--lesson-sandbox=require", "-p", "no:cacheprovider"
     )
     assert result.ret == 0, said(result)
+
+
+# --- the filter and the walls, without pytest ------------------------------------------------
+
+
+@pytest.mark.parametrize("machine", ["x86_64", "aarch64"])
+def test_the_allow_lists_numbers_are_the_kernels(machine: str) -> None:
+    headers = {
+        "x86_64": Path("/usr/include/x86_64-linux-gnu/asm/unistd_64.h"),
+        "aarch64": Path("/usr/include/asm-generic/unistd.h"),
+    }
+    if not headers[machine].exists():
+        pytest.skip(f"no kernel headers for {machine} here")
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        import syscalls
+    finally:
+        sys.path.remove(str(ROOT / "tools"))
+    known = syscalls.numbers(machine)
+    table = sandbox._NUMBERS[machine]
+    assert {name: known[name] for name in table} == table
+    program = sandbox.seccomp_filter(machine, 4321)
+    assert program is not None and len(program) < 4096
+    # Every jump lands inside the program (BPF's offsets are one byte).
+    assert all(jt < 256 and jf < 256 for _, jt, jf, _ in program)
+    jumps = [(i, jt, jf) for i, (code, jt, jf, _) in enumerate(program) if code & 0x07 == 0x05]
+    assert all(i + 1 + max(jt, jf) < len(program) for i, jt, jf in jumps)
+    assert program[-1] == (0x06, 0, 0, 0x00050001)  # anything else: EPERM
+
+
+def test_calls_on_the_process_itself_pass_and_on_its_parent_fail() -> None:
+    import json
+    import os
+    import resource
+    import tempfile
+
+    policy = sandbox.make_policy(SUPPORT, {}, user=None, limits={"processes": 16})
+    private = Path(tempfile.mkdtemp(prefix="pytest-lessons-test-"))
+    readable, writable = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - reports through the pipe
+        found: dict[str, object] = {}
+        try:
+            sandbox.confine(policy.request(private, private / "solution.py"))
+            limit = resource.getrlimit(resource.RLIMIT_NOFILE)
+            for name, action in (
+                ("own limit", lambda: resource.prlimit(0, resource.RLIMIT_NOFILE, limit)),
+                ("own pid", lambda: resource.prlimit(os.getpid(), resource.RLIMIT_NOFILE, limit)),
+                ("parent", lambda: resource.prlimit(os.getppid(), resource.RLIMIT_NOFILE, limit)),
+                ("nicer", lambda: os.setpriority(os.PRIO_PROCESS, 0, 5)),
+                ("user", lambda: os.setpriority(os.PRIO_USER, 0, 5)),
+                ("batch", lambda: os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))),
+                ("pair", lambda: socket.socketpair()),
+                ("unshare", lambda: _unshare_user()),
+            ):
+                try:
+                    action()
+                    found[name] = "allowed"
+                except OSError as exc:
+                    found[name] = exc.errno
+        except BaseException as exc:
+            found["error"] = repr(exc)
+        os.write(writable, json.dumps(found).encode())
+        os._exit(0)
+    os.close(writable)
+    with os.fdopen(readable, "rb") as handle:
+        found = json.loads(handle.read())
+    os.waitpid(pid, 0)
+    shutil.rmtree(private)
+    assert found == {
+        "own limit": "allowed",
+        "own pid": "allowed",
+        "parent": 1,
+        "nicer": "allowed",
+        "user": 1,
+        "batch": "allowed",
+        "pair": "allowed",
+        "unshare": 1,
+    }
+
+
+def _unshare_user() -> None:
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.unshare(0x10000000) != 0:
+        raise OSError(ctypes.get_errno(), "unshare")
