@@ -1,24 +1,32 @@
-"""The sandbox that learner code runs in: what it may read, write, reach and signal.
+"""The sandbox that learner code runs in: what it may read, write, call, reach and signal.
 
 Two halves, split by trust::
 
     pytest process (trusted)                      process that runs learner code
     ------------------------                      ------------------------------
     probe()      what this kernel offers          confine(request["sandbox"])
-    Policy       built once per session:            drop to an unprivileged user (when root)
-                   readable runtime paths,          environment := the allow-list
-                   the environment allow-list,      HOME, TMPDIR, cwd := its private folder
-                   the user to run as               Landlock: read the runtime and its own
-    Policy.request(private folder, file)              file, write its private folder, no TCP,
-                   -> plain data in the job  ---->    no signals or abstract sockets outside
+    Policy       built once per session:            limits, soft = hard; the process cap
+                   readable runtime paths,          drop to an unprivileged user (when root)
+                   the environment allow-list,      its own user, IPC, network and mount
+                   the user to run as, the            namespaces (where the system allows)
+                   limits, the namespaces and       environment := the allow-list
+                   how the process cap is kept      HOME, TMPDIR, cwd := its private folder
+    Policy.request(private folder, file)            Landlock: read the runtime and its own
+                   -> plain data in the job  ---->    file, write its private folder, no TCP,
+                                                      no signals or abstract sockets outside
+                                                    no capabilities, no_new_privs
+                                                    seccomp: only the allowed system calls
                                                     then, and only then, load learner code
 
 The policy is computed where the course's paths are known, and sent as plain data; the child
-only applies it, so what it enforces can be read and tested without running anything.
-Landlock (Linux 5.13 and later, unprivileged, per process) does the enforcing; each ABI
-version adds protections (see :data:`PROTECTIONS`). Where Landlock is missing, :func:`probe`
-says why and the rest (the clean environment, the private folder, the dropped user) still
-applies. This module imports neither pytest nor torch.
+only applies it, so what it enforces can be read and tested without running anything. In fork
+mode the child that waits for its job puts up every wall but Landlock's own folder and file
+ahead (:func:`prepare_rules`), off the case's clock. Landlock (Linux 5.13 and later,
+unprivileged, per process) confines files, TCP and signals; each ABI version adds protections
+(see :data:`PROTECTIONS`). The seccomp filter is an allow-list (:data:`ALLOWED`,
+:data:`CHECKED`); the limits, capabilities and namespaces are in :mod:`pytest_lessons.walls`.
+Where Landlock is missing, :func:`probe` says why and the rest (the clean environment, the
+private folder, the dropped user) still applies. This module imports neither pytest nor torch.
 """
 
 from __future__ import annotations
