@@ -96,13 +96,16 @@ def probe(uid: int | None) -> Walls:
 def _try_namespaces() -> tuple[bool, str]:
     import warnings
 
+    # Loaded before the fork: a process with threads (a notebook's kernel) may hold the
+    # dynamic loader's lock in another thread, which the child would wait on for ever.
+    libc = _libc()
     with warnings.catch_warnings():  # a fork in a process with threads: the child only exits
         warnings.simplefilter("ignore", DeprecationWarning)
         pid = os.fork()
     if pid == 0:  # pragma: no cover - reports through its exit status
         code = 0
         try:
-            if _libc().unshare(NAMESPACES) != 0:
+            if libc.unshare(NAMESPACES) != 0:
                 code = min(ctypes.get_errno(), 120) or 1
         finally:
             os._exit(code)
