@@ -404,7 +404,7 @@ def make_policy(
             note = f"{user} cannot read the Python installation in {hidden[0]}"
         else:
             uid, gid, name = entry.pw_uid, entry.pw_gid, user
-    found = walls.probe(uid) if support.seccomp else walls.Walls()
+    found = walls.probe(uid, gid) if support.seccomp else walls.Walls()
     return Policy(
         abi=support.abi,
         seccomp=support.seccomp,

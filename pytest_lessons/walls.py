@@ -72,15 +72,16 @@ def _fail(what: str) -> WallError:
     return WallError(f"{what}: {os.strerror(ctypes.get_errno())}")
 
 
-def probe(uid: int | None) -> Walls:
-    """What this system offers for a case that runs as user *uid* (None: as the grader).
+def probe(uid: int | None, gid: int | None = None) -> Walls:
+    """What this system offers for a case that runs as user *uid* and group *gid* (None: as
+    the grader).
 
     Namespaces are tried for real, in a forked process that makes them and ends: a kernel
     setting, an AppArmor rule or a container's seccomp profile (Docker's refuses them) can each
     say no, and only the attempt tells."""
     if not sys.platform.startswith("linux") or not hasattr(os, "fork"):
         return Walls(namespaces_reason="namespaces are a Linux feature")
-    namespaces, reason = _try_namespaces()
+    namespaces, reason = _try_namespaces(uid, uid if gid is None else gid)
     root = os.geteuid() == 0
     if root and os.access(CGROUP_PIDS, os.W_OK):
         processes = "cgroup"
@@ -93,20 +94,30 @@ def probe(uid: int | None) -> Walls:
     return Walls(namespaces, reason, processes)
 
 
-def _try_namespaces() -> tuple[bool, str]:
+def _try_namespaces(uid: int | None, gid: int | None) -> tuple[bool, str]:
+    """Make the namespaces as a case would (as user *uid*, mount view included), in a forked
+    process that then ends."""
     import warnings
 
     # Loaded before the fork: a process with threads (a notebook's kernel) may hold the
     # dynamic loader's lock in another thread, which the child would wait on for ever.
-    libc = _libc()
+    _libc()
     with warnings.catch_warnings():  # a fork in a process with threads: the child only exits
         warnings.simplefilter("ignore", DeprecationWarning)
         pid = os.fork()
     if pid == 0:  # pragma: no cover - reports through its exit status
         code = 0
         try:
-            if libc.unshare(NAMESPACES) != 0:
-                code = min(ctypes.get_errno(), 120) or 1
+            if uid is not None:
+                os.setgroups([])
+                os.setgid(gid if gid is not None else uid)
+                os.setuid(uid)
+                _libc().prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE, as the case does
+            unshare(os.getuid(), os.getgid())
+        except OSError as exc:
+            code = min(exc.errno or 1, 120)
+        except BaseException:
+            code = min(ctypes.get_errno(), 120) or 1
         finally:
             os._exit(code)
     _, status = os.waitpid(pid, 0)
