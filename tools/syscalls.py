@@ -111,7 +111,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="lessons-syscalls-") as where:
         for mode in options.mode or ["fork", "spawn"]:
             seen |= run(mode, Path(where))
-    allowed = set(getattr(sandbox, "ALLOWED", ())) | set(getattr(sandbox, "CHECKED", ()))
+    allowed = set(sandbox.ALLOWED) | set(sandbox.CHECKED)
     print("observed:", " ".join(sorted(seen)))
     print("observed, NOT allowed:", " ".join(sorted(seen - allowed)) or "none")
     print("allowed, not observed:", " ".join(sorted(allowed - seen)) or "none")
