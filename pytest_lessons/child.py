@@ -398,7 +398,8 @@ def limit_memory(memory_mb: float | None) -> None:
     _, hard = resource.getrlimit(resource.RLIMIT_AS)
     if hard != resource.RLIM_INFINITY:
         limit = min(limit, hard)
-    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    # Soft = hard: learner code cannot raise its own cap.
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
 def write_result(result: dict[str, Any], path: str) -> None:

@@ -618,6 +618,7 @@ class Lessons:
                 passed=resolved.value("pass_env"),
                 user=resolved.value("sandbox_user"),
                 off_reason="PYTEST_LESSONS_SANDBOX=off was given",
+                limits={key: resolved.value(name) for name, key in sandbox.LIMITS.items()},
             )
         except sandbox.Unavailable as error:
             raise NotebookError(

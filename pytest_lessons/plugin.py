@@ -352,6 +352,7 @@ def _sandbox(resolved: settings.Settings) -> tuple[sandbox.Support, sandbox.Poli
             passed=resolved.value("pass_env"),
             user=resolved.value("sandbox_user"),
             off_reason="--lesson-sandbox=off was given",
+            limits={key: resolved.value(name) for name, key in sandbox.LIMITS.items()},
         )
     except sandbox.Unavailable as error:
         raise pytest.UsageError(
@@ -411,22 +412,9 @@ UNSANDBOXED_GRADING = (
 
 def sandbox_line(lessons: LessonSession) -> str:
     """What protects the course from learner code in this run, in one line."""
-    support, policy = lessons.support, lessons.policy
-    if policy is None:
+    if lessons.policy is None:
         return "sandbox off"
-    if policy.uid is not None:
-        who = f"runs as user {policy.user}"
-    elif policy.user_note:
-        who = f"runs as root ({policy.user_note})"
-    else:
-        who = "runs as you"
-    if support.abi:
-        kinds = ", ".join(support.protections)
-        return f"the sandbox denies {kinds} outside the case; clean environment; {who}"
-    return (
-        f"sandbox OFF ({support.reason}): learner code can read and change what you can; "
-        f"clean environment; {who}"
-    )
+    return sandbox.describe(lessons.support, lessons.policy)
 
 
 def _courses(paths: Any) -> list[course.Course]:

@@ -1,24 +1,32 @@
-"""The sandbox that learner code runs in: what it may read, write, reach and signal.
+"""The sandbox that learner code runs in: what it may read, write, call, reach and signal.
 
 Two halves, split by trust::
 
     pytest process (trusted)                      process that runs learner code
     ------------------------                      ------------------------------
     probe()      what this kernel offers          confine(request["sandbox"])
-    Policy       built once per session:            drop to an unprivileged user (when root)
-                   readable runtime paths,          environment := the allow-list
-                   the environment allow-list,      HOME, TMPDIR, cwd := its private folder
-                   the user to run as               Landlock: read the runtime and its own
-    Policy.request(private folder, file)              file, write its private folder, no TCP,
-                   -> plain data in the job  ---->    no signals or abstract sockets outside
+    Policy       built once per session:            limits, soft = hard; the process cap
+                   readable runtime paths,          drop to an unprivileged user (when root)
+                   the environment allow-list,      its own user, IPC, network and mount
+                   the user to run as, the            namespaces (where the system allows)
+                   limits, the namespaces and       environment := the allow-list
+                   how the process cap is kept      HOME, TMPDIR, cwd := its private folder
+    Policy.request(private folder, file)            Landlock: read the runtime and its own
+                   -> plain data in the job  ---->    file, write its private folder, no TCP,
+                                                      no signals or abstract sockets outside
+                                                    no capabilities, no_new_privs
+                                                    seccomp: only the allowed system calls
                                                     then, and only then, load learner code
 
 The policy is computed where the course's paths are known, and sent as plain data; the child
-only applies it, so what it enforces can be read and tested without running anything.
-Landlock (Linux 5.13 and later, unprivileged, per process) does the enforcing; each ABI
-version adds protections (see :data:`PROTECTIONS`). Where Landlock is missing, :func:`probe`
-says why and the rest (the clean environment, the private folder, the dropped user) still
-applies. This module imports neither pytest nor torch.
+only applies it, so what it enforces can be read and tested without running anything. In fork
+mode the child that waits for its job puts up every wall but Landlock's own folder and file
+ahead (:func:`prepare_rules`), off the case's clock. Landlock (Linux 5.13 and later,
+unprivileged, per process) confines files, TCP and signals; each ABI version adds protections
+(see :data:`PROTECTIONS`). The seccomp filter is an allow-list (:data:`ALLOWED`,
+:data:`CHECKED`); the limits, capabilities and namespaces are in :mod:`pytest_lessons.walls`.
+Where Landlock is missing, :func:`probe` says why and the rest (the clean environment, the
+private folder, the dropped user) still applies. This module imports neither pytest nor torch.
 """
 
 from __future__ import annotations
@@ -26,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import functools
+import json
 import os
 import stat
 import sys
@@ -34,6 +43,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+from pytest_lessons import walls
 
 #: Environment variables learner code gets from the grader's environment: what programs need
 #: to run and to read and write text, and the thread settings. Nothing else: CI tokens and
@@ -147,7 +158,7 @@ class Support:
         """The kinds of access the sandbox denies here, as the header names them."""
         kinds = [words for version, words in PROTECTIONS.items() if self.abi >= version]
         if self.seccomp:
-            kinds.append("file modes, UDP")
+            kinds.append("file modes, sockets, IPC, other processes' limits")
         return kinds
 
 
@@ -193,6 +204,14 @@ class Policy:
     """The user's name, for the header."""
     user_note: str = ""
     """Why the grader, though root, does not switch user (for the header)."""
+    limits: Mapping[str, float] = field(default_factory=dict)
+    """The limits of :data:`LIMITS` (``disk_mb``, ``open_files``, ``processes``); 0: none."""
+    namespaces: bool = False
+    """Whether each case gets its own user, IPC, network and mount namespaces."""
+    namespaces_reason: str = ""
+    """Why not, for the header."""
+    process_cap: str = ""
+    """How the process cap is kept (see :attr:`pytest_lessons.walls.Walls.processes`)."""
 
     def request(self, private: Path, own_file: Path) -> dict[str, Any]:
         """The plain data a child applies with :func:`confine`: this policy, the case's private
@@ -206,7 +225,44 @@ class Policy:
             "env": dict(self.env),
             "uid": self.uid,
             "gid": self.gid,
+            "limits": dict(self.limits),
+            "namespaces": self.namespaces,
+            "process_cap": self.process_cap,
         }
+
+    def layers(self, abi: int) -> list[str]:
+        """Every layer in force, as the header names them (*abi*: Landlock's, 0 for none)."""
+        found = [f"Landlock ABI {abi}"] if abi else []
+        if self.seccomp:
+            found.append("seccomp allow-list")
+        if self.namespaces:
+            found.append("own user, IPC, network and mount namespaces")
+        if self.uid is not None:
+            found.append(f"user {self.user}")
+        elif self.seccomp:
+            found.append("no capabilities")
+        return found
+
+    def limit_words(self) -> str:
+        """The limits a case cannot raise, for the header."""
+        words = []
+        if self.limits.get("disk_mb"):
+            words.append(f"files up to {self.limits['disk_mb']:g} MiB")
+        if self.limits.get("open_files"):
+            words.append(f"{self.limits['open_files']:g} open files")
+        processes = self.limits.get("processes")
+        how = {
+            "cgroup": "a pids cgroup",
+            "namespace": "its own user namespace's count",
+            "user": f"shared by user {self.user}",
+        }
+        if processes and self.process_cap:
+            words.append(f"{processes:g} processes and threads ({how[self.process_cap]})")
+        elif processes:
+            words.append("no process cap (no cgroup, user namespace or user of its own here)")
+        if self.seccomp:
+            words.append("no core dumps")
+        return ", ".join(words)
 
     def for_course(self, course: Iterable[Path], checkout: Path | None) -> Policy:
         """This policy with its readable paths, now that the course's folders are known."""
@@ -328,6 +384,7 @@ def make_policy(
     environ: Mapping[str, str],
     passed: Iterable[str] = (),
     user: str | None = "nobody",
+    limits: Mapping[str, float] | None = None,
 ) -> Policy:
     """The session's policy, before the course is known (see :meth:`Policy.for_course`):
     Landlock where *support* has it, the clean environment, and the unprivileged *user* when
@@ -347,6 +404,7 @@ def make_policy(
             note = f"{user} cannot read the Python installation in {hidden[0]}"
         else:
             uid, gid, name = entry.pw_uid, entry.pw_gid, user
+    found = walls.probe(uid, gid) if support.seccomp else walls.Walls()
     return Policy(
         abi=support.abi,
         seccomp=support.seccomp,
@@ -355,7 +413,44 @@ def make_policy(
         gid=gid,
         user=name,
         user_note=note,
+        limits=dict(limits or {}) if support.seccomp else {},
+        namespaces=found.namespaces,
+        namespaces_reason=found.namespaces_reason,
+        process_cap=found.processes,
     )
+
+
+#: The run settings (see :mod:`pytest_lessons.settings`) a case's walls take their limits
+#: from, and the name each has in :attr:`Policy.limits`.
+LIMITS = {"disk": "disk_mb", "open_files": "open_files", "processes": "processes"}
+
+
+def describe(support: Support, policy: Policy) -> str:
+    """What protects the course from learner code in this run, in one line of the header."""
+    if policy.uid is not None:
+        who = f"runs as user {policy.user}"
+    elif policy.user_note:
+        who = f"runs as root with every capability dropped ({policy.user_note})"
+    elif hasattr(os, "geteuid") and os.geteuid() == 0 and policy.seccomp:
+        who = "runs as root with every capability dropped"
+    else:
+        who = "runs as you"
+    if not support.abi:
+        return (
+            f"sandbox OFF ({support.reason}): learner code can read and change what you can; "
+            f"clean environment; {who}"
+        )
+    kinds = ", ".join(support.protections)
+    line = f"the sandbox denies {kinds} outside the case; clean environment; {who}"
+    layers = policy.layers(support.abi)
+    if layers:
+        line += "; layers: " + ", ".join(layers)
+    if policy.seccomp and not policy.namespaces and policy.namespaces_reason:
+        line += f" (no namespaces: {policy.namespaces_reason})"
+    limits = policy.limit_words()
+    if limits:
+        line += "; limits: " + limits
+    return line
 
 
 class Unavailable(RuntimeError):
@@ -372,13 +467,15 @@ def choose(
     passed: Iterable[str] = (),
     user: str = "nobody",
     off_reason: str = "the sandbox was turned off",
+    limits: Mapping[str, float] | None = None,
 ) -> tuple[Support, Policy]:
     """The sandbox the settings ask for, which both front ends (pytest and the notebook) use.
 
     *mode* ``on`` (best effort), ``require`` or ``off`` (then *off_reason* is what the
     header says); *user* is who learner code runs as when the grader is root (``none``: stay
     root). Raises :class:`Unavailable` or :class:`NoSuchUser`, which each front end words in
-    its own terms (an option or an environment variable)."""
+    its own terms (an option or an environment variable). *limits* are the run settings of
+    :data:`LIMITS`."""
     if mode == "off":
         support = Support(0, off_reason, seccomp=False)
     else:
@@ -387,7 +484,11 @@ def choose(
             raise Unavailable(support.reason)
     try:
         policy = make_policy(
-            support, environ, passed=passed, user=None if user == "none" or mode == "off" else user
+            support,
+            environ,
+            passed=passed,
+            user=None if user == "none" or mode == "off" else user,
+            limits=limits,
         )
     except ValueError as error:
         raise NoSuchUser(str(error)) from None
@@ -438,8 +539,46 @@ def confine(request: Mapping[str, Any]) -> None:
         os.environ[name] = value
     tempfile.tempdir = private
     sys.dont_write_bytecode = True  # the learner's folder is not writable
+    global _AHEAD
+    key = _walls_key(request)
+    ahead, _AHEAD = _AHEAD, None
+    if ahead is not None and ahead != key:
+        raise SandboxError(f"the sandbox built ahead is not this case's ({ahead})")
+    try:
+        if ahead is None:
+            _first_walls(request)
+        abi = int(request.get("abi") or 0)
+        if abi:
+            _landlock(abi, request)
+        if ahead is None:
+            _last_walls(request)
+    except walls.WallError as error:
+        raise SandboxError(str(error)) from None
+
+
+#: What :func:`prepare_rules` put up ahead (the walls' part of the request, see
+#: :func:`_walls_key`), or why it failed; None: nothing, the case puts up every wall.
+_AHEAD: str | None = None
+
+
+def _walls_key(request: Mapping[str, Any]) -> str:
+    names = ("limits", "namespaces", "process_cap", "uid", "gid", "seccomp")
+    return json.dumps([request.get(name) for name in names], sort_keys=True)
+
+
+def _first_walls(request: Mapping[str, Any], ahead: bool = False) -> None:
+    """The walls that come before Landlock: limits, the process cap, the user, namespaces.
+    *ahead*: in a fork server's waiting child (see :func:`prepare_rules`)."""
+    limits = dict(request.get("limits") or {})
+    processes = int(limits.get("processes") or 0)
+    if limits:
+        walls.set_limits(limits)
+    if processes and request.get("process_cap") == "cgroup":
+        walls.join_cgroup(processes, worker=ahead)
     uid, gid = request.get("uid"), request.get("gid")
     if uid is not None:
+        # Root's bounding set goes before root does: afterwards nothing may change it.
+        walls.drop_capabilities(bounding_only=True)
         try:
             os.setgroups([])
             os.setgid(int(gid) if gid is not None else int(uid))
@@ -449,91 +588,671 @@ def confine(request: Mapping[str, Any]) -> None:
         # A process whose user changed is no longer "dumpable", which makes its own /proc
         # files unreadable to it; they hold nothing of the grader's.
         _prctl(_PR_SET_DUMPABLE, 1)
-    abi = int(request.get("abi") or 0)
-    if abi:
-        _landlock(abi, request)
+    if request.get("namespaces"):
+        walls.unshare(os.getuid(), os.getgid())
+    if processes and request.get("process_cap") in ("namespace", "user"):
+        walls.cap_processes(processes)
+
+
+def _last_walls(request: Mapping[str, Any]) -> None:
+    """The walls that come last: no capabilities, no new privileges, the seccomp filter (all of
+    them only with the sandbox on: ``--lesson-sandbox=off`` keeps the grader's rights)."""
     if request.get("seccomp"):
+        walls.drop_capabilities()
         _prctl(_PR_SET_NO_NEW_PRIVS, 1)
-        _seccomp()
+        _seccomp(os.getpid())
 
 
-#: What Landlock leaves open, closed by a seccomp filter instead, per architecture: file
-#: metadata (modes, owners, times, extended attributes) that Landlock does not cover, UDP and
-#: raw sockets (Landlock's network rules are for TCP), and io_uring (which can open sockets
-#: without the socket system call). The system call numbers are each architecture's own.
+#: The system calls learner code may make; every other one fails with EPERM (deny by
+#: default). Found by running the whole course and tools/wide_ops.py (linear algebra, FFT,
+#: distributions, nn layers, autograd, NumPy, two threads) under strace: ``python
+#: tools/syscalls.py`` prints what was observed against this list. Beyond what was observed,
+#: the list keeps what plain computation in its own folder needs with other C libraries and
+#: kernels (the older and newer spellings of the same file, time, memory, thread and signal
+#: calls, pipes and socketpairs between its own processes, running a program), and Landlock's
+#: calls (the child closes Landlock after the filter when it built the walls ahead; learner
+#: code may only confine itself further). Left out on
+#: purpose: socket() of every family, System V and POSIX IPC, ptrace and reading other
+#: processes' memory, mount and namespaces, modules, reboot, keys, BPF, io_uring, file modes,
+#: owners and times, changing user. (A new session or process group is allowed: the worker
+#: adopts and kills what leaves the case's group.)
+ALLOWED = [
+    "brk",
+    "mmap",
+    "munmap",
+    "mprotect",
+    "mremap",
+    "madvise",
+    "mbind",
+    "get_mempolicy",
+    "set_mempolicy",
+    "msync",
+    "mincore",
+    "membarrier",
+    "read",
+    "write",
+    "readv",
+    "writev",
+    "pread64",
+    "pwrite64",
+    "preadv",
+    "pwritev",
+    "preadv2",
+    "pwritev2",
+    "lseek",
+    "open",
+    "openat",
+    "close",
+    "close_range",
+    "dup",
+    "dup2",
+    "dup3",
+    "fcntl",
+    "ioctl",
+    "flock",
+    "fsync",
+    "fdatasync",
+    "ftruncate",
+    "truncate",
+    "fallocate",
+    "fadvise64",
+    "stat",
+    "fstat",
+    "lstat",
+    "newfstatat",
+    "statx",
+    "statfs",
+    "fstatfs",
+    "getdents64",
+    "getcwd",
+    "chdir",
+    "fchdir",
+    "readlink",
+    "readlinkat",
+    "access",
+    "faccessat",
+    "faccessat2",
+    "mkdir",
+    "mkdirat",
+    "rmdir",
+    "unlink",
+    "unlinkat",
+    "rename",
+    "renameat",
+    "renameat2",
+    "link",
+    "linkat",
+    "symlink",
+    "symlinkat",
+    "umask",
+    "copy_file_range",
+    "sendfile",
+    "memfd_create",
+    "pipe",
+    "pipe2",
+    "poll",
+    "ppoll",
+    "select",
+    "pselect6",
+    "epoll_create",
+    "epoll_create1",
+    "epoll_ctl",
+    "epoll_wait",
+    "epoll_pwait",
+    "epoll_pwait2",
+    "eventfd",
+    "eventfd2",
+    "signalfd4",
+    "timerfd_create",
+    "timerfd_settime",
+    "timerfd_gettime",
+    "socketpair",
+    "sendmsg",
+    "recvmsg",
+    "sendto",
+    "recvfrom",
+    "sendmmsg",
+    "recvmmsg",
+    "shutdown",
+    "getsockopt",
+    "setsockopt",
+    "getsockname",
+    "getpeername",
+    "clock_gettime",
+    "clock_getres",
+    "clock_nanosleep",
+    "nanosleep",
+    "gettimeofday",
+    "time",
+    "times",
+    "getrusage",
+    "alarm",
+    "setitimer",
+    "getitimer",
+    "timer_create",
+    "timer_settime",
+    "timer_gettime",
+    "timer_getoverrun",
+    "timer_delete",
+    "fork",
+    "vfork",
+    "execve",
+    "execveat",
+    "exit",
+    "exit_group",
+    "wait4",
+    "waitid",
+    "set_tid_address",
+    "set_robust_list",
+    "get_robust_list",
+    "rseq",
+    "futex",
+    "sched_yield",
+    "sched_getaffinity",
+    "sched_getparam",
+    "sched_getscheduler",
+    "sched_getattr",
+    "sched_get_priority_max",
+    "sched_get_priority_min",
+    "sched_rr_get_interval",
+    "getpid",
+    "getppid",
+    "gettid",
+    "getpgid",
+    "getpgrp",
+    "getsid",
+    "getuid",
+    "geteuid",
+    "getgid",
+    "getegid",
+    "getgroups",
+    "getresuid",
+    "getresgid",
+    "capget",
+    "uname",
+    "sysinfo",
+    "getcpu",
+    "prctl",
+    "arch_prctl",
+    "getpriority",
+    "getrlimit",
+    "setrlimit",
+    "ioprio_get",
+    "rt_sigaction",
+    "rt_sigprocmask",
+    "rt_sigreturn",
+    "rt_sigsuspend",
+    "rt_sigtimedwait",
+    "rt_sigpending",
+    "rt_sigqueueinfo",
+    "rt_tgsigqueueinfo",
+    "sigaltstack",
+    "pause",
+    "kill",
+    "tgkill",
+    "tkill",
+    "getrandom",
+    "setsid",
+    "setpgid",
+    "landlock_create_ruleset",
+    "landlock_add_rule",
+    "landlock_restrict_self",
+]
+
+_SELF = "self"
+#: Calls allowed only with these arguments: {name: [(argument index, allowed values)]}, every
+#: condition must hold; ``"self"`` is pid 0 or the confined process's own. They are safe on
+#: the caller and harmful on anyone else (lowering the worker's or pytest's limits or
+#: priority), or harmful with some values (real-time scheduling). ``clone`` is checked for
+#: namespace flags instead, and ``clone3`` (whose flags seccomp cannot read) answers ENOSYS, so
+#: that the C library falls back to ``clone``.
+CHECKED: dict[str, list[tuple[int, tuple[int | str, ...]]]] = {
+    "prlimit64": [(0, (_SELF,))],
+    "setpriority": [(0, (0,)), (1, (_SELF,))],  # PRIO_PROCESS only: not a group or a user
+    "sched_setscheduler": [(0, (_SELF,)), (1, (0, 3, 5))],  # OTHER, BATCH, IDLE: never RT
+    "sched_setparam": [(0, (_SELF,))],
+    "sched_setattr": [(0, (_SELF,))],
+    "sched_setaffinity": [(0, (_SELF,))],
+    "ioprio_set": [(0, (1,)), (1, (_SELF,))],  # IOPRIO_WHO_PROCESS only
+    "clone": [],
+}
+#: clone(2) flags that make a namespace: refused, a case gets the namespaces it is given.
+_NAMESPACE_FLAGS = 0x7E020080
+#: Numbers from here on are newer than any call this table knows: ENOSYS, as an older kernel
+#: would say, so that the C library uses the older call it falls back to.
+_NEWER = 451
+
+#: Each architecture's numbers for :data:`ALLOWED` and :data:`CHECKED` (from the kernel's
+#: headers: ``python tools/syscalls.py --numbers``); calls an architecture lacks are absent.
+_NUMBERS: dict[str, dict[str, int]] = {
+    "x86_64": {
+        "setsid": 112,
+        "setpgid": 109,
+        "landlock_create_ruleset": 444,
+        "landlock_add_rule": 445,
+        "landlock_restrict_self": 446,
+        "brk": 12,
+        "mmap": 9,
+        "munmap": 11,
+        "mprotect": 10,
+        "mremap": 25,
+        "madvise": 28,
+        "mbind": 237,
+        "get_mempolicy": 239,
+        "set_mempolicy": 238,
+        "msync": 26,
+        "mincore": 27,
+        "membarrier": 324,
+        "read": 0,
+        "write": 1,
+        "readv": 19,
+        "writev": 20,
+        "pread64": 17,
+        "pwrite64": 18,
+        "preadv": 295,
+        "pwritev": 296,
+        "preadv2": 327,
+        "pwritev2": 328,
+        "lseek": 8,
+        "open": 2,
+        "openat": 257,
+        "close": 3,
+        "close_range": 436,
+        "dup": 32,
+        "dup2": 33,
+        "dup3": 292,
+        "fcntl": 72,
+        "ioctl": 16,
+        "flock": 73,
+        "fsync": 74,
+        "fdatasync": 75,
+        "ftruncate": 77,
+        "truncate": 76,
+        "fallocate": 285,
+        "fadvise64": 221,
+        "stat": 4,
+        "fstat": 5,
+        "lstat": 6,
+        "newfstatat": 262,
+        "statx": 332,
+        "statfs": 137,
+        "fstatfs": 138,
+        "getdents64": 217,
+        "getcwd": 79,
+        "chdir": 80,
+        "fchdir": 81,
+        "readlink": 89,
+        "readlinkat": 267,
+        "access": 21,
+        "faccessat": 269,
+        "faccessat2": 439,
+        "mkdir": 83,
+        "mkdirat": 258,
+        "rmdir": 84,
+        "unlink": 87,
+        "unlinkat": 263,
+        "rename": 82,
+        "renameat": 264,
+        "renameat2": 316,
+        "link": 86,
+        "linkat": 265,
+        "symlink": 88,
+        "symlinkat": 266,
+        "umask": 95,
+        "copy_file_range": 326,
+        "sendfile": 40,
+        "memfd_create": 319,
+        "pipe": 22,
+        "pipe2": 293,
+        "poll": 7,
+        "ppoll": 271,
+        "select": 23,
+        "pselect6": 270,
+        "epoll_create": 213,
+        "epoll_create1": 291,
+        "epoll_ctl": 233,
+        "epoll_wait": 232,
+        "epoll_pwait": 281,
+        "epoll_pwait2": 441,
+        "eventfd": 284,
+        "eventfd2": 290,
+        "signalfd4": 289,
+        "timerfd_create": 283,
+        "timerfd_settime": 286,
+        "timerfd_gettime": 287,
+        "socketpair": 53,
+        "sendmsg": 46,
+        "recvmsg": 47,
+        "sendto": 44,
+        "recvfrom": 45,
+        "sendmmsg": 307,
+        "recvmmsg": 299,
+        "shutdown": 48,
+        "getsockopt": 55,
+        "setsockopt": 54,
+        "getsockname": 51,
+        "getpeername": 52,
+        "clock_gettime": 228,
+        "clock_getres": 229,
+        "clock_nanosleep": 230,
+        "nanosleep": 35,
+        "gettimeofday": 96,
+        "time": 201,
+        "times": 100,
+        "getrusage": 98,
+        "alarm": 37,
+        "setitimer": 38,
+        "getitimer": 36,
+        "timer_create": 222,
+        "timer_settime": 223,
+        "timer_gettime": 224,
+        "timer_getoverrun": 225,
+        "timer_delete": 226,
+        "fork": 57,
+        "vfork": 58,
+        "execve": 59,
+        "execveat": 322,
+        "exit": 60,
+        "exit_group": 231,
+        "wait4": 61,
+        "waitid": 247,
+        "set_tid_address": 218,
+        "set_robust_list": 273,
+        "get_robust_list": 274,
+        "rseq": 334,
+        "futex": 202,
+        "sched_yield": 24,
+        "sched_getaffinity": 204,
+        "sched_getparam": 143,
+        "sched_getscheduler": 145,
+        "sched_getattr": 315,
+        "sched_get_priority_max": 146,
+        "sched_get_priority_min": 147,
+        "sched_rr_get_interval": 148,
+        "getpid": 39,
+        "getppid": 110,
+        "gettid": 186,
+        "getpgid": 121,
+        "getpgrp": 111,
+        "getsid": 124,
+        "getuid": 102,
+        "geteuid": 107,
+        "getgid": 104,
+        "getegid": 108,
+        "getgroups": 115,
+        "getresuid": 118,
+        "getresgid": 120,
+        "capget": 125,
+        "uname": 63,
+        "sysinfo": 99,
+        "getcpu": 309,
+        "prctl": 157,
+        "arch_prctl": 158,
+        "getpriority": 140,
+        "getrlimit": 97,
+        "setrlimit": 160,
+        "ioprio_get": 252,
+        "rt_sigaction": 13,
+        "rt_sigprocmask": 14,
+        "rt_sigreturn": 15,
+        "rt_sigsuspend": 130,
+        "rt_sigtimedwait": 128,
+        "rt_sigpending": 127,
+        "rt_sigqueueinfo": 129,
+        "rt_tgsigqueueinfo": 297,
+        "sigaltstack": 131,
+        "pause": 34,
+        "kill": 62,
+        "tgkill": 234,
+        "tkill": 200,
+        "getrandom": 318,
+        "clone": 56,
+        "prlimit64": 302,
+        "setpriority": 141,
+        "sched_setscheduler": 144,
+        "sched_setparam": 142,
+        "sched_setattr": 314,
+        "sched_setaffinity": 203,
+        "ioprio_set": 251,
+    },
+    "aarch64": {
+        "setsid": 157,
+        "setpgid": 154,
+        "landlock_create_ruleset": 444,
+        "landlock_add_rule": 445,
+        "landlock_restrict_self": 446,
+        "brk": 214,
+        "mmap": 222,
+        "munmap": 215,
+        "mprotect": 226,
+        "mremap": 216,
+        "madvise": 233,
+        "mbind": 235,
+        "get_mempolicy": 236,
+        "set_mempolicy": 237,
+        "msync": 227,
+        "mincore": 232,
+        "membarrier": 283,
+        "read": 63,
+        "write": 64,
+        "readv": 65,
+        "writev": 66,
+        "pread64": 67,
+        "pwrite64": 68,
+        "preadv": 69,
+        "pwritev": 70,
+        "preadv2": 286,
+        "pwritev2": 287,
+        "lseek": 62,
+        "openat": 56,
+        "close": 57,
+        "close_range": 436,
+        "dup": 23,
+        "dup3": 24,
+        "fcntl": 25,
+        "ioctl": 29,
+        "flock": 32,
+        "fsync": 82,
+        "fdatasync": 83,
+        "ftruncate": 46,
+        "truncate": 45,
+        "fallocate": 47,
+        "fadvise64": 223,
+        "fstat": 80,
+        "newfstatat": 79,
+        "statx": 291,
+        "statfs": 43,
+        "fstatfs": 44,
+        "getdents64": 61,
+        "getcwd": 17,
+        "chdir": 49,
+        "fchdir": 50,
+        "readlinkat": 78,
+        "faccessat": 48,
+        "faccessat2": 439,
+        "mkdirat": 34,
+        "unlinkat": 35,
+        "renameat": 38,
+        "renameat2": 276,
+        "linkat": 37,
+        "symlinkat": 36,
+        "umask": 166,
+        "copy_file_range": 285,
+        "sendfile": 71,
+        "memfd_create": 279,
+        "pipe2": 59,
+        "ppoll": 73,
+        "pselect6": 72,
+        "epoll_create1": 20,
+        "epoll_ctl": 21,
+        "epoll_pwait": 22,
+        "epoll_pwait2": 441,
+        "eventfd2": 19,
+        "signalfd4": 74,
+        "timerfd_create": 85,
+        "timerfd_settime": 86,
+        "timerfd_gettime": 87,
+        "socketpair": 199,
+        "sendmsg": 211,
+        "recvmsg": 212,
+        "sendto": 206,
+        "recvfrom": 207,
+        "sendmmsg": 269,
+        "recvmmsg": 243,
+        "shutdown": 210,
+        "getsockopt": 209,
+        "setsockopt": 208,
+        "getsockname": 204,
+        "getpeername": 205,
+        "clock_gettime": 113,
+        "clock_getres": 114,
+        "clock_nanosleep": 115,
+        "nanosleep": 101,
+        "gettimeofday": 169,
+        "times": 153,
+        "getrusage": 165,
+        "setitimer": 103,
+        "getitimer": 102,
+        "timer_create": 107,
+        "timer_settime": 110,
+        "timer_gettime": 108,
+        "timer_getoverrun": 109,
+        "timer_delete": 111,
+        "execve": 221,
+        "execveat": 281,
+        "exit": 93,
+        "exit_group": 94,
+        "wait4": 260,
+        "waitid": 95,
+        "set_tid_address": 96,
+        "set_robust_list": 99,
+        "get_robust_list": 100,
+        "rseq": 293,
+        "futex": 98,
+        "sched_yield": 124,
+        "sched_getaffinity": 123,
+        "sched_getparam": 121,
+        "sched_getscheduler": 120,
+        "sched_getattr": 275,
+        "sched_get_priority_max": 125,
+        "sched_get_priority_min": 126,
+        "sched_rr_get_interval": 127,
+        "getpid": 172,
+        "getppid": 173,
+        "gettid": 178,
+        "getpgid": 155,
+        "getsid": 156,
+        "getuid": 174,
+        "geteuid": 175,
+        "getgid": 176,
+        "getegid": 177,
+        "getgroups": 158,
+        "getresuid": 148,
+        "getresgid": 150,
+        "capget": 90,
+        "uname": 160,
+        "sysinfo": 179,
+        "getcpu": 168,
+        "prctl": 167,
+        "getpriority": 141,
+        "getrlimit": 163,
+        "setrlimit": 164,
+        "ioprio_get": 31,
+        "rt_sigaction": 134,
+        "rt_sigprocmask": 135,
+        "rt_sigreturn": 139,
+        "rt_sigsuspend": 133,
+        "rt_sigtimedwait": 137,
+        "rt_sigpending": 136,
+        "rt_sigqueueinfo": 138,
+        "rt_tgsigqueueinfo": 240,
+        "sigaltstack": 132,
+        "kill": 129,
+        "tgkill": 131,
+        "tkill": 130,
+        "getrandom": 278,
+        "clone": 220,
+        "prlimit64": 261,
+        "setpriority": 140,
+        "sched_setscheduler": 119,
+        "sched_setparam": 118,
+        "sched_setattr": 274,
+        "sched_setaffinity": 122,
+        "ioprio_set": 30,
+    },
+}
+_CLONE3 = 435
 _SECCOMP_ARCH = {
     "x86_64": 0xC000003E,
     "aarch64": 0xC00000B7,
 }
-_METADATA_CALLS: dict[str, dict[str, int]] = {
-    "x86_64": {
-        "chmod": 90,
-        "fchmod": 91,
-        "fchmodat": 268,
-        "fchmodat2": 452,
-        "chown": 92,
-        "fchown": 93,
-        "lchown": 94,
-        "fchownat": 260,
-        "utime": 132,
-        "utimes": 235,
-        "futimesat": 261,
-        "utimensat": 280,
-        "setxattr": 188,
-        "lsetxattr": 189,
-        "fsetxattr": 190,
-        "removexattr": 197,
-        "lremovexattr": 198,
-        "fremovexattr": 199,
-        "io_uring_setup": 425,
-    },
-    "aarch64": {
-        "fchmod": 52,
-        "fchmodat": 53,
-        "fchmodat2": 452,
-        "fchownat": 54,
-        "fchown": 55,
-        "utimensat": 88,
-        "setxattr": 5,
-        "lsetxattr": 6,
-        "fsetxattr": 7,
-        "removexattr": 14,
-        "lremovexattr": 15,
-        "fremovexattr": 16,
-        "io_uring_setup": 425,
-    },
-}
-_SOCKET_CALL = {"x86_64": 41, "aarch64": 198}
-#: Address families refused: IPv4, IPv6 and raw packets (AF_UNIX stays: Python uses it).
-_NETWORK_FAMILIES = (2, 10, 17)
-_EPERM, _EACCES = 1, 13
+_EPERM, _ENOSYS = 1, 38
 
 
-def seccomp_filter(machine: str) -> list[tuple[int, int, int, int]] | None:
-    """The seccomp program (BPF, as (code, jt, jf, k) tuples) for *machine*, or None where
-    the system call numbers are not known here."""
+def seccomp_filter(machine: str, pid: int = 0) -> list[tuple[int, int, int, int]] | None:
+    """The seccomp program (BPF, as (code, jt, jf, k) tuples) for *machine*, for the process
+    *pid* (what "self" means in :data:`CHECKED`), or None where the numbers are not known."""
     arch = _SECCOMP_ARCH.get(machine)
     if arch is None:
         return None
-    load, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
+    numbers = _NUMBERS[machine]
+    load, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
     allow, errno = 0x7FFF0000, 0x00050000
+    deny = (ret, 0, 0, errno | _EPERM)
     program = [
         (load, 0, 0, 4),  # seccomp_data.arch
         (jeq, 1, 0, arch),
-        (ret, 0, 0, allow),  # another ABI than the numbers below: not ours to judge
+        deny,  # another ABI (a 32-bit call on a 64-bit system): refused
         (load, 0, 0, 0),  # seccomp_data.nr
     ]
     if machine == "x86_64":  # x32 system calls carry this bit and other numbers
-        program += [(jge, 0, 1, 0x40000000), (ret, 0, 0, errno | _EPERM)]
-    for number in _METADATA_CALLS[machine].values():
-        program += [(jeq, 0, 1, number), (ret, 0, 0, errno | _EPERM)]
-    families = [(load, 0, 0, 16)]  # the low half of seccomp_data.args[0]
-    for family in _NETWORK_FAMILIES:
-        families += [(jeq, 0, 1, family), (ret, 0, 0, errno | _EACCES)]
-    families.append((ret, 0, 0, allow))
-    program += [(jeq, 0, len(families), _SOCKET_CALL[machine]), *families]
-    program.append((ret, 0, 0, allow))
+        program += [(jge, 0, 1, 0x40000000), deny]
+    program += [(jge, 0, 1, _NEWER), (ret, 0, 0, errno | _ENOSYS)]
+    program += [(jeq, 0, 1, _CLONE3), (ret, 0, 0, errno | _ENOSYS)]
+    for name in ALLOWED:
+        if name in numbers:
+            program += [(jeq, 0, 1, numbers[name]), (ret, 0, 0, allow)]
+    for name, conditions in CHECKED.items():
+        if name not in numbers:
+            continue
+        if name == "clone":
+            block = [(load, 0, 0, 16), (jset, 1, 0, _NAMESPACE_FLAGS), (ret, 0, 0, allow), deny]
+        else:
+            block = _checks(conditions, pid)
+        program += [(jeq, 0, len(block), numbers[name]), *block]
+    program.append(deny)
     return program
+
+
+def _checks(
+    conditions: list[tuple[int, tuple[int | str, ...]]], pid: int
+) -> list[tuple[int, int, int, int]]:
+    """A block that allows the call when every condition on its arguments holds, refuses it
+    otherwise; it ends in a return on every path."""
+    load, jeq, ret = 0x20, 0x15, 0x06
+    body: list[tuple[int, int, int, int]] = []
+    # Each condition: load the low half of the argument, then one comparison per value; a
+    # match goes on to the next condition, no match to the refusal at the end.
+    pending: list[int] = []  # indexes whose "no match" jump targets the refusal
+    for argument, values in conditions:
+        wanted = sorted(
+            {pid if v == _SELF else int(v) for v in values} | ({0} if _SELF in values else set())
+        )
+        body.append((load, 0, 0, 16 + 8 * argument))
+        for position, value in enumerate(wanted):
+            left = len(wanted) - position - 1
+            if left:
+                body.append((jeq, left, 0, value))  # match: past the other comparisons
+            else:
+                pending.append(len(body))
+                body.append((jeq, 0, 0, value))  # no match: filled in below
+    body.append((ret, 0, 0, 0x7FFF0000))
+    refuse = len(body)
+    body.append((ret, 0, 0, 0x00050000 | _EPERM))
+    for index in pending:
+        code, jt, _, k = body[index]
+        body[index] = (code, jt, refuse - index - 1, k)
+    return body
 
 
 class _SockFilter(ctypes.Structure):
@@ -549,11 +1268,20 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter))]
 
 
-def _seccomp() -> bool:
-    """Install :func:`seccomp_filter` for this machine; False where there is none."""
-    fprog = _seccomp_program(os.uname().machine)
-    if fprog is None:
+#: What "self" is in the program built ahead (:func:`_seccomp_program`): replaced by the
+#: confined process's pid at each of the places it occurs.
+_PLACEHOLDER = 0xFFFFFFFE
+
+
+def _seccomp(pid: int) -> bool:
+    """Install :func:`seccomp_filter` for this machine and process *pid*; False where there
+    is none."""
+    built = _seccomp_program(os.uname().machine)
+    if built is None:
         return False
+    fprog, places = built
+    for index in places:
+        fprog.filter[index].k = pid
     # prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program); no_new_privs is already set.
     if _libc().prctl(22, 2, ctypes.byref(fprog), 0, 0) != 0:
         raise SandboxError(f"seccomp: {os.strerror(ctypes.get_errno())}")
@@ -568,15 +1296,16 @@ def _libc() -> Any:
 
 
 @functools.cache
-def _seccomp_program(machine: str) -> _SockFprog | None:
-    program = seccomp_filter(machine)
+def _seccomp_program(machine: str) -> tuple[_SockFprog, tuple[int, ...]] | None:
+    program = seccomp_filter(machine, _PLACEHOLDER)
     if program is None:
         return None
     filters = (_SockFilter * len(program))(*(_SockFilter(*step) for step in program))
     fprog = _SockFprog(len(program), filters)
     # The array must outlive the struct that points into it.
     setattr(fprog, "_keep", filters)  # noqa: B010
-    return fprog
+    places = tuple(i for i, step in enumerate(program) if step[3] == _PLACEHOLDER)
+    return fprog, places
 
 
 def warm() -> None:
@@ -623,6 +1352,17 @@ def prepare_rules(request: Mapping[str, Any] | None) -> None:
         read = tuple(str(p) for p in request.get("read", ()))
         _PREPARED[(abi, read)] = _fixed_ruleset(abi, read)
         _prctl(_PR_SET_NO_NEW_PRIVS, 1)
+    # Every wall but Landlock's own folder and file goes up now too, off the case's clock,
+    # unless the case switches user: it reads the learner's file first, as the grader.
+    if request.get("uid") is not None or not sys.platform.startswith("linux"):
+        return
+    global _AHEAD
+    try:
+        _first_walls(request, ahead=True)
+        _last_walls(request)
+        _AHEAD = _walls_key(request)
+    except (SandboxError, walls.WallError, OSError) as error:
+        _AHEAD = f"failed: {error}"
 
 
 def _fixed_ruleset(abi: int, read: Iterable[str]) -> int:

@@ -81,6 +81,13 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _non_negative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise ValueError("must be 0 or more")
+    return value
+
+
 def _workers(text: str) -> int:
     if text.strip() == "auto":
         return 0
@@ -201,6 +208,31 @@ SETTINGS: tuple[Setting, ...] = (
         metavar="NAME",
         help="When the grader runs as root, learner code runs as this user; 'none' to keep "
         "root (default nobody).",
+    ),
+    Setting(
+        "disk",
+        _non_negative_float,
+        512.0,
+        metavar="MIB",
+        help="MiB the largest file learner code writes may hold, in one case; 0 for no cap "
+        "(default 512; enforced on Linux with the sandbox).",
+    ),
+    Setting(
+        "open_files",
+        _positive_int,
+        256,
+        metavar="N",
+        help="Files, pipes and sockets one case's process may hold open at once (default 256; "
+        "enforced on Linux with the sandbox).",
+    ),
+    Setting(
+        "processes",
+        _non_negative_int,
+        64,
+        metavar="N",
+        help="Processes and threads one case may run at once, itself included; 0 for no cap "
+        "(default 64; enforced on Linux with the sandbox where a cgroup, a user namespace "
+        "or the sandbox user can keep the count).",
     ),
     Setting(
         "pass_env",

@@ -1,0 +1,300 @@
+"""The walls around the process that runs learner code besides Landlock and seccomp (issue 21):
+limits it cannot raise, no capabilities, and namespaces of its own where the system offers them.
+
+Everything here runs in the child before learner code loads (see
+:func:`pytest_lessons.sandbox.confine`), except :func:`probe`, which the pytest process calls
+once. Linux only; elsewhere each step is a no-op that :func:`probe` reports as missing. This
+module imports neither pytest nor torch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import functools
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+try:
+    import resource
+except ImportError:  # Windows
+    resource = None  # type: ignore[assignment]
+
+#: clone(2)/unshare(2) flags: a user namespace and, owned by it, IPC, network and mounts.
+_NEWUSER, _NEWIPC, _NEWNET, _NEWNS = 0x10000000, 0x08000000, 0x40000000, 0x00020000
+NAMESPACES = _NEWUSER | _NEWIPC | _NEWNET | _NEWNS
+#: Folders where the host keeps unix sockets and shared memory (docker.sock, D-Bus, systemd,
+#: /dev/shm): in a case's own mount view each is an empty, read-only folder.
+HIDDEN = ("/run", "/var/run", "/dev/shm", "/run/user")
+#: Where the pids controller of cgroup v1 lives, and the folder of ours inside it.
+CGROUP_PIDS = "/sys/fs/cgroup/pids"
+CGROUP_FOLDER = "pytest-lessons"
+
+_PR_CAPBSET_READ, _PR_CAPBSET_DROP, _PR_SET_SECUREBITS = 23, 24, 28
+_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
+#: Every securebit and its lock but KEEP_CAPS: uid 0 gains nothing on exec or setuid.
+_SECUREBITS = 0xEF
+_CAP_SETPCAP = 8
+_LINUX_CAPABILITY_VERSION_3 = 0x20080522
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 1, 2, 4, 8
+_MS_REC, _MS_PRIVATE = 0x4000, 1 << 18
+
+
+class WallError(RuntimeError):
+    """A wall could not be put up, so no learner code runs."""
+
+
+@dataclass(frozen=True)
+class Walls:
+    """What this system offers besides Landlock and seccomp, found once by :func:`probe`."""
+
+    namespaces: bool = False
+    """Whether a case can have its own user, IPC, network and mount namespaces."""
+    namespaces_reason: str = ""
+    """Why not, for the header."""
+    processes: str = ""
+    """How the process cap is kept: ``cgroup``, ``namespace`` (RLIMIT_NPROC counted in the
+    case's own user namespace), ``user`` (RLIMIT_NPROC of the dedicated user, shared by that
+    user's processes) or "" (none can be kept here)."""
+
+
+@functools.cache
+def _libc() -> Any:
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    return libc
+
+
+def _fail(what: str) -> WallError:
+    return WallError(f"{what}: {os.strerror(ctypes.get_errno())}")
+
+
+def probe(uid: int | None, gid: int | None = None) -> Walls:
+    """What this system offers for a case that runs as user *uid* and group *gid* (None: as
+    the grader).
+
+    Namespaces are tried for real, in a forked process that makes them and ends: a kernel
+    setting, an AppArmor rule or a container's seccomp profile (Docker's refuses them) can each
+    say no, and only the attempt tells."""
+    if not sys.platform.startswith("linux") or not hasattr(os, "fork"):
+        return Walls(namespaces_reason="namespaces are a Linux feature")
+    namespaces, reason = _try_namespaces(uid, uid if gid is None else gid)
+    root = os.geteuid() == 0
+    if root and os.access(CGROUP_PIDS, os.W_OK):
+        processes = "cgroup"
+    elif namespaces and (uid if uid is not None else os.geteuid()) != 0:
+        processes = "namespace"
+    elif uid is not None:
+        processes = "user"
+    else:
+        processes = ""
+    return Walls(namespaces, reason, processes)
+
+
+def _try_namespaces(uid: int | None, gid: int | None) -> tuple[bool, str]:
+    """Make the namespaces as a case would (as user *uid*, mount view included), in a forked
+    process that then ends."""
+    import warnings
+
+    # Loaded before the fork: a process with threads (a notebook's kernel) may hold the
+    # dynamic loader's lock in another thread, which the child would wait on for ever.
+    _libc()
+    with warnings.catch_warnings():  # a fork in a process with threads: the child only exits
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
+    if pid == 0:  # pragma: no cover - reports through its exit status
+        code = 0
+        try:
+            if uid is not None:
+                os.setgroups([])
+                os.setgid(gid if gid is not None else uid)
+                os.setuid(uid)
+                _libc().prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE, as the case does
+            unshare(os.getuid(), os.getgid())
+        except OSError as exc:
+            code = min(exc.errno or 1, 120)
+        except BaseException:
+            code = min(ctypes.get_errno(), 120) or 1
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1
+    if code == 0:
+        return True, ""
+    return False, f"the system refuses new namespaces ({os.strerror(code)})"
+
+
+def set_limits(limits: Mapping[str, Any]) -> None:
+    """The limits that need no namespace, soft = hard so learner code cannot raise them: the
+    largest file (*disk_mb*), open files (*open_files*), no core dumps, no real-time priority,
+    no POSIX message queues."""
+    if not sys.platform.startswith("linux"):
+        return
+    fixed = [(resource.RLIMIT_CORE, 0)]
+    for name in ("RLIMIT_RTPRIO", "RLIMIT_MSGQUEUE"):
+        if hasattr(resource, name):
+            fixed.append((getattr(resource, name), 0))
+    disk = limits.get("disk_mb")
+    if disk:
+        fixed.append((resource.RLIMIT_FSIZE, int(float(disk) * 1024 * 1024)))
+    files = limits.get("open_files")
+    if files:
+        fixed.append((resource.RLIMIT_NOFILE, int(files)))
+    for which, value in fixed:
+        try:
+            resource.setrlimit(which, (value, value))
+        except (OSError, ValueError) as exc:
+            raise WallError(f"setrlimit({which}, {value}): {exc}") from None
+
+
+def cap_processes(count: int) -> None:
+    """At most *count* processes and threads, soft = hard, counted per user: the case's own
+    user namespace's count where it has one (:func:`unshare` came first)."""
+    if resource is None or not hasattr(resource, "RLIMIT_NPROC"):
+        return
+    try:
+        resource.setrlimit(resource.RLIMIT_NPROC, (count, count))
+    except (OSError, ValueError) as exc:
+        raise WallError(f"setrlimit(RLIMIT_NPROC, {count}): {exc}") from None
+
+
+#: The processes besides the case's own that live in its worker's cgroup: the worker, the
+#: child waiting for the next job, and a fork server's helper.
+WORKER_TASKS = 3
+
+
+def join_cgroup(count: int, worker: bool) -> None:
+    """Put this process into a pids cgroup that holds at most *count* processes and threads
+    of the case, as root, where cgroup v1's pids controller is mounted. *worker*: this is a
+    fork server's child, and the cgroup is the worker's (its parent's), with room for the
+    worker's own (:data:`WORKER_TASKS`); else the cgroup is this process's alone (a spawned
+    child, whose parent is pytest).
+
+    One cgroup a worker, not one a case: a case's child is born in it, and moving a process
+    into a cgroup waits for the kernel's RCU grace period (14 ms measured here, each time),
+    whereas its cases run one after another. The first case moves the worker; empty cgroups
+    of processes that have ended are removed on the way."""
+    owner = os.getppid() if worker else os.getpid()
+    name = f"{'worker' if worker else 'case'}-{owner}"
+    base = os.path.join(CGROUP_PIDS, CGROUP_FOLDER)
+    if _current_cgroup() == f"/{CGROUP_FOLDER}/{name}":
+        return
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(base, 0o755)
+    with contextlib.suppress(OSError):
+        for entry in os.listdir(base):
+            if entry.startswith(("worker-", "case-")) and not _alive(entry):
+                with contextlib.suppress(OSError):  # busy: its last processes end now
+                    os.rmdir(os.path.join(base, entry))
+    own = os.path.join(base, name)
+    try:
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(own, 0o755)
+        _write(os.path.join(own, "pids.max"), str(count + (WORKER_TASKS if worker else 0)))
+        if worker:
+            _write(os.path.join(own, "cgroup.procs"), str(owner))
+        _write(os.path.join(own, "cgroup.procs"), "0")
+    except OSError as exc:
+        raise WallError(f"the process cgroup {own}: {exc.strerror}") from None
+
+
+def _write(path: str, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
+
+
+def _current_cgroup() -> str:
+    """This process's cgroup in the pids hierarchy (cgroup v1), or ""."""
+    with contextlib.suppress(OSError), open("/proc/self/cgroup") as handle:
+        for line in handle:
+            _, controllers, path = line.rstrip("\n").split(":", 2)
+            if "pids" in controllers.split(","):
+                return path
+    return ""
+
+
+def _alive(name: str) -> bool:
+    """Whether the process a cgroup ``worker-PID`` was made for still exists."""
+    try:
+        os.kill(int(name.rpartition("-")[2]), 0)
+    except ProcessLookupError:
+        return False
+    except (OSError, ValueError):
+        return True
+    return True
+
+
+def unshare(uid: int, gid: int) -> None:
+    """Give this process its own user, IPC, network and mount namespaces, as user *uid* and
+    group *gid* inside as outside; in the mount view, the host's socket and shared-memory
+    folders (:data:`HIDDEN`) are empty and read-only."""
+    libc = _libc()
+    if libc.unshare(NAMESPACES) != 0:
+        raise _fail("unshare")
+    for name, text in (
+        ("setgroups", "deny"),
+        ("uid_map", f"{uid} {uid} 1"),
+        ("gid_map", f"{gid} {gid} 1"),
+    ):
+        try:
+            fd = os.open(f"/proc/self/{name}", os.O_WRONLY)
+            try:
+                os.write(fd, text.encode())
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            raise WallError(f"/proc/self/{name}: {exc.strerror}") from None
+    if libc.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
+        raise _fail("mount --make-rprivate /")
+    flags = _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC
+    for folder in HIDDEN:
+        hide = os.path.isdir(folder) and not os.path.islink(folder)
+        if hide and libc.mount(b"none", folder.encode(), b"tmpfs", flags, b"size=4k,mode=0555"):
+            raise _fail(f"mount tmpfs on {folder}")
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [
+        ("effective", ctypes.c_uint32),
+        ("permitted", ctypes.c_uint32),
+        ("inheritable", ctypes.c_uint32),
+    ]
+
+
+def drop_capabilities(bounding_only: bool = False) -> None:
+    """No capability left in any set (effective, permitted, inheritable, ambient, bounding),
+    and root's exceptions locked off (securebits), where the process may still change them.
+    *bounding_only*: the bounding set and securebits only (root, about to switch user, still
+    needs the capability to)."""
+    libc = _libc()
+    if libc.prctl(_PR_CAPBSET_READ, _CAP_SETPCAP, 0, 0, 0) == 1:
+        # Before the bounding set goes: setting securebits needs CAP_SETPCAP. A process that
+        # holds no capabilities may be refused; it then has nothing they would lock. Root about
+        # to switch user must keep the switch's fix-up of its capabilities.
+        bits = _SECUREBITS & ~(0x4 if bounding_only else 0)
+        libc.prctl(_PR_SET_SECUREBITS, bits, 0, 0, 0)
+    cap = 0
+    while True:
+        held = libc.prctl(_PR_CAPBSET_READ, cap, 0, 0, 0)
+        if held < 0:
+            break  # past the last capability this kernel knows
+        if held == 1 and libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
+            raise _fail(f"dropping capability {cap} from the bounding set")
+        cap += 1
+    if bounding_only:
+        return
+    libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    header = _CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)
+    empty = (_CapData * 2)()
+    if libc.capset(ctypes.byref(header), empty) != 0:
+        raise _fail("capset")

@@ -1,0 +1,270 @@
+"""The sandbox's walls of issue 21: deny by default, no privileges, limits learner code cannot
+raise, namespaces of its own. A class of attackers runs in one pytest run per isolation mode:
+each attack fails its own case only, while a right solution in the same run passes and the
+gradebook keeps every learner's full maximum points."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from pytest_lessons import sandbox
+
+from conftest import DOUBLE_RIGHT, DOUBLE_TOML, ROOT, said
+
+Make = Callable[..., Path]
+
+SUPPORT = sandbox.probe()
+pytestmark = pytest.mark.skipif(
+    not (SUPPORT.abi and SUPPORT.seccomp), reason=f"no Landlock and seccomp here: {SUPPORT.reason}"
+)
+
+#: Right on every case; on case 1 (the 1-D input) it first runs the attack, which raises when
+#: it is refused, so only a refused attack fails the case.
+ATTACKER = """
+import ctypes, os, resource, signal, socket, sys, time
+from pathlib import Path
+
+def attack():
+{attack}
+
+def solve(x):
+    if not isinstance(x[0], list):
+        attack()
+        return [2 * v for v in x]
+    return [[2 * v for v in row] for row in x]
+"""
+
+#: One learner a Why bullet or numbered point of issue 21; each attack raises when refused.
+ATTACKS = {
+    # Root stays root / No privileges: reboot() passes its capability check only with
+    # CAP_SYS_BOOT (then the zero magic numbers make it EINVAL, and nothing happens).
+    "reboot": """
+libc = ctypes.CDLL(None, use_errno=True)
+number = {"x86_64": 169, "aarch64": 142}[os.uname().machine]
+if libc.syscall(number, 0, 0, 0, 0) != 0 and ctypes.get_errno() != 22:
+    raise OSError(ctypes.get_errno(), "reboot refused")
+""",
+    "capabilities": """
+status = dict(line.split(":", 1) for line in open("/proc/self/status"))
+if all(int(status[k], 16) == 0 for k in ("CapEff", "CapPrm", "CapBnd", "CapAmb")):
+    assert status["NoNewPrivs"].strip() == "1"
+    raise PermissionError(1, "no capabilities")
+""",
+    "realtime": "os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))",
+    # Sockets: netlink, and a unix socket the grader listens on.
+    "netlink": "socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)",
+    "unix_connect": """
+client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+client.connect({listening!r})
+""",
+    # Other processes: the worker's (fork) or pytest's (spawn) limits.
+    "prlimit_parent": "resource.prlimit(os.getppid(), resource.RLIMIT_NOFILE, (16, 16))",
+    # Limits learner code can lift, or that do not exist.
+    "memory_raise": """
+soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+resource.setrlimit(resource.RLIMIT_AS, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+""",
+    "fork_bomb": """
+for _ in range(400):
+    if os.fork() == 0:
+        time.sleep(30)
+        os._exit(0)
+""",
+    "disk_fill": """
+with open("filler", "wb") as handle:
+    for _ in range(64):
+        handle.write(b"x" * (1 << 20))
+""",
+    # Learners can talk to each other: each channel a learner would publish answers on.
+    "sysv_shm": """
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.shmget(0x5eed, 4096, 0o1666) < 0:
+    raise OSError(ctypes.get_errno(), "shmget")
+""",
+    "posix_shm": """
+from multiprocessing import shared_memory
+shared_memory.SharedMemory(name="lessons-answers", create=True, size=4096)
+""",
+    "abstract_socket": """
+server = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+server.bind("\\0lessons-answers")
+""",
+    "tmp_socket": """
+server = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+server.bind("/tmp/lessons-answers.sock")
+""",
+    "posix_shm_read": """
+from multiprocessing import shared_memory
+shared_memory.SharedMemory(name="lessons-answers")
+""",
+}
+
+
+def attacker(attack: str) -> str:
+    body = "\n".join("    " + line for line in attack.strip().splitlines())
+    return ATTACKER.format(attack=body)
+
+
+@pytest.fixture
+def listening(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A unix socket the grader listens on, as /var/run/docker.sock would be."""
+    path = tmp_path_factory.mktemp("host") / "service.sock"
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(path))
+    server.listen(8)
+    path.chmod(0o777)
+    yield str(path)
+    server.close()
+
+
+@pytest.mark.parametrize("isolation", ["fork", "spawn"])
+@pytest.mark.usefixtures("no_preload")
+def test_every_attack_fails_its_own_case_and_the_gradebook_keeps_full_maximums(
+    pytester: pytest.Pytester, make_exercise: Make, isolation: str, listening: str
+) -> None:
+    make_exercise(toml=DOUBLE_TOML)
+    submissions = pytester.path / "class"
+    learners = {"ada": DOUBLE_RIGHT}
+    learners.update(
+        {
+            name: attacker(code.replace("{listening!r}", repr(listening)))
+            for name, code in ATTACKS.items()
+        }
+    )
+    for name, code in learners.items():
+        (submissions / name / "double").mkdir(parents=True)
+        (submissions / name / "double" / "solution.py").write_text(code)
+    result = pytester.runpytest_subprocess(
+        "double",
+        "--lesson-submissions=class",
+        f"--lesson-isolation={isolation}",
+        "--lesson-gradebook=gradebook.csv",
+        "--lesson-show-failures",
+        "--lesson-disk=8",
+        "--lesson-processes=32",
+        "-p",
+        "no:cacheprovider",
+    )
+    text = said(result)
+    # The header names every layer and limit in force.
+    assert "layers: Landlock ABI" in text and "seccomp allow-list" in text
+    assert "limits: files up to 8 MiB, 256 open files, 32 processes and threads" in text
+    book = sorted((pytester.path / "gradebook.csv").read_text().splitlines()[1:])
+    assert book == sorted(["ada,double,2,2,"] + [f"{name},double,1,2," for name in ATTACKS]), text
+    # Words that say what to do, for a refused call and for the network.
+    assert "Remove the call that the system refused (below)" in text
+    assert "Remove the code that uses the network" in text
+    assert "grader itself failed" not in text
+
+
+def test_a_wide_set_of_torch_and_numpy_operators_passes_inside_the_sandbox(
+    pytester: pytest.Pytester, combine_heads: Callable[[str | None], Path]
+) -> None:
+    combine_heads((ROOT / "tools" / "wide_ops.py").read_text())
+    result = pytester.runpytest("combine_heads", "--lesson-timeout=120", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=10)
+    assert "seccomp allow-list" in said(result)
+
+
+@pytest.mark.torch
+def test_the_lesson_check_passes_inside_the_sandbox(pytester: pytest.Pytester) -> None:
+    shutil.copytree(ROOT / "exercises", pytester.path / "exercises")
+    result = pytester.runpytest_subprocess(
+        "--lesson-check", "exercises", "--lesson-sandbox=require", "-p", "no:cacheprovider"
+    )
+    assert result.ret == 0, said(result)
+
+
+# --- the filter and the walls, without pytest ------------------------------------------------
+
+
+@pytest.mark.parametrize("machine", ["x86_64", "aarch64"])
+def test_the_allow_lists_numbers_are_the_kernels(machine: str) -> None:
+    headers = {
+        "x86_64": Path("/usr/include/x86_64-linux-gnu/asm/unistd_64.h"),
+        "aarch64": Path("/usr/include/asm-generic/unistd.h"),
+    }
+    if not headers[machine].exists():
+        pytest.skip(f"no kernel headers for {machine} here")
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        import syscalls
+    finally:
+        sys.path.remove(str(ROOT / "tools"))
+    known = syscalls.numbers(machine)
+    table = sandbox._NUMBERS[machine]
+    assert {name: known[name] for name in table} == table
+    program = sandbox.seccomp_filter(machine, 4321)
+    assert program is not None and len(program) < 4096
+    # Every jump lands inside the program (BPF's offsets are one byte).
+    assert all(jt < 256 and jf < 256 for _, jt, jf, _ in program)
+    jumps = [(i, jt, jf) for i, (code, jt, jf, _) in enumerate(program) if code & 0x07 == 0x05]
+    assert all(i + 1 + max(jt, jf) < len(program) for i, jt, jf in jumps)
+    assert program[-1] == (0x06, 0, 0, 0x00050001)  # anything else: EPERM
+
+
+def test_calls_on_the_process_itself_pass_and_on_its_parent_fail() -> None:
+    import json
+    import os
+    import resource
+    import tempfile
+
+    policy = sandbox.make_policy(SUPPORT, {}, user=None, limits={"processes": 16})
+    private = Path(tempfile.mkdtemp(prefix="pytest-lessons-test-"))
+    readable, writable = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - reports through the pipe
+        found: dict[str, object] = {}
+        try:
+            sandbox.confine(policy.request(private, private / "solution.py"))
+            limit = resource.getrlimit(resource.RLIMIT_NOFILE)
+            for name, action in (
+                ("own limit", lambda: resource.prlimit(0, resource.RLIMIT_NOFILE, limit)),
+                ("own pid", lambda: resource.prlimit(os.getpid(), resource.RLIMIT_NOFILE, limit)),
+                ("parent", lambda: resource.prlimit(os.getppid(), resource.RLIMIT_NOFILE, limit)),
+                ("nicer", lambda: os.setpriority(os.PRIO_PROCESS, 0, 5)),
+                ("user", lambda: os.setpriority(os.PRIO_USER, 0, 5)),
+                ("batch", lambda: os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))),
+                ("pair", lambda: socket.socketpair()),
+                ("unshare", lambda: _unshare_user()),
+            ):
+                try:
+                    action()
+                    found[name] = "allowed"
+                except OSError as exc:
+                    found[name] = exc.errno
+        except BaseException as exc:
+            found["error"] = repr(exc)
+        os.write(writable, json.dumps(found).encode())
+        os._exit(0)
+    os.close(writable)
+    with os.fdopen(readable, "rb") as handle:
+        found = json.loads(handle.read())
+    os.waitpid(pid, 0)
+    shutil.rmtree(private)
+    assert found == {
+        "own limit": "allowed",
+        "own pid": "allowed",
+        "parent": 1,
+        "nicer": "allowed",
+        "user": 1,
+        "batch": "allowed",
+        "pair": "allowed",
+        "unshare": 1,
+    }
+
+
+def _unshare_user() -> None:
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.unshare(0x10000000) != 0:
+        raise OSError(ctypes.get_errno(), "unshare")
