@@ -503,8 +503,15 @@ class Worker:
             _kill_group(self._spare.pid)
             self._spare = None
         self.sock.close()
+        # It ends on the socket's end, unless learner code stopped it.
+        deadline = time.monotonic() + RUNNING_GRACE
         with contextlib.suppress(ChildProcessError):
-            os.waitpid(self.zygote, 0)
+            while os.waitpid(self.zygote, os.WNOHANG)[0] != self.zygote:
+                if time.monotonic() > deadline:
+                    os.kill(self.zygote, signal.SIGKILL)
+                    os.waitpid(self.zygote, 0)
+                    break
+                time.sleep(0.005)
         # The siblings end when their runners close them, which happens now too; waiting for
         # them keeps their time counted in this process tree's, as a separate worker's would be.
         for pid in self.siblings:
