@@ -16,8 +16,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
+from test_grading_core import double, grader, lesson
 
 from pytest_lessons import files
+from pytest_lessons.grading import Attempt
 from pytest_lessons.outcome import DIED, INTERNAL, RETURNED, TIMEOUT, from_untrusted
 from pytest_lessons.runner import ForkRunner, Job, SpawnRunner, assemble
 from pytest_lessons.sandbox import Policy
@@ -433,3 +435,16 @@ def test_a_case_folder_is_removed_whatever_learner_code_left_in_it(tmp_path: Pat
     assert not case.exists()
     assert (outside / "keep").read_text() == "the grader's"
     assert files.remove_tree(tmp_path / "never-there") is True
+
+
+def test_a_class_keeps_no_answers_of_learners_already_graded(tmp_path: Path) -> None:
+    exercise = lesson(tmp_path)
+    grade, _ = grader({("solution.py", "solve"): double})
+    for learner in ("ada", "bo", "cy"):
+        solution = tmp_path / learner / "double" / "solution.py"
+        for case in exercise.cases:
+            assert grade.grade(Attempt(exercise, case, solution, learner)).passed
+    # Only the learner graded now has answers in memory.
+    assert {key[0] for key, o in grade.outcomes.items() if o.kind == RETURNED} == {
+        str(tmp_path / "cy" / "double" / "solution.py")
+    }
