@@ -16,6 +16,7 @@ import importlib.machinery
 import importlib.util
 import inspect
 import json
+import linecache
 import os
 import random
 import sys
@@ -174,6 +175,9 @@ def run_case(
     # before would keep the grader's rights.
     _seed(int(request.get("seed", 0)), request.get("threads"))
 
+    # Tracebacks show the learner's lines from these bytes: the file itself is not opened.
+    lines = source.decode("utf-8", errors="replace").splitlines(keepends=True)
+    linecache.cache[solution] = (len(source), None, lines, solution)
     loader = _Source(MODULE_NAME, solution, source)
     spec = importlib.util.spec_from_file_location(MODULE_NAME, solution, loader=loader)
     if spec is None:
