@@ -39,7 +39,7 @@ import socket
 import sys
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 from pytest_lessons.child import gate_writer, limit_memory, prepare, run_case, write_result
 from pytest_lessons.outcome import DIED
@@ -414,6 +414,15 @@ class Worker:
             written = os.write(self.protocol_fd, data)
             data = data[written:]
 
+    def _end(self) -> NoReturn:
+        """End this worker at once (its zygote is lost or stopped), collecting the zygote
+        first so that no zombie of it outlives the worker; the runner starts a fresh one."""
+        with contextlib.suppress(OSError):
+            os.kill(self.zygote, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(self.zygote, 0)
+        os._exit(3)
+
     def _hear(self, block: bool) -> None:
         """Read the zygote's messages: a forked child's pid, or how a child ended. A zygote
         that is gone ends this worker: the runner then starts a fresh one."""
@@ -425,7 +434,7 @@ class Worker:
         except OSError:
             data = b""
         if not data:
-            os._exit(3)
+            self._end()
         self._inbox += data
         *lines, self._inbox = self._inbox.split(b"\n")
         for line in lines:
@@ -454,7 +463,7 @@ class Worker:
         try:
             _send(self.sock, {"fork": True}, theirs)
         except OSError:
-            os._exit(3)
+            self._end()
         finally:
             for fd in theirs:
                 os.close(fd)
@@ -480,7 +489,7 @@ class Worker:
             remaining = deadline - time.monotonic()
             ready, _, _ = select.select([self.sock.fileno()], [], [], max(remaining, 0))
             if not ready:
-                os._exit(3)
+                self._end()
             self._hear(block=False)
             self._settle()
         return self._spare
@@ -491,11 +500,11 @@ class Worker:
         try:
             pid, _ = os.waitpid(self.zygote, os.WNOHANG | os.WUNTRACED)
         except ChildProcessError:
-            os._exit(3)
+            self._end()
         if pid == self.zygote:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.zygote, signal.SIGKILL)
-            os._exit(3)
+            self._end()
 
     def stop(self) -> None:
         """Kill the waiting child, end the zygote, and collect the siblings."""
