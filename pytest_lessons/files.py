@@ -20,10 +20,12 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import errno
+import functools
 import os
 import stat
 import sys
 from pathlib import Path, PurePath
+from typing import Any
 
 #: The largest learner file the grader reads: a solution is a page or two of code.
 MAX_SOURCE_BYTES = 1 << 20
@@ -62,6 +64,15 @@ class _OpenHow(ctypes.Structure):
 _openat2_works: bool | None = None if sys.platform.startswith("linux") else False
 
 
+@functools.lru_cache(maxsize=1)
+def _libc() -> Any:
+    """The C library, loaded once (each load costs the grader time on every case)."""
+    try:
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
+
+
 def _openat2(folder: int, relative: str) -> int | None:
     """*relative* opened beneath *folder* without any link; None where the kernel has no
     openat2 (then the caller walks). Raises OSError as open(2) would (ELOOP for a link,
@@ -69,9 +80,8 @@ def _openat2(folder: int, relative: str) -> int | None:
     global _openat2_works
     if _openat2_works is False:
         return None
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-    except OSError:
+    libc = _libc()
+    if libc is None:
         _openat2_works = False
         return None
     how = _OpenHow(_OPEN_FLAGS, 0, _RESOLVE_BENEATH | _RESOLVE_NO_SYMLINKS | _RESOLVE_NO_MAGICLINKS)
