@@ -65,8 +65,10 @@ RUNNING_GRACE = 5.0
 #: Seconds between the interpreter lock's hand-overs while a pool's threads feed its workers.
 SWITCH_INTERVAL = 0.0005
 #: Outcomes a pool keeps ready ahead of pytest's asks, per worker: enough that no worker waits
-#: for the judge, few enough that a class's answers never pile up in memory.
-AHEAD_PER_WORKER = 3
+#: while the judge has a slow stretch (3 a worker cost a class run on 2 cores a third of its
+#: speed: 5.4 s -> 8.5 s for 200 cases), few enough that a class's answers never pile up: at
+#: most this many times the workers times --lesson-answer-size, whatever the class's size.
+AHEAD_PER_WORKER = 16
 
 
 @dataclass(frozen=True)

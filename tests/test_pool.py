@@ -64,15 +64,15 @@ def test_a_pool_runs_only_a_few_cases_ahead_of_what_pytest_takes() -> None:
     log: list[tuple[str, str]] = []
     pool = PoolRunner([Recording(log), Recording(log)])
     try:
-        pool.prefetch([job("a", n) for n in range(40)])
+        pool.prefetch([job("a", n) for n in range(80)])
         time.sleep(1.0)  # time for every job, were the pool not to wait
         ahead = len(log)
-        for n in range(40):
+        for n in range(80):
             assert pool.run(job("a", n)).answer == [n]
     finally:
         pool.close()
     assert ahead <= AHEAD_PER_WORKER * 2
-    assert len(log) == 40
+    assert len(log) == 80
 
 
 def test_a_pool_shortens_the_interpreter_switch_interval_only_while_it_runs() -> None:
