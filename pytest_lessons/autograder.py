@@ -22,10 +22,34 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from pathlib import Path
+from pathlib import Path, PurePath
 
+from pytest_lessons import files as learner_files
 from pytest_lessons import model
 from pytest_lessons.compare import plural
+
+
+def _take(submission: Path, relative: PurePath, solution: Path) -> bool:
+    """Put the learner's file *relative* (beneath *submission*) in place of *solution*; False
+    where they handed in nothing there. The file is read as data, following no link: a link
+    (to the lesson's reference, say) is put in place as a link, so the grader tells the
+    learner to hand in the file itself instead of grading what it points to."""
+    try:
+        data = learner_files.read_beneath(submission, relative)
+    except learner_files.Unreadable as problem:
+        if problem.problem == "missing":
+            return False
+        solution.unlink(missing_ok=True)
+        if problem.problem == "link":
+            solution.symlink_to(problem.path)
+        elif problem.problem == "too_large":
+            # Past the bound whatever its real size, so the grader says it is too large.
+            solution.write_bytes(b"#" * (learner_files.MAX_SOURCE_BYTES + 1))
+        else:
+            solution.mkdir()  # not a plain file: the grader says so
+        return True
+    solution.write_bytes(data)
+    return True
 
 
 def place(submission: Path, exercises: Path) -> list[str]:
@@ -44,22 +68,10 @@ def place(submission: Path, exercises: Path) -> list[str]:
     for lesson, solution in files.items():
         name = lesson.relative_to(exercises).as_posix()
         relative = solution.relative_to(lesson)
-        found = next(
-            (
-                candidate
-                for candidate in (
-                    submission / name / relative,
-                    submission / "exercises" / name / relative,
-                )
-                if candidate.is_file()
-            ),
-            None,
-        )
-        if found is None and len(files) == 1 and flat.is_file():
-            found = flat
-        if found is not None:
-            shutil.copyfile(found, solution)
-        else:
+        candidates = [PurePath(name, relative), PurePath("exercises", name, relative)]
+        if len(files) == 1:
+            candidates.append(PurePath("solution.py"))
+        if not any(_take(submission, candidate, solution) for candidate in candidates):
             solution.unlink(missing_ok=True)
             missing.append(name)
     notes = []

@@ -17,6 +17,7 @@ import importlib.util
 import inspect
 import io
 import json
+import linecache
 import os
 import random
 import sys
@@ -24,7 +25,7 @@ import time
 import traceback
 from array import array
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 try:  # imported once here, not per case: it costs a forked child ~2 ms
     import resource
@@ -137,42 +138,51 @@ def _dense(value: Any) -> dict[str, Any] | None:
 # --- running learner code ------------------------------------------------------------------
 
 
-def run_case(request: dict[str, Any]) -> dict[str, Any]:
+def run_case(
+    request: dict[str, Any], gate: Callable[[bytes], None] | None = None
+) -> dict[str, Any]:
     """Load the learner's file anew and call its entry function on the request's inputs.
+
+    The file's bytes are in the request (``source``, base64; the runner read them as data);
+    ``solution`` is only the name tracebacks show. *gate* is told, once and before any learner
+    code loads, ``b"+"`` (the sandbox is closed, the code loads now) or ``b"!"`` and the
+    sandbox's error, on a channel learner code never holds.
 
     Returns an outcome dict (without captured output). Every exception learner code raises is
     caught, ``SystemExit`` and ``KeyboardInterrupt`` included, except that with
     ``request["debug"]`` a ``KeyboardInterrupt`` or the debugger's quit passes through, so a
     person debugging in-process can stop.
     """
-    solution = Path(request["solution"])
-    folder = Path(request.get("folder") or solution.parent)
+    solution = str(request["solution"])
+    folder = Path(request.get("folder") or Path(solution).parent)
     debug = bool(request.get("debug"))
     confined = request.get("sandbox")
-
-    try:
-        # Read before the sandbox closes: the file may sit where the sandbox's user cannot go.
-        source = solution.read_bytes()
-    except OSError:
-        return {"kind": SETUP, "error_type": "missing_file", "message": str(solution)}
+    source = base64.b64decode(request["source"])
     if confined:
         try:
             confine(confined)
         except (SandboxError, OSError) as exc:
+            if gate is not None:
+                gate(b"!" + str(exc).encode("utf-8", errors="replace"))
             return {"kind": INTERNAL, "message": f"the sandbox could not be set up: {exc}"}
     elif str(folder) not in sys.path:
         # Appended, not prepended: the learner's helper modules can be imported, but a
         # learner's torch.py cannot shadow the real torch. (Not in the sandbox: there, the
         # course's other files are out of reach.)
         sys.path.append(str(folder))
+    if gate is not None:
+        gate(b"+")
     # After the sandbox closed: more torch threads may start here, and a thread started
     # before would keep the grader's rights.
     _seed(int(request.get("seed", 0)), request.get("threads"))
 
-    loader = _Source(MODULE_NAME, str(solution), source)
+    # Tracebacks show the learner's lines from these bytes: the file itself is not opened.
+    lines = source.decode("utf-8", errors="replace").splitlines(keepends=True)
+    linecache.cache[solution] = (len(source), None, lines, solution)
+    loader = _Source(MODULE_NAME, solution, source)
     spec = importlib.util.spec_from_file_location(MODULE_NAME, solution, loader=loader)
     if spec is None:
-        return {"kind": SETUP, "error_type": "missing_file", "message": str(solution)}
+        return {"kind": SETUP, "error_type": "missing_file", "message": solution}
     module = importlib.util.module_from_spec(spec)
     previous = sys.modules.get(MODULE_NAME)
     sys.modules[MODULE_NAME] = module
@@ -180,7 +190,7 @@ def run_case(request: dict[str, Any]) -> dict[str, Any]:
         loader.exec_module(module)
     except BaseException as exc:
         _pass_through(exc, debug)
-        return _raised(exc, "import", folder, confined=bool(confined))
+        return _raised(exc, "import", solution, folder, confined=bool(confined))
     finally:
         if previous is not None:
             sys.modules[MODULE_NAME] = previous
@@ -218,7 +228,7 @@ def run_case(request: dict[str, Any]) -> dict[str, Any]:
     except BaseException as exc:
         _pass_through(exc, debug)
         seconds = time.perf_counter() - started
-        return _raised(exc, "call", folder, seconds=seconds, confined=bool(confined))
+        return _raised(exc, "call", solution, folder, seconds=seconds, confined=bool(confined))
     seconds = time.perf_counter() - started
     try:
         encoded = encode_answer(answer)
@@ -226,7 +236,7 @@ def run_case(request: dict[str, Any]) -> dict[str, Any]:
         encoded = {TAG: "cut", "reason": f"more than {MAX_ELEMENTS:,} values"}
     except BaseException as exc:  # a learner's tensor subclass can raise from anything
         _pass_through(exc, debug)
-        return _raised(exc, "call", folder, seconds=seconds, confined=bool(confined))
+        return _raised(exc, "call", solution, folder, seconds=seconds, confined=bool(confined))
     return {"kind": RETURNED, "answer": encoded, "seconds": seconds}
 
 
@@ -268,11 +278,11 @@ def _seed(seed: int, threads: Any) -> None:
         numpy_random.seed(seed)
 
 
-def _inside(path: str, folder: Path) -> bool:
-    try:
-        return Path(path).resolve().is_relative_to(folder.resolve())
-    except (OSError, ValueError, AttributeError):
-        return os.path.abspath(path).startswith(str(folder.resolve()) + os.sep)
+def _inside(path: str, solution: str, folder: Path) -> bool:
+    """Whether a traceback's file is the learner's: its own file (by the name it was
+    compiled with), or a helper module beside it where no sandbox keeps those out. Compared
+    as text: no path of the learner's is looked up."""
+    return path == solution or path.startswith(str(folder) + os.sep)
 
 
 class _Source(importlib.machinery.SourceFileLoader):
@@ -326,6 +336,7 @@ def _action(exc: BaseException) -> str:
 def _raised(
     exc: BaseException,
     phase: str,
+    solution: str,
     folder: Path,
     seconds: float = 0.0,
     confined: bool = False,
@@ -333,9 +344,9 @@ def _raised(
     frames = [
         {"file": f.filename, "line": f.lineno or 0, "function": f.name, "code": f.line or ""}
         for f in traceback.extract_tb(exc.__traceback__)
-        if _inside(f.filename, folder)
+        if _inside(f.filename, solution, folder)
     ]
-    if isinstance(exc, SyntaxError) and exc.filename and _inside(exc.filename, folder):
+    if isinstance(exc, SyntaxError) and exc.filename and _inside(exc.filename, solution, folder):
         frames.append(
             {
                 "file": exc.filename,
@@ -402,22 +413,49 @@ def limit_memory(memory_mb: float | None) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
-def write_result(result: dict[str, Any], path: str) -> None:
+def write_result(result: dict[str, Any], path: str, limit: int | None = None) -> None:
     """Write *result* as JSON to *path* (read back by the runner): whole or not at all, so a
-    result that exists is complete."""
+    result that exists is complete. An answer larger than *limit* bytes is not written: the
+    runner would not read it, and the learner is told why instead."""
     data = json.dumps(result, allow_nan=True).encode("utf-8")
+    if limit is not None and len(data) > limit and result.get("kind") == RETURNED:
+        mib = 1 << 20
+        reason = (
+            f"larger than the grader accepts ({len(data) / mib:.1f} MiB; the limit is "
+            f"{limit / mib:g} MiB, --lesson-answer-size)"
+        )
+        data = json.dumps({"kind": RETURNED, "answer": {TAG: "cut", "reason": reason}}).encode()
     with open(path + ".part", "wb") as handle:
         handle.write(data)
     os.replace(path + ".part", path)
 
 
+def gate_writer(fd: int) -> Callable[[bytes], None]:
+    """The gate of :func:`run_case` on the pipe *fd*: said once, then closed, so learner code
+    never holds it."""
+
+    def say(message: bytes) -> None:
+        try:
+            os.write(fd, message[:4096])
+        finally:
+            os.close(fd)
+
+    return say
+
+
 def main() -> None:  # pragma: no cover - runs as a spawned child; tested through the runner
     """Spawned child (used where fork is not available): ``python -m pytest_lessons.child
-    [module to preload ...]`` imports those modules first, then reads its request as JSON on
-    stdin (so it can be started before its case exists) and writes the result to the file
-    named in the request."""
+    [--gate=FD] [module to preload ...]`` imports those modules first, then reads its request
+    as JSON on stdin (so it can be started before its case exists) and writes the result to
+    the file named in the request."""
+    gate: Callable[[bytes], None] | None = None
+    for argument in sys.argv[1:]:
+        if argument.startswith("--gate="):
+            gate = gate_writer(int(argument.partition("=")[2]))
     gc.disable()  # no collections while torch fills the heap: its objects are long-lived
     for name in sys.argv[1:]:
+        if name.startswith("--"):
+            continue
         with contextlib.suppress(Exception):
             __import__(name)
     prepare()
@@ -437,12 +475,12 @@ def main() -> None:  # pragma: no cover - runs as a spawned child; tested throug
         setattr(sys, name, stream)
     limit_memory(request.get("memory_mb"))
     try:
-        result = run_case(request)
+        result = run_case(request, gate)
     except BaseException as exc:  # the learner broke this process's own machinery
         result = {"kind": DIED, "message": f"{type(exc).__name__}: {exc}"}
     sys.stdout.flush()
     sys.stderr.flush()
-    write_result(result, request["result"])
+    write_result(result, request["result"], request.get("answer_bytes"))
     os._exit(0)
 
 

@@ -203,12 +203,14 @@ def build(
             r.fault == MISSING and r.status == Status.ERROR
         )
     exercises = exercise_order(results, order)
-    # Points possible: one learner's cases (each learner has the same ones).
-    first: dict[str, str] = {}
+    # Points possible: every case any learner has (each learner has the same ones), so a
+    # case missing from one learner's results cannot shrink anyone's maximum.
+    cases: dict[tuple[str, int, str], float] = {}
     for r in results:
-        who = first.setdefault(r.exercise, r.learner)
-        if who == r.learner:
-            maximum[r.exercise] += r.max_points
+        key3 = (r.exercise, r.case, r.id)
+        cases[key3] = max(cases.get(key3, 0.0), r.max_points)
+    for (exercise, _, _), most in cases.items():
+        maximum[exercise] += most
     absent = dict(absent or {})
     names = sorted({r.learner for r in results} | set(absent))
     learners = []

@@ -34,7 +34,6 @@ import dataclasses
 import json
 import math
 import re
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -104,6 +103,9 @@ class Attempt:
     argument: str | None = None
     """``--lesson-check`` of a fitted watch-out: an expression of axis sizes whose value is
     given to the graded function as its last argument."""
+    folder: Path | None = None
+    """The learner's folder, which the graded file is read beneath with no link followed
+    (a class run's ``submissions/<learner>``); the file's own folder when None."""
 
     def __post_init__(self) -> None:
         if self.solution == Path():
@@ -205,13 +207,14 @@ class Grader:
     """(exercise file, inputs as JSON) -> the reference's outcome where it gave no answer."""
     shrunk: dict[tuple[str, str], str] = field(default_factory=dict)
     """(exercise file, learner) -> the case under which a smaller failing input is shown."""
+    _graded_last: tuple[str, str] = ("", "")
+    """(file, exercise file) whose outcomes are kept whole (see :meth:`_forget_others`)."""
 
     # --- one case, top to bottom ---------------------------------------------------------
 
     def grade(self, attempt: Attempt, diagnose: Diagnoser | None = None) -> Graded:
         """Run *attempt*'s code on its case, judge the answer, say what went wrong in the
         learner's terms. Never raises for anything learner code does."""
-        started = time.perf_counter()
         verdict, outcome, comparison, diagnosis = self._verdict(
             attempt, diagnose or self.builtin_diagnosis
         )
@@ -233,7 +236,7 @@ class Grader:
                 # Not when grading a class (it costs seconds a learner, and it is for learners
                 # at their desk), and never for hidden cases: a smaller input is still theirs.
                 text += self.smaller_failure(attempt, outcome)
-        result = self._result(attempt, verdict, outcome, diagnosis, started, text)
+        result = self._result(attempt, verdict, outcome, diagnosis, text)
         return Graded(result, text, outcome, comparison, diagnosis)
 
     def _verdict(
@@ -349,6 +352,17 @@ class Grader:
         )
         return verdict, outcome, comparison, diagnosis
 
+    def failed(self, attempt: Attempt, error: BaseException) -> Graded:
+        """The result of a case whose grading itself failed (the grader's fault, never the
+        learner's): recorded with its full points possible, like every collected case."""
+        text = (
+            "Tell your instructor: the grader itself failed on this case, so it scores no "
+            f"points this time; this is not your code's fault ({type(error).__name__}).\n"
+        )
+        verdict = _Verdict(Status.INTERNAL, text, text, headline=text.strip(), fault="internal")
+        result = self._result(attempt, verdict, None, None, text)
+        return Graded(result, text)
+
     def _not_run(self, attempt: Attempt, timed_out: list[str], limit: float) -> _Verdict:
         """A case left out because the exercise's time for loops is spent."""
         numbers = [label.split()[-1] for label in timed_out]
@@ -380,7 +394,6 @@ class Grader:
         verdict: _Verdict,
         outcome: Outcome | None,
         diagnosis: Diagnosis | None,
-        started: float,
         text: str,
     ) -> CaseResult:
         exercise, case = attempt.exercise, attempt.case
@@ -407,7 +420,9 @@ class Grader:
             diagnosis_kind=diagnosis.kind if diagnosis and not passed else None,
             fault=verdict.fault,
             unloadable=_unloadable(outcome),
-            seconds=round(time.perf_counter() - started, 4),
+            # The time its code ran, as the runner measured it: not the time this process
+            # waited for a pool's worker, nor the grading around it.
+            seconds=round(outcome.seconds, 4) if outcome is not None else 0.0,
             call=call_text(exercise, case),
             output=self._kept_output(attempt, outcome),
             lesson_error=verdict.lesson_error,
@@ -441,9 +456,11 @@ class Grader:
         entry: str,
         inputs: dict[str, Any],
         extra: tuple[Any, ...] = (),
+        beneath: Path | None = None,
     ) -> Job:
         """A job running *entry* of *solution* on *inputs* (in the exercise's order), then
-        *extra* arguments, under the exercise's limits and the session's sandbox."""
+        *extra* arguments, under the exercise's limits and the session's sandbox; *beneath*
+        is the learner's folder for a learner's file (None for the author's)."""
         limits = self.limits(exercise)
         return Job(
             solution=solution,
@@ -454,6 +471,8 @@ class Grader:
             output_cap=limits.output_cap,
             threads=limits.threads,
             sandbox=self.sandbox(),
+            beneath=beneath,
+            answer_bytes=int(limits.answer_mb * (1 << 20)),
         )
 
     def learner_outcome(self, attempt: Attempt) -> Outcome:
@@ -463,6 +482,7 @@ class Grader:
         entry = f"{attempt.entry}({attempt.argument})" if attempt.argument else attempt.entry
         case = attempt.case
         key = (str(attempt.solution), entry, str(attempt.exercise.path), case.number)
+        self._forget_others(attempt)
         if key not in self.outcomes:
             job = self.learner_job(attempt)
             outcome = self.runner.run(job)
@@ -473,6 +493,23 @@ class Grader:
             self.outcomes[key] = outcome
         return self.outcomes[key]
 
+    def _forget_others(self, attempt: Attempt) -> None:
+        """Once grading moves on to another file or exercise (a class runs learner by
+        learner), drop the answers of the one before and keep only what the rest of the
+        session reads: a class's memory stays flat whatever its learners return. An outcome
+        asked for again runs again, with the same seed."""
+        here = (str(attempt.solution), str(attempt.exercise.path))
+        if here == self._graded_last:
+            return
+        self._graded_last = here
+        for key, outcome in list(self.outcomes.items()):
+            if (key[0], key[2]) == here:
+                continue
+            if outcome.kind == RETURNED:
+                del self.outcomes[key]
+            elif outcome.output:
+                self.outcomes[key] = dataclasses.replace(outcome, output="")
+
     def learner_job(self, attempt: Attempt) -> Job:
         """The job that runs the graded code on the attempt's case (what a runner may run
         ahead of the grading)."""
@@ -481,7 +518,12 @@ class Grader:
             sizes = _sizes(attempt.exercise, attempt.case.inputs)
             extra = (fit.evaluate(attempt.argument, sizes),)
         return self.job(
-            attempt.exercise, attempt.solution, attempt.entry, attempt.case.inputs, extra
+            attempt.exercise,
+            attempt.solution,
+            attempt.entry,
+            attempt.case.inputs,
+            extra,
+            beneath=attempt.folder or attempt.solution.parent,
         )
 
     def reference_answer(self, exercise: model.Exercise, inputs: dict[str, Any]) -> Any:
@@ -831,7 +873,14 @@ class Grader:
         if expected is None:
             return None
         exercise = attempt.exercise
-        outcome = self.runner.run(self.job(exercise, attempt.solution, attempt.entry, inputs))
+        job = self.job(
+            exercise,
+            attempt.solution,
+            attempt.entry,
+            inputs,
+            beneath=attempt.folder or attempt.solution.parent,
+        )
+        outcome = self.runner.run(job)
         shown = abbreviate(_rounded(view(expected)))
         if original.kind == RAISED:
             if outcome.kind == RAISED and outcome.error_type == original.error_type:

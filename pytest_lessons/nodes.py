@@ -102,6 +102,7 @@ class ExerciseFile(pytest.File):
                     case=case,
                     solution=solution,
                     learner=learner,
+                    folder=lessons.submissions / learner,
                 )
 
 
@@ -187,12 +188,15 @@ class CaseItem(pytest.Item):
         case: model.Case,
         solution: Path | None = None,
         learner: str = "",
+        folder: Path | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.exercise = exercise
         self.case = case
-        self.attempt = Attempt(exercise, case, solution or exercise.solution, learner)
+        self.attempt = Attempt(
+            exercise, case, solution or exercise.solution, learner, folder=folder
+        )
         """What is graded: the learner's file on this case."""
         self.lesson_result: CaseResult | None = None
         """What the summary and the report files need (it travels with pytest-xdist as plain
@@ -207,7 +211,14 @@ class CaseItem(pytest.Item):
         return self.attempt.solution
 
     def runtest(self) -> None:
-        graded = session_of(self.config).grader.grade(self.attempt, diagnoser(self))
+        grader = session_of(self.config).grader
+        try:
+            graded = grader.grade(self.attempt, diagnoser(self))
+        except Exception as error:
+            # The grader's own fault; the case still has its result and its full points.
+            graded = grader.failed(self.attempt, error)
+            self.lesson_result = graded.result
+            raise LessonFailure(graded.text, graded.result.headline) from error
         self.lesson_result = graded.result
         if not graded.passed:
             text = graded.text

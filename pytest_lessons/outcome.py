@@ -19,8 +19,10 @@ for themselves; tuples arrive as lists. Anything else is a *tag*, a dict with th
 from __future__ import annotations
 
 import itertools
+import json
+import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 #: Outcome kinds.
@@ -97,7 +99,8 @@ class Outcome:
     signal: str = ""
     """With ``died``: the signal's name (``SIGSEGV``) when a signal ended the process."""
     seconds: float = 0.0
-    """How long the entry function ran (or, on timeout, the limit)."""
+    """How long the case's code ran, as the runner measured it: from the hand-over of its job
+    to its end (a timed-out case: until it was stopped). Never what learner code reported."""
     output: str = ""
     """What learner code printed, capped, with escape sequences removed."""
     output_cut: int = 0
@@ -159,3 +162,193 @@ class Outcome:
         data = self.to_dict()
         data["output"], data["output_cut"] = output, cut
         return Outcome.from_dict(data)
+
+
+#: What the process that runs learner code may say of its own case: the kinds its answer
+#: decides. A timeout, a grader error or "not run" are the runner's to find, never its.
+CHILD_KINDS = frozenset({RETURNED, RAISED, SETUP, DIED})
+#: The problems with a learner's file that the child finds (the file itself is read by the
+#: runner, which finds the others).
+CHILD_SETUP = frozenset({"no_entry", "not_callable", "signature"})
+#: Nesting an answer may have (the child cuts at 64 levels; tags add a few).
+ANSWER_DEPTH = 80
+#: What a result that cannot be believed becomes: the case's own failure.
+UNREADABLE = "the answer it left could not be read"
+
+
+def too_large(size: int, limit: int) -> Outcome:
+    """The outcome of a case whose answer is larger than the run accepts: its own failure,
+    told as a returned answer that was not read."""
+    mib = 1 << 20
+    reason = (
+        f"larger than the grader accepts ({size / mib:.1f} MiB; the limit is {limit / mib:g} "
+        "MiB, --lesson-answer-size)"
+    )
+    return Outcome(kind=RETURNED, answer={TAG: "cut", "reason": reason})
+
+
+def from_untrusted(data: bytes | None, limit: int, seconds: float = 0.0) -> Outcome:
+    """The outcome a child's result file says, read as untrusted input: learner code shares
+    the process and the folder, so it may have written the file itself.
+
+    Never raises. *data* holds at most *limit* + 1 bytes as read; more than *limit* is the
+    case's own failure (:func:`too_large`), and so is anything that is not a result the child
+    could have written (malformed JSON, a kind the child never reports, fields of the wrong
+    type): a :data:`DIED` outcome saying its answer could not be read. *seconds* is the
+    runner's own measure of the run.
+    """
+    if data is None:
+        return Outcome(kind=DIED, seconds=seconds)
+    if len(data) > limit:
+        return replace(too_large(len(data), limit), seconds=seconds)
+    try:
+        parsed = json.loads(data)
+        outcome = _believable(parsed)
+    except Exception:  # RecursionError, MemoryError's cousins, a learner's odd values
+        outcome = None
+    if outcome is None:
+        return Outcome(kind=DIED, message=UNREADABLE, seconds=seconds)
+    return replace(outcome, seconds=seconds)
+
+
+def _text(value: Any, cap: int = 4000) -> str:
+    if not isinstance(value, str):
+        raise ValueError("not text")
+    return value[:cap]
+
+
+def _believable(data: Any) -> Outcome | None:
+    """The outcome *data* stands for, if the child could have written it; None otherwise."""
+    if not isinstance(data, dict):
+        return None
+    kind = data.get("kind")
+    if kind not in CHILD_KINDS:
+        return None
+    if kind == RETURNED:
+        if "answer" not in data or not valid_answer(data["answer"]):
+            return None
+        return Outcome(kind=RETURNED, answer=data["answer"])
+    if kind == SETUP:
+        problem = data.get("error_type")
+        if problem not in CHILD_SETUP:
+            return None
+        names = data.get("names", [])
+        if not isinstance(names, list):
+            return None
+        return Outcome(
+            kind=SETUP,
+            error_type=str(problem),
+            message=_text(data.get("message", "")),
+            names=tuple(_text(n, 200) for n in names[:200]),
+        )
+    if kind == DIED:
+        return Outcome(kind=DIED, message=_text(data.get("message", ""), 500))
+    frames = data.get("frames", [])
+    if not isinstance(frames, list):
+        return None
+    read: list[Frame] = []
+    for f in frames[-20:]:
+        if not isinstance(f, dict) or type(f.get("line", 0)) is not int:
+            return None
+        read.append(
+            Frame(
+                _text(f.get("file", ""), 1000),
+                int(f.get("line", 0)),
+                _text(f.get("function", ""), 200),
+                _text(f.get("code", ""), 1000),
+            )
+        )
+    phase = data.get("phase", "")
+    if phase not in ("import", "call"):
+        return None
+    return Outcome(
+        kind=RAISED,
+        error_type=_text(data.get("error_type", ""), 200),
+        message=_text(data.get("message", "")),
+        phase=phase,
+        frames=tuple(read),
+        details=_details(data.get("details", {})),
+    )
+
+
+def _details(details: Any) -> dict[str, Any]:
+    """The details of a raised exception that the texts read, each of its own type."""
+    if not isinstance(details, dict):
+        raise ValueError("not a table")
+    kept: dict[str, Any] = {}
+    if isinstance(details.get("module"), str):
+        kept["module"] = details["module"][:200]
+    if details.get("pytest") is True:
+        kept["pytest"] = True
+    if "code" in details and isinstance(details["code"], (int, str, type(None))):
+        code = details["code"]
+        kept["code"] = code[:200] if isinstance(code, str) else code
+    denied = details.get("denied")
+    if isinstance(denied, dict):
+        kept["denied"] = {
+            k: v[:1000] for k, v in denied.items() if k in ("path", "action") and isinstance(v, str)
+        }
+    return kept
+
+
+_TAG_TEXT = {"tensor": ("type", "dtype"), "ndarray": ("type", "dtype"), "object": ("type",)}
+
+
+def valid_answer(answer: Any) -> bool:
+    """Whether *answer* is in the answer encoding (see the module docstring), so that the
+    judge can read it whatever its values: JSON types, nested at most :data:`ANSWER_DEPTH`
+    levels, tags with fields of their own types. Walked without recursion."""
+    stack: list[tuple[Any, int]] = [(answer, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > ANSWER_DEPTH:
+            return False
+        kind = type(value)
+        if value is None or kind in (bool, int, str):
+            continue
+        if kind is float:
+            continue  # NaN and infinities are answers too
+        if kind is list:
+            stack.extend((item, depth + 1) for item in value)
+            continue
+        if kind is not dict:
+            return False
+        tag = value.get(TAG)
+        if tag == "dense":
+            if not _valid_dense(value):
+                return False
+        elif tag in _TAG_TEXT:
+            if not all(isinstance(value.get(k, ""), str) for k in _TAG_TEXT[tag]):
+                return False
+            if tag != "object":
+                if not _valid_shape(value.get("shape")):
+                    return False
+                if "values" in value:
+                    stack.append((value["values"], depth + 1))
+        elif tag == "cut":
+            if not isinstance(value.get("reason", ""), str):
+                return False
+        else:
+            return False
+    return True
+
+
+def _valid_shape(shape: Any) -> bool:
+    return (
+        isinstance(shape, list)
+        and len(shape) <= ANSWER_DEPTH
+        and all(type(s) is int and s >= 0 for s in shape)
+    )
+
+
+def _valid_dense(tag: dict[str, Any]) -> bool:
+    """A dense tag whose data holds exactly its shape's float64 values."""
+    data = tag.get("float64le")
+    shape = tag.get("shape")
+    if not isinstance(data, str) or not data.isascii() or not _valid_shape(shape):
+        return False
+    assert isinstance(shape, list)
+    if len(data) % 4:
+        return False
+    size = len(data) // 4 * 3 - (len(data) - len(data.rstrip("=")))
+    return size == 8 * math.prod(shape)

@@ -394,7 +394,7 @@ def pytest_report_header(config: pytest.Config) -> str | list[str] | None:
         boxed = "sandbox OFF"
     lines = [
         f"lessons: learner code runs isolated ({resolved.isolation}, {boxed}, {torch}, "
-        f"timeout {timeout:g} s a case)",
+        f"timeout {timeout:g} s a case, answers up to {resolved.value('answer_size'):g} MiB)",
         "lessons: " + sandbox_line(lessons),
     ]
     if _grading(config) and not lessons.support.abi:

@@ -80,7 +80,9 @@ class CaseResult:
     unloadable: bool = False
     """The learner's file could not be used at all (missing, not importable, no function)."""
     seconds: float = 0.0
-    """Wall time the grading of this case took."""
+    """How long the case's code ran (the runner's measure, in every isolation mode): not the
+    time it waited for a worker, nor a worker's start; until it was stopped when it timed
+    out; 0 when it did not run."""
     call: str = ""
     """The call the case makes, as code a learner can paste (inputs left out when hidden)."""
     output: str = ""

@@ -158,6 +158,14 @@ SETTINGS: tuple[Setting, ...] = (
         help="Bytes of a case's printed output kept for the report (default 65536).",
     ),
     Setting(
+        "answer_size",
+        _positive_float,
+        32.0,
+        metavar="MIB",
+        help="MiB one case's answer may take as the grader reads it; a larger answer fails "
+        "its own case (default 32).",
+    ),
+    Setting(
         "threads",
         _positive_int,
         1,
@@ -255,6 +263,8 @@ class Limits:
     memory_mb: float
     output_cap: int
     threads: int
+    answer_mb: float = 32.0
+    """The largest answer one case may give, in MiB (``answer_size``)."""
 
 
 @dataclass(frozen=True)
@@ -282,6 +292,7 @@ class Settings:
             memory_mb=float(pick("memory")),
             output_cap=int(pick("output_cap")),
             threads=int(pick("threads")),
+            answer_mb=float(pick("answer_size")),
         )
 
     def value(self, name: str) -> Any:

@@ -170,7 +170,7 @@ def describe_error(outcome: Outcome, ctx: Context) -> Failure:
         return _setup(outcome, ctx, call, where)
     if outcome.kind == TIMEOUT:
         return Failure(
-            f"Make {ctx.entry} finish sooner: it ran longer than {outcome.seconds:g} s and was "
+            f"Make {ctx.entry} finish sooner: it ran longer than {ctx.timeout:g} s and was "
             "stopped. Look for a loop whose condition never changes, or work that grows much "
             "faster than the input."
         )
@@ -189,6 +189,20 @@ def _setup(outcome: Outcome, ctx: Context, call: str, where: str) -> Failure:
     if problem == "missing_file":
         text = (
             f"Create {where} and write {call} in it: the exercise looks for your code in that file."
+        )
+    elif problem == "link":
+        link = ctx.show(outcome.message) if outcome.message else where
+        text = (
+            f"Hand in {where} itself, not a link: {link} is a symbolic link, and the grader "
+            "reads only the files you hand in, never what a link points to."
+        )
+    elif problem == "not_file":
+        text = f"Make {where} a plain file with {call} in it: there it is a folder or a device."
+    elif problem == "too_large":
+        limit = int(outcome.details.get("limit", 0) or 0) >> 10
+        text = (
+            f"Hand in a smaller {where}: the grader reads files of up to {limit} KiB, "
+            "and this one is larger."
         )
     elif problem == "no_entry":
         defined = ", ".join(outcome.names) if outcome.names else "no functions"
@@ -682,7 +696,7 @@ def describe_hidden(
             where = f" at {ctx.show(frame.file)}, line {frame.line}"
         what = f"your code raised {outcome.error_type}{where}"
     elif outcome.kind == TIMEOUT:
-        what = f"{ctx.entry} ran longer than {outcome.seconds:g} s and was stopped"
+        what = f"{ctx.entry} ran longer than {ctx.timeout:g} s and was stopped"
     elif outcome.kind == DIED:
         what = f"the process running {ctx.entry} ended before it returned"
     elif outcome.kind == SETUP:

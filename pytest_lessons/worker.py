@@ -35,14 +35,24 @@ import json
 import os
 import select
 import signal
+import socket
 import sys
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
-from pytest_lessons.child import limit_memory, prepare, run_case, write_result
+from pytest_lessons.child import gate_writer, limit_memory, prepare, run_case, write_result
 from pytest_lessons.outcome import DIED
 from pytest_lessons.sandbox import prepare_rules
+
+#: Seconds the worker waits for its zygote to fork a child before it gives up (and ends, so
+#: the runner starts a fresh worker).
+ZYGOTE_GRACE = 10.0
+#: Seconds the worker waits to hear how a child that ended did.
+RUNNING_GRACE = 2.0
+#: The largest sandbox policy written ahead into a waiting child's job pipe (a pipe holds
+#: 64 KiB on Linux and macOS).
+_POLICY_ROOM = 60_000
 
 #: Linux's 2 MiB page size, and madvise(2)'s advice numbers for it (Linux >= 6.1 collapses).
 _HUGE, _MADV_HUGEPAGE, _MADV_COLLAPSE = 2 << 20, 14, 25
@@ -144,19 +154,27 @@ def _read_all(fd: int) -> bytes:
         chunks.append(chunk)
 
 
-def _child(
-    job_fd: int,
-    done_fd: int,
-    output_fd: int,
-    keep_closed: list[int],
-    sandbox: dict[str, Any] | None = None,
-) -> None:
-    """Runs in the forked child: wait for a job, run it, never return.
+def _read_line(fd: int) -> tuple[bytes, bytes]:
+    """The first line from *fd*, and what was read after it."""
+    data = b""
+    while b"\n" not in data:
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            return data, b""
+        data += chunk
+    line, _, rest = data.partition(b"\n")
+    return line, rest
 
-    The child is forked before its job exists (see :meth:`Worker.spare`), so the cost of fork
-    is paid while pytest is busy elsewhere; so is building the fixed part of the sandbox, from
-    the previous job's *sandbox*. It writes one byte to *done_fd* once its result file is
-    complete, so the worker need not wait for the process to tear down.
+
+def _child(job_fd: int, done_fd: int, output_fd: int, gate_fd: int) -> None:
+    """Runs in a child the zygote forked: wait for a job, run it, never return.
+
+    The child exists before its job (see :meth:`Worker.spare`), so the cost of fork is paid
+    while pytest is busy elsewhere; so is building the fixed part of the sandbox, from the
+    first line on its job pipe (the session's sandbox policy, which every job shares). It says
+    on *gate_fd*, and closes it, once its sandbox is closed and before learner code loads;
+    it writes one byte to *done_fd* once its result file is complete, so the worker need not
+    wait for the process to tear down.
     """
     result: dict[str, Any]
     job: dict[str, Any] = {}
@@ -165,8 +183,6 @@ def _child(
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
-        for fd in keep_closed:
-            os.close(fd)
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, 0)
         os.dup2(output_fd, 1)
@@ -179,18 +195,20 @@ def _child(
         # While waiting for its job, take the copy-on-write page faults a case would take
         # (torch's operators, JSON, importlib): paid here, off the case's clock.
         prepare()
-        prepare_rules(sandbox)
-        job = json.loads(_read_all(job_fd))
+        line, rest = _read_line(job_fd)
+        policy = json.loads(line or b"null")
+        prepare_rules(policy if isinstance(policy, dict) else None)
+        job = json.loads(rest + _read_all(job_fd))
         os.close(job_fd)
         limit_memory(job.get("memory_mb"))
-        result = run_case(job)
+        result = run_case(job, gate_writer(gate_fd))
     except BaseException as exc:  # learner code broke this process's own machinery
         result = {"kind": DIED, "message": f"{type(exc).__name__}: {exc}"}
     try:
         sys.stdout.flush()
         sys.stderr.flush()
         if "result" in job:
-            write_result(result, job["result"])
+            write_result(result, job["result"], job.get("answer_bytes"))
             # Whatever the learner printed is in the pipe now; closing our ends lets the
             # worker read it to the end without waiting for this process to exit.
             os.close(1)
@@ -208,6 +226,7 @@ class _Spare:
     job_w: int
     done_r: int
     out_r: int
+    gate_r: int
 
 
 def _signal_name(number: int) -> str:
@@ -217,96 +236,147 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
-def _poll(pid: int) -> tuple[bool, int | None]:
-    """Has *pid* ended? Where the platform allows, leave it unreaped (status None) so its
-    process group id cannot be reused before the group is killed."""
-    if hasattr(os, "waitid"):
-        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None, None
-    done, status = os.waitpid(pid, os.WNOHANG)  # pragma: no cover - macOS
-    return done == pid, (status if done == pid else None)
-
-
 def _kill_group(pid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
 
 
-class Worker:
-    """The fork server's state: its protocol descriptors and the SIGCHLD wake-up pipe."""
+def _send(sock: socket.socket, message: dict[str, Any], fds: list[int] | None = None) -> None:
+    """One message, a line of JSON (a stream socket: the lines are the framing)."""
+    data = (json.dumps(message) + "\n").encode("utf-8")
+    if fds:
+        sent = socket.send_fds(sock, [data], fds)
+        data = data[sent:]
+    if data:
+        sock.sendall(data)
 
-    def __init__(self, protocol_fd: int, siblings: tuple[int, ...] = ()) -> None:
-        self.protocol_fd = protocol_fd
-        self.siblings = set(siblings)
-        """The fork servers this one forked: children of its own that are no case's orphans."""
+
+class Zygote:
+    """The process every case's child is forked from: forked from the worker once torch is
+    imported and before the worker reads any job, it never reads a job, an answer, a path or
+    a learner's output. A child forked from the worker itself would find in its own memory
+    what the worker handled for earlier cases (a classmate's printed output, the paths of the
+    lesson's files); a child of the zygote finds only what the zygote ever held.
+
+    It does one thing on the worker's word: fork a child onto the pipes the worker made for
+    it (passed over a Unix socket; their contents never pass here). It reaps its children, and
+    says how each ended; as the subreaper of the children's descendants (Linux) it kills what
+    they leave behind. The worker keeps the data side: it writes each job into its child's
+    pipe, reads its output, times it and kills its process group on a timeout.
+    """
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.cases: set[int] = set()
+        """The children it forked that have not ended."""
         self.wake_r, self.wake_w = os.pipe()
         os.set_blocking(self.wake_w, False)
         os.set_blocking(self.wake_r, False)
-        # SIGCHLD wakes select() the moment a child ends, so a finished case costs no polling.
         signal.signal(signal.SIGCHLD, lambda *_: None)
         signal.set_wakeup_fd(self.wake_w)
-        self._spare: _Spare | None = None
-        self._sandbox: dict[str, Any] | None = None
-        """The last job's sandbox: the next child builds its fixed part while it waits."""
-        self._reap: list[int] = []
-        self._adopting = _adopt_orphans()
+        self.adopting = _adopt_orphans()
 
-    def send(self, message: dict[str, Any]) -> None:
-        data = (json.dumps(message) + "\n").encode("utf-8")
-        while data:
-            written = os.write(self.protocol_fd, data)
-            data = data[written:]
+    @staticmethod
+    def start(keep_closed: tuple[int, ...]) -> tuple[int, socket.socket]:
+        """Fork the zygote; in the worker, its pid and the worker's end of its socket. The
+        zygote closes *keep_closed* (the worker's protocol descriptors: were it to hold them,
+        the runner would not see the worker end)."""
+        # A stream: either end sees the other's end as end of file.
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the zygote; tested through the runner
+            try:
+                ours.close()
+                for fd in keep_closed:
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+                devnull = os.open(os.devnull, os.O_RDONLY)
+                os.dup2(devnull, 0)
+                os.close(devnull)
+                Zygote(theirs).serve()
+            finally:
+                os._exit(0)
+        theirs.close()
+        return pid, ours
 
-    def spare(self, close: tuple[int, ...] = ()) -> _Spare:
-        """Fork the child that will run the next job, unless it exists already; the new child
-        closes *close* (the worker's ends of a running child's pipes) first."""
-        if self._spare is not None:
-            return self._spare
-        job_r, job_w = os.pipe()
-        done_r, done_w = os.pipe()
-        out_r, out_w = os.pipe()
+    def serve(self) -> None:  # pragma: no cover - runs in the zygote
+        while True:
+            ready, _, _ = select.select([self.sock.fileno(), self.wake_r], [], [])
+            if self.wake_r in ready:
+                with contextlib.suppress(BlockingIOError):
+                    while os.read(self.wake_r, 512):
+                        pass
+                self.reap()
+            if self.sock.fileno() in ready:
+                try:
+                    data, fds, _, _ = socket.recv_fds(self.sock, 4096, 8)
+                except OSError:
+                    data, fds = b"", []
+                if not data:  # the worker ended: so does everything of the cases
+                    self.end()
+                    return
+                self.fork(fds)
+
+    def fork(self, fds: list[int]) -> None:  # pragma: no cover - runs in the zygote
+        """Fork a child onto *fds* (its job, done, output and gate pipes) and say its pid."""
+        if len(fds) != 4:
+            for fd in fds:
+                os.close(fd)
+            return
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
-        if pid == 0:  # pragma: no cover - the child; measured through its report
-            for fd in (job_w, done_r, out_r, *close):
+        if pid == 0:
+            self.sock.close()
+            for fd in (self.wake_r, self.wake_w):
                 os.close(fd)
-            _child(
-                job_r, done_w, out_w, [self.protocol_fd, self.wake_r, self.wake_w], self._sandbox
-            )
-        try:
-            os.setpgid(pid, pid)
-        except OSError:
-            pass  # the child did it first
-        for fd in (job_r, done_w, out_w):
+            _child(*fds)
+        with contextlib.suppress(OSError):
+            os.setpgid(pid, pid)  # unless the child did it first
+        for fd in fds:
             os.close(fd)
-        os.set_blocking(out_r, False)
-        self._spare = _Spare(pid, job_w, done_r, out_r)
-        return self._spare
+        self.cases.add(pid)
+        _send(self.sock, {"pid": pid})
 
-    def reap(self, wait: bool = False) -> None:
-        """Collect children that have ended (their teardown runs on another core meanwhile),
-        then kill what they left behind outside their process group."""
-        for pid in list(self._reap):
+    def reap(self) -> None:  # pragma: no cover - runs in the zygote
+        """Say how each child that ended did, after killing its process group (the group
+        cannot be reused while its leader is unreaped), then kill the orphans."""
+        for pid in list(self.cases):
             try:
-                done, _ = os.waitpid(pid, 0 if wait else os.WNOHANG)
+                if hasattr(os, "waitid"):
+                    info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+                    if info is None:
+                        continue
+                    _kill_group(pid)
+                    _, status = os.waitpid(pid, 0)
+                else:
+                    done, status = os.waitpid(pid, os.WNOHANG)
+                    if done != pid:
+                        continue
+                    _kill_group(pid)
             except ChildProcessError:
-                done = pid
-            if done == pid:
-                self._reap.remove(pid)
-        for pid in list(self.siblings):  # a sibling that ended is collected, never left a zombie
-            with contextlib.suppress(ChildProcessError):
-                if os.waitpid(pid, os.WNOHANG)[0] != pid:
-                    continue
-            self.siblings.discard(pid)
-        if self._adopting:
+                status = 0
+            self.cases.discard(pid)
+            with contextlib.suppress(OSError):
+                _send(self.sock, {"ended": pid, "status": status})
+        if self.adopting:
             self._kill_orphans()
 
-    def _kill_orphans(self) -> None:
-        """Kill the adopted orphans of finished cases: any child that is neither the waiting
-        child nor a case still being collected. Their own children are adopted in turn."""
+    def end(self) -> None:  # pragma: no cover - runs in the zygote
+        """Kill every child and what they left behind, and collect them."""
+        for pid in self.cases:
+            _kill_group(pid)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+        self.cases.clear()
+        if self.adopting:
+            self._kill_orphans()
+
+    def _kill_orphans(self) -> None:  # pragma: no cover - runs in the zygote
+        """Kill the adopted orphans of finished cases: any child that is not one of its
+        cases. Their own children are adopted in turn."""
         for _ in range(100):
-            spare = self._spare.pid if self._spare is not None else None
-            orphans = _children() - {spare} - set(self._reap) - self.siblings
+            orphans = _children() - self.cases
             if not orphans:
                 return
             for pid in orphans:
@@ -317,26 +387,161 @@ class Worker:
                 with contextlib.suppress(ChildProcessError):
                     os.waitpid(pid, 0)
 
+
+class Worker:
+    """The fork server's data side: its protocol descriptors, and its zygote's socket."""
+
+    def __init__(self, protocol_fd: int, siblings: tuple[int, ...] = ()) -> None:
+        self.protocol_fd = protocol_fd
+        self.siblings = set(siblings)
+        """The fork servers this one forked: children of its own, collected when they end."""
+        self.zygote, self.sock = Zygote.start((protocol_fd,))
+        self._spare: _Spare | None = None
+        self._sandbox: dict[str, Any] | None = None
+        """The last job's sandbox: the next child builds its fixed part while it waits."""
+        self._ended: dict[int, int] = {}
+        """Children the zygote said ended, with their wait status."""
+        self._live: set[int] = set()
+        """The children whose end matters: the waiting one and the one running a case."""
+        self._forked: int | None = None
+        self._asked: tuple[int, int, int, int] | None = None
+        """The worker's ends of the pipes of the child asked for, until its pid arrives."""
+        self._inbox = b""
+
+    def send(self, message: dict[str, Any]) -> None:
+        data = (json.dumps(message) + "\n").encode("utf-8")
+        while data:
+            written = os.write(self.protocol_fd, data)
+            data = data[written:]
+
+    def _end(self) -> NoReturn:
+        """End this worker at once (its zygote is lost or stopped), collecting the zygote
+        first so that no zombie of it outlives the worker; the runner starts a fresh one."""
+        with contextlib.suppress(OSError):
+            os.kill(self.zygote, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(self.zygote, 0)
+        os._exit(3)
+
+    def _hear(self, block: bool) -> None:
+        """Read the zygote's messages: a forked child's pid, or how a child ended. A zygote
+        that is gone ends this worker: the runner then starts a fresh one."""
+        self.sock.setblocking(block)
+        try:
+            data = self.sock.recv(1 << 16)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self._end()
+        self._inbox += data
+        *lines, self._inbox = self._inbox.split(b"\n")
+        for line in lines:
+            message = json.loads(line)
+            if "ended" in message:
+                if int(message["ended"]) in self._live:
+                    self._ended[int(message["ended"])] = int(message["status"])
+            else:
+                self._forked = int(message["pid"])
+
+    def ask_spare(self) -> None:
+        """Ask the zygote for the child that will run the next job (unless there is one or
+        it was asked for), on fresh pipes that hold the session's sandbox policy already.
+        Its pid arrives later (:meth:`_hear`): a case is supervised meanwhile."""
+        if self._spare is not None or self._asked is not None:
+            return
+        job_r, job_w = os.pipe()
+        done_r, done_w = os.pipe()
+        out_r, out_w = os.pipe()
+        gate_r, gate_w = os.pipe()
+        theirs = [job_r, done_w, out_w, gate_w]
+        policy = (json.dumps(self._sandbox) + "\n").encode("utf-8")
+        if len(policy) > _POLICY_ROOM:  # it must fit the pipe: nobody reads it yet
+            policy = b"null\n"
+        os.write(job_w, policy)
+        try:
+            _send(self.sock, {"fork": True}, theirs)
+        except OSError:
+            self._end()
+        finally:
+            for fd in theirs:
+                os.close(fd)
+        os.set_blocking(out_r, False)
+        self._asked = (job_w, done_r, out_r, gate_r)
+
+    def _settle(self) -> None:
+        """The asked-for child, once the zygote said its pid."""
+        if self._forked is None or self._asked is None:
+            return
+        pid, self._forked = self._forked, None
+        self._live.add(pid)
+        self._spare = _Spare(pid, *self._asked)
+        self._asked = None
+
+    def spare(self) -> _Spare:
+        """The child that will run the next job, asked for now if need be. A zygote that
+        does not answer (stopped by learner code) ends this worker: the runner starts a
+        fresh one and the case runs there."""
+        self.ask_spare()
+        deadline = time.monotonic() + ZYGOTE_GRACE
+        while self._spare is None:
+            remaining = deadline - time.monotonic()
+            ready, _, _ = select.select([self.sock.fileno()], [], [], max(remaining, 0))
+            if not ready:
+                self._end()
+            self._hear(block=False)
+            self._settle()
+        return self._spare
+
+    def check_zygote(self) -> None:
+        """End this worker if its zygote is stopped or gone (learner code can signal it where
+        no sandbox forbids that); the runner starts a fresh worker for the next case."""
+        try:
+            pid, _ = os.waitpid(self.zygote, os.WNOHANG | os.WUNTRACED)
+        except ChildProcessError:
+            self._end()
+        if pid == self.zygote:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.zygote, signal.SIGKILL)
+            self._end()
+
     def stop(self) -> None:
-        """Kill the waiting child, if any, and collect every child."""
+        """Kill the waiting child, end the zygote, and collect the siblings."""
         if self._spare is not None:
             _kill_group(self._spare.pid)
-            self._reap.append(self._spare.pid)
             self._spare = None
-        self.reap(wait=True)
+        self.sock.close()
+        # It ends on the socket's end, unless learner code stopped it.
+        deadline = time.monotonic() + RUNNING_GRACE
+        with contextlib.suppress(ChildProcessError):
+            while os.waitpid(self.zygote, os.WNOHANG)[0] != self.zygote:
+                if time.monotonic() > deadline:
+                    os.kill(self.zygote, signal.SIGKILL)
+                    os.waitpid(self.zygote, 0)
+                    break
+                time.sleep(0.005)
         # The siblings end when their runners close them, which happens now too; waiting for
         # them keeps their time counted in this process tree's, as a separate worker's would be.
         for pid in self.siblings:
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, 0)
 
+    def reap(self) -> None:
+        """Collect siblings that ended, so none is left a zombie."""
+        for pid in list(self.siblings):
+            with contextlib.suppress(ChildProcessError):
+                if os.waitpid(pid, os.WNOHANG)[0] != pid:
+                    continue
+            self.siblings.discard(pid)
+
     def run(self, job: dict[str, Any]) -> dict[str, Any]:
         """Hand *job* to a fresh child, supervise it, and say how it ended."""
         cap = int(job.get("output_cap", 65536))
         timeout = float(job.get("timeout", 10.0))
+        sandbox = job.get("sandbox")
         child = self.spare()
         self._spare = None
-        self._sandbox = job.get("sandbox")
         pid, out_r = child.pid, child.out_r
         # The runner kills this group itself should the worker die (learner code can kill or
         # stop it), so it learns the group before the child has its job and can act.
@@ -347,37 +552,52 @@ class Worker:
         except OSError:
             pass  # the child is gone already; its status tells the rest
         os.close(child.job_w)
-        # Fork the next case's child now, while this one runs on another core.
-        self.spare(close=(child.done_r, child.out_r))
+        # The next case's child is forked now, while this one runs on another core, and
+        # prepares this session's sandbox.
+        if isinstance(sandbox, dict):
+            self._sandbox = {k: v for k, v in sandbox.items() if k in ("abi", "read")}
+        self.ask_spare()
         output = bytearray()
         cut = 0
+        gate = b""
         timed_out = done = False
-        status: int | None = None
-        reading = True
+        reading = gating = True
         deadline = started + timeout
-        while not done:
-            ended, status = _poll(pid)
-            if ended:
-                break
+        while not done and pid not in self._ended:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 timed_out = True
                 break
-            watched = [self.wake_r, child.done_r] + ([out_r] if reading else [])
+            watched = [self.sock.fileno(), child.done_r]
+            watched += ([out_r] if reading else []) + ([child.gate_r] if gating else [])
             ready, _, _ = select.select(watched, [], [], remaining)
-            if self.wake_r in ready:
-                self._drain_wake()
+            if self.sock.fileno() in ready:
+                self._hear(block=False)
+                self._settle()
+            if child.gate_r in ready:
+                chunk = os.read(child.gate_r, 4096)
+                gate += chunk
+                gating = bool(chunk) and len(gate) < 4096
             if out_r in ready:
                 reading, cut = self._read(out_r, output, cap, cut)
             if child.done_r in ready:
                 done = os.read(child.done_r, 1) == b"1"
-        # Kill the whole group before reaping, so whatever the learner forked goes too.
-        _kill_group(pid)
         elapsed = time.monotonic() - started
-        if done:
-            self._reap.append(pid)  # reaped later, after the report is on its way
-        elif status is None:
-            _, status = os.waitpid(pid, 0)
+        # Kill the whole group, so whatever the learner forked goes too.
+        _kill_group(pid)
+        if gating:
+            os.set_blocking(child.gate_r, False)
+            with contextlib.suppress(BlockingIOError):
+                gate += os.read(child.gate_r, 4096)
+        status: int | None = self._ended.pop(pid, None)
+        if not done and not timed_out:
+            # It ended: the zygote is saying how (unless learner code stopped it).
+            until = time.monotonic() + RUNNING_GRACE
+            while status is None and time.monotonic() < until:
+                if select.select([self.sock.fileno()], [], [], until - time.monotonic())[0]:
+                    self._hear(block=False)
+                    self._settle()
+                status = self._ended.pop(pid, None)
         # Read what is left: at once when the child closed its ends, else until the group's
         # death closes them.
         while reading:
@@ -385,13 +605,16 @@ class Worker:
             if not ready:
                 break
             reading, cut = self._read(out_r, output, cap, cut)
-        os.close(out_r)
-        os.close(child.done_r)
+        for fd in (out_r, child.done_r, child.gate_r):
+            os.close(fd)
         report: dict[str, Any] = {
             "output": output.decode("utf-8", errors="replace"),
             "output_cut": cut,
             "elapsed": elapsed,
+            "gate": gate[:1].decode("ascii", errors="replace"),
         }
+        if gate.startswith(b"!"):
+            report["gate_message"] = gate[1:].decode("utf-8", errors="replace")
         if timed_out:
             report["status"] = "timeout"
         elif done:
@@ -403,14 +626,9 @@ class Worker:
         else:
             report["status"] = "exited"
             report["exit_code"] = os.WEXITSTATUS(status) if status is not None else None
+        self._live.discard(pid)
+        self._ended.pop(pid, None)
         return report
-
-    def _drain_wake(self) -> None:
-        try:
-            while os.read(self.wake_r, 512):
-                pass
-        except BlockingIOError:
-            pass
 
     @staticmethod
     def _read(fd: int, output: bytearray, cap: int, cut: int) -> tuple[bool, int]:
@@ -479,6 +697,8 @@ def main() -> None:  # pragma: no cover - runs as the worker process; tested thr
     gc.enable()  # for what the cases make
     _huge_pages()
     protocol_fd, born = _fork_siblings(protocol_fd, siblings)
+    # From here on this process reads jobs; its zygote is forked first, so that no child is
+    # ever forked from memory that has held one.
     worker = Worker(protocol_fd, tuple(born))
     worker.spare()
     worker.send({"ready": True, "seconds": time.monotonic() - started, "pid": os.getpid()})
@@ -492,6 +712,7 @@ def main() -> None:  # pragma: no cover - runs as the worker process; tested thr
         report["id"] = job.get("id") if isinstance(job, dict) else None
         worker.send(report)
         worker.reap()
+        worker.check_zygote()
     worker.stop()
     # Nothing is left to save, and tearing torch down would keep pytest waiting at its end.
     os._exit(0)

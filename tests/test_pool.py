@@ -12,7 +12,7 @@ from typing import Callable
 import pytest
 
 from pytest_lessons.outcome import RETURNED, TIMEOUT, Outcome
-from pytest_lessons.runner import SWITCH_INTERVAL, Job, PoolRunner, Runner
+from pytest_lessons.runner import AHEAD_PER_WORKER, SWITCH_INTERVAL, Job, PoolRunner, Runner
 
 from conftest import DOUBLE_RIGHT
 
@@ -56,6 +56,23 @@ def test_prefetched_outcomes_are_taken_once_and_asked_jobs_go_first() -> None:
     ran = [what for what, _ in log]
     assert ran.count("a[0]") == 2 and ran.count("a[5]") == 1
     assert len({thread for _, thread in log}) == 2
+
+
+def test_a_pool_runs_only_a_few_cases_ahead_of_what_pytest_takes() -> None:
+    # Answers waiting for the judge are held in memory: a class of large answers must not
+    # pile up there when the judge is slower than the workers.
+    log: list[tuple[str, str]] = []
+    pool = PoolRunner([Recording(log), Recording(log)])
+    try:
+        pool.prefetch([job("a", n) for n in range(80)])
+        time.sleep(1.0)  # time for every job, were the pool not to wait
+        ahead = len(log)
+        for n in range(80):
+            assert pool.run(job("a", n)).answer == [n]
+    finally:
+        pool.close()
+    assert ahead <= AHEAD_PER_WORKER * 2
+    assert len(log) == 80
 
 
 def test_a_pool_shortens_the_interpreter_switch_interval_only_while_it_runs() -> None:

@@ -90,9 +90,20 @@ def test_wrap_keeps_lines_within_the_width() -> None:
             "Give solve 1 parameter, in this order: def solve(x). Yours takes (no parameters).",
         ),
         (
-            Outcome("timeout", seconds=2.5),
-            "Make solve finish sooner: it ran longer than 2.5 s and was stopped. Look for a "
+            # The limit (the context's 10 s), not how long the case ran until it was stopped.
+            Outcome("timeout", seconds=10.4),
+            "Make solve finish sooner: it ran longer than 10 s and was stopped. Look for a "
             "loop whose condition never changes, or work that grows much faster than the input.",
+        ),
+        (
+            Outcome("setup", error_type="link", message="double"),
+            "Hand in double/solution.py itself, not a link: double is a symbolic link, and the "
+            "grader reads only the files you hand in, never what a link points to.",
+        ),
+        (
+            Outcome("setup", error_type="not_file"),
+            "Make double/solution.py a plain file with solve(x) in it: there it is a folder or "
+            "a device.",
         ),
         (
             Outcome("internal", message="worker lost"),
@@ -533,8 +544,8 @@ def test_a_hidden_case_says_what_kind_of_failure_and_nothing_more() -> None:
     assert hidden(Outcome("raised", error_type="ValueError")).startswith(
         "Hidden case 3 failed: your code raised ValueError.\n"
     )
-    assert hidden(Outcome("timeout", seconds=2)).startswith(
-        "Hidden case 3 failed: solve ran longer than 2 s and was stopped.\n"
+    assert hidden(Outcome("timeout", seconds=10.2)).startswith(
+        "Hidden case 3 failed: solve ran longer than 10 s and was stopped.\n"
     )
     assert hidden(Outcome("died", exit_code=1)).startswith(
         "Hidden case 3 failed: the process running solve ended before it returned.\n"
