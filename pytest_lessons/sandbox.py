@@ -561,6 +561,17 @@ def confine(request: Mapping[str, Any]) -> None:
 _AHEAD: str | None = None
 
 
+#: The parts of a sandbox request that every case of a session shares, and that a waiting
+#: child may therefore be given ahead of its job (:func:`prepare_rules`): none of them names
+#: a learner, a case's folder or file.
+SHARED = ("abi", "read", "limits", "namespaces", "process_cap", "uid", "gid", "seccomp")
+
+
+def shared_part(request: Mapping[str, Any]) -> dict[str, Any]:
+    """What of *request* every case shares (see :data:`SHARED`)."""
+    return {name: request[name] for name in SHARED if name in request}
+
+
 def _walls_key(request: Mapping[str, Any]) -> str:
     names = ("limits", "namespaces", "process_cap", "uid", "gid", "seccomp")
     return json.dumps([request.get(name) for name in names], sort_keys=True)

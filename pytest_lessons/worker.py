@@ -43,7 +43,7 @@ from typing import Any, NoReturn
 
 from pytest_lessons.child import gate_writer, limit_memory, prepare, run_case, write_result
 from pytest_lessons.outcome import DIED
-from pytest_lessons.sandbox import prepare_rules
+from pytest_lessons.sandbox import prepare_rules, shared_part
 
 #: Seconds the worker waits for its zygote to fork a child before it gives up (and ends, so
 #: the runner starts a fresh worker).
@@ -555,7 +555,9 @@ class Worker:
         # The next case's child is forked now, while this one runs on another core, and
         # prepares this session's sandbox.
         if isinstance(sandbox, dict):
-            self._sandbox = {k: v for k, v in sandbox.items() if k in ("abi", "read")}
+            # Only what every case shares: a learner's folder or file never reaches the
+            # next case's child.
+            self._sandbox = shared_part(sandbox)
         self.ask_spare()
         output = bytearray()
         cut = 0

@@ -433,3 +433,30 @@ def test_gradescope_grades_what_was_handed_in_and_says_what_was_not(tmp_path: Pa
     assert run_autograder(root).returncode == 0
     results = json.loads((root / "results" / "results.json").read_text())
     assert results["score"] == 2 and "Upload" not in results["output"]
+
+
+def test_gradescope_grades_a_link_in_the_upload_as_a_link_never_as_what_it_points_to(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "autograder"
+    for name in ("double", "twice"):
+        lesson = root / "source" / "exercises" / name
+        lesson.mkdir(parents=True)
+        (lesson / "exercise.toml").write_text(dedent(DOUBLE_TOML))
+        (lesson / "solution.py").write_text("def solve(x):\n    raise NotImplementedError\n")
+        (lesson / "reference.py").write_text(dedent(DOUBLE_RIGHT))
+    upload = root / "submission"
+    upload.mkdir()
+    # A link to the lesson's own reference, and a linked exercise folder.
+    (upload / "double").mkdir()
+    (upload / "double" / "solution.py").symlink_to(
+        root / "source" / "exercises" / "double" / "reference.py"
+    )
+    (upload / "twice").symlink_to(root / "source" / "exercises" / "twice")
+    run = run_autograder(root)
+    assert run.returncode == 0, run.stdout + run.stderr
+    results = json.loads((root / "results" / "results.json").read_text())
+    jsonschema.validate(results, schema("gradescope"))
+    assert results["score"] == 0
+    outputs = [t["output"] for t in results["tests"]]
+    assert all("not a link" in output for output in outputs), outputs
