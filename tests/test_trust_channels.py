@@ -24,24 +24,13 @@ from pytest_lessons.outcome import DIED, INTERNAL, RETURNED, TIMEOUT, from_untru
 from pytest_lessons.runner import ForkRunner, Job, SpawnRunner, assemble
 from pytest_lessons.sandbox import Policy
 
-from conftest import DOUBLE_RIGHT
+from conftest import DOUBLE_RIGHT, DOUBLE_TOML
 
 Make = Callable[..., Path]
 
-TOML = """
-[exercise]
-title = "Double every number"
-inputs = ["x"]
-
-[[case]]
-name = "a row"
-x = [1, 2]
-expected = [2, 4]
-
-[[case]]
-x = [[1.5, 2], [3, 4]]
-expected = [[3, 4], [6, 8]]
-
+TOML = (
+    DOUBLE_TOML
+    + """
 [[case]]
 x = [5]
 expected = [10]
@@ -51,6 +40,7 @@ id = "unchanged"
 mistake = "unchanged"
 message = "multiply every number by two."
 """
+)
 
 #: Finds, from inside learner code, the request its child is running (and so its result file).
 FIND_REQUEST = """
