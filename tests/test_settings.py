@@ -203,3 +203,32 @@ def test_isolation_auto_is_spawn_on_macos(monkeypatch: pytest.MonkeyPatch) -> No
     assert resolve({"isolation": "fork"}).isolation == "fork"  # still allowed when asked
     assert settings.default_isolation("linux") == ("fork" if hasattr(os, "fork") else "spawn")
     assert settings.default_isolation("win32") == settings.default_isolation() == "spawn"
+
+
+def test_the_sandbox_limits_read_their_values_and_refuse_what_they_cannot_be() -> None:
+    defaults = resolve()
+    assert [defaults.value(n) for n in ("disk", "open_files", "processes")] == [512.0, 256, 64]
+    given = resolve({"disk": "0", "open_files": "1", "processes": "0"})
+    assert [given.value(n) for n in ("disk", "open_files", "processes")] == [0.0, 1, 0]
+    assert resolve({"processes": "7"}).value("processes") == 7
+    for raw, message in (
+        ("-1", "--lesson-processes='-1' must be 0 or more"),
+        ("2.5", "--lesson-processes='2.5' is not a valid value"),
+    ):
+        with pytest.raises(settings.SettingError) as error:
+            resolve({"processes": raw})
+        assert str(error.value).startswith(message)
+    # A name with the letters the check is written with is still a name.
+    assert resolve({"sandbox_user": "Xavier"}).value("sandbox_user") == "Xavier"
+    assert resolve({"pass_env": "_, A_1,X"}).value("pass_env") == ("_", "A_1", "X")
+    for raw in ("A.B", "1A"):
+        with pytest.raises(settings.SettingError):
+            resolve({"pass_env": raw})
+
+
+def test_the_answer_size_is_a_limit_of_its_own() -> None:
+    assert resolve().limits({}).answer_mb == 32.0
+    assert resolve({"answer_size": "0.5"}).limits({}).answer_mb == 0.5
+    assert resolve({"answer_size": "3"}).limits({"timeout": 2.0}) == settings.Limits(
+        timeout=2.0, memory_mb=2048.0, output_cap=65536, threads=1, answer_mb=3.0
+    )
