@@ -283,17 +283,7 @@ class Grader:
                     part_index=comparison.part_index,
                 )
                 diagnosis = diagnose(attempt, evidence)
-        limits = self.limits(exercise)
-        context = Context(
-            slug=exercise.slug,
-            entry=attempt.entry,
-            solution=attempt.solution,
-            inputs=case.inputs,
-            timeout=limits.timeout,
-            memory_mb=limits.memory_mb,
-            show=self.show,
-            author=attempt.solution in (exercise.reference, exercise.mistakes),
-        )
+        context = self.context(exercise, case, attempt.entry, attempt.solution)
         status = Status.FAILED if outcome.kind == RETURNED else Status.ERROR
         if outcome.kind == INTERNAL:
             status = Status.INTERNAL
@@ -561,20 +551,27 @@ class Grader:
             outcome = self.broken_mistakes.get((str(exercise.path), case.number, watch.id))
             if outcome is None or not watch.mistake:
                 continue
-            limits = self.limits(exercise)
-            ctx = Context(
-                slug=exercise.slug,
-                entry=watch.mistake,
-                solution=exercise.mistakes,
-                inputs=case.inputs,
-                timeout=limits.timeout,
-                memory_mb=limits.memory_mb,
-                show=self.show,
-                author=True,
-            )
+            ctx = self.context(exercise, case, watch.mistake, exercise.mistakes)
             said = describe(outcome, None, ctx).headline
             lines.append(f"The mistake of watch-out {watch.id} could not be matched: {said}")
         return "\n".join(lines) + "\n" if lines else ""
+
+    def context(
+        self, exercise: model.Exercise, case: model.Case, entry: str, solution: Path
+    ) -> Context:
+        """What the words for an outcome of *entry* in *solution* on *case* need to know;
+        a failure in the lesson's own files is worded as the author's, never "your code"."""
+        limits = self.limits(exercise)
+        return Context(
+            slug=exercise.slug,
+            entry=entry,
+            solution=solution,
+            inputs=case.inputs,
+            timeout=limits.timeout,
+            memory_mb=limits.memory_mb,
+            show=self.show,
+            author=solution in (exercise.reference, exercise.mistakes),
+        )
 
     def reference_failure(self, exercise: model.Exercise, case: model.Case) -> str:
         """Why the reference gave no answer on *case*, for the lesson's author: the exception

@@ -384,13 +384,19 @@ def run_autograder(root: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_gradescope_grades_what_was_handed_in_and_says_what_was_not(tmp_path: Path) -> None:
+def two_stub_exercises(tmp_path: Path) -> Path:
+    """A Gradescope root whose course has two exercises, double and twice, both stubs."""
     root = tmp_path / "autograder"
     for name in ("double", "twice"):
         lesson = root / "source" / "exercises" / name
         lesson.mkdir(parents=True)
         (lesson / "exercise.toml").write_text(dedent(DOUBLE_TOML))
         (lesson / "solution.py").write_text("def solve(x):\n    raise NotImplementedError\n")
+    return root
+
+
+def test_gradescope_grades_what_was_handed_in_and_says_what_was_not(tmp_path: Path) -> None:
+    root = two_stub_exercises(tmp_path)
     (root / "source" / "exercises" / "course.toml").write_text(
         '[course]\nlessons = ["twice", "double"]\n'
     )
@@ -438,12 +444,9 @@ def test_gradescope_grades_what_was_handed_in_and_says_what_was_not(tmp_path: Pa
 def test_gradescope_grades_a_link_in_the_upload_as_a_link_never_as_what_it_points_to(
     tmp_path: Path,
 ) -> None:
-    root = tmp_path / "autograder"
+    root = two_stub_exercises(tmp_path)
     for name in ("double", "twice"):
         lesson = root / "source" / "exercises" / name
-        lesson.mkdir(parents=True)
-        (lesson / "exercise.toml").write_text(dedent(DOUBLE_TOML))
-        (lesson / "solution.py").write_text("def solve(x):\n    raise NotImplementedError\n")
         (lesson / "reference.py").write_text(dedent(DOUBLE_RIGHT))
     upload = root / "submission"
     upload.mkdir()
