@@ -66,7 +66,7 @@ def confine_cost(rounds: int) -> None:
             if pid == 0:
                 prepare()  # as a waiting child does, off the case's clock
                 if ahead:
-                    prepare_rules(request)
+                    prepare_rules(request, os.getppid())
                 wall, cpu = time.perf_counter(), time.thread_time()
                 confine(request)
                 spent = (time.perf_counter() - wall, time.thread_time() - cpu)

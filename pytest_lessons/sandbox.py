@@ -577,15 +577,15 @@ def _walls_key(request: Mapping[str, Any]) -> str:
     return json.dumps([request.get(name) for name in names], sort_keys=True)
 
 
-def _first_walls(request: Mapping[str, Any], ahead: bool = False) -> None:
+def _first_walls(request: Mapping[str, Any], server: int | None = None) -> None:
     """The walls that come before Landlock: limits, the process cap, the user, namespaces.
-    *ahead*: in a fork server's waiting child (see :func:`prepare_rules`)."""
+    *server*: the fork server's pid, in its waiting child (see :func:`prepare_rules`)."""
     limits = dict(request.get("limits") or {})
     processes = int(limits.get("processes") or 0)
     if limits:
         walls.set_limits(limits)
     if processes and request.get("process_cap") == "cgroup":
-        walls.join_cgroup(processes, worker=ahead)
+        walls.join_cgroup(processes, server)
     uid, gid = request.get("uid"), request.get("gid")
     if uid is not None:
         # Root's bounding set goes before root does: afterwards nothing may change it.
@@ -1352,10 +1352,11 @@ class _PathBeneathAttr(ctypes.Structure):
 _PREPARED: dict[tuple[int, tuple[str, ...]], int] = {}
 
 
-def prepare_rules(request: Mapping[str, Any] | None) -> None:
+def prepare_rules(request: Mapping[str, Any] | None, server: int) -> None:
     """Build the fixed part of the sandbox ahead, in a forked child that waits for its job
-    (*request*: the previous job's sandbox, which every job of a session shares), so that the
-    case's clock pays only for its own folder and file."""
+    (*request*: the previous job's sandbox, which every job of a session shares; *server*:
+    the pid of the fork server that forked it), so that the case's clock pays only for its
+    own folder and file."""
     if not request or not request.get("abi"):
         return
     with contextlib.suppress(SandboxError, OSError):
@@ -1369,7 +1370,7 @@ def prepare_rules(request: Mapping[str, Any] | None) -> None:
         return
     global _AHEAD
     try:
-        _first_walls(request, ahead=True)
+        _first_walls(request, server)
         _last_walls(request)
         _AHEAD = _walls_key(request)
     except (SandboxError, walls.WallError, OSError) as error:

@@ -33,7 +33,7 @@ HIDDEN = ("/run", "/var/run", "/dev/shm", "/run/user")
 CGROUP_PIDS = "/sys/fs/cgroup/pids"
 CGROUP_FOLDER = "pytest-lessons"
 
-_PR_CAPBSET_READ, _PR_CAPBSET_DROP, _PR_SET_SECUREBITS = 23, 24, 28
+_PR_SET_PDEATHSIG, _PR_CAPBSET_READ, _PR_CAPBSET_DROP, _PR_SET_SECUREBITS = 1, 23, 24, 28
 _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 #: Every securebit and its lock but KEEP_CAPS: uid 0 gains nothing on exec or setuid.
 _SECUREBITS = 0xEF
@@ -166,19 +166,25 @@ def cap_processes(count: int) -> None:
 WORKER_TASKS = 3
 
 
-def join_cgroup(count: int, worker: bool) -> None:
+def join_cgroup(count: int, server: int | None) -> None:
     """Put this process into a pids cgroup that holds at most *count* processes and threads
-    of the case, as root, where cgroup v1's pids controller is mounted. *worker*: this is a
-    fork server's child, and the cgroup is the worker's (its parent's), with room for the
-    worker's own (:data:`WORKER_TASKS`); else the cgroup is this process's alone (a spawned
+    of the case, as root, where cgroup v1's pids controller is mounted. *server*: the pid of
+    the fork server whose child this is, and the cgroup is the server's, with room for the
+    server's own (:data:`WORKER_TASKS`); None: the cgroup is this process's alone (a spawned
     child, whose parent is pytest).
 
-    One cgroup a worker, not one a case: a case's child is born in it, and moving a process
-    into a cgroup waits for the kernel's RCU grace period (14 ms measured here, each time),
-    whereas its cases run one after another. The first case moves the worker; empty cgroups
-    of processes that have ended are removed on the way."""
-    owner = os.getppid() if worker else os.getpid()
-    name = f"{'worker' if worker else 'case'}-{owner}"
+    One cgroup a fork server, not one a case: a case's child is born in it, and moving a
+    process into a cgroup waits for the kernel's RCU grace period (14 ms measured here, each
+    time), whereas its cases run one after another. The first case moves the server; empty
+    cgroups of processes that have ended are removed on the way.
+
+    Only the named server is ever moved, and only while it is this process's parent: an
+    orphan's parent is the machine's init (or a subreaper), and moving that would cap every
+    process the machine starts afterwards."""
+    if server is not None and (server <= 1 or os.getppid() != server):
+        raise WallError(f"the fork server {server} is no longer this process's parent")
+    owner = os.getpid() if server is None else server
+    name = f"{'case' if server is None else 'worker'}-{owner}"
     base = os.path.join(CGROUP_PIDS, CGROUP_FOLDER)
     if _current_cgroup() == f"/{CGROUP_FOLDER}/{name}":
         return
@@ -193,12 +199,23 @@ def join_cgroup(count: int, worker: bool) -> None:
     try:
         with contextlib.suppress(FileExistsError):
             os.mkdir(own, 0o755)
-        _write(os.path.join(own, "pids.max"), str(count + (WORKER_TASKS if worker else 0)))
-        if worker:
-            _write(os.path.join(own, "cgroup.procs"), str(owner))
+        _write(os.path.join(own, "pids.max"), str(count + (0 if server is None else WORKER_TASKS)))
+        if server is not None:
+            _write(os.path.join(own, "cgroup.procs"), str(server))
         _write(os.path.join(own, "cgroup.procs"), "0")
     except OSError as exc:
         raise WallError(f"the process cgroup {own}: {exc.strerror}") from None
+
+
+def die_with_parent(parent: int) -> bool:
+    """Be killed when *parent* ends (Linux: the parent-death signal), and say whether
+    *parent* is still this process's parent: False, the parent ended before the signal was
+    armed, and this process is an orphan that must not go on."""
+    if sys.platform.startswith("linux"):
+        import signal
+
+        _libc().prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+    return os.getppid() == parent
 
 
 def _write(path: str, text: str) -> None:

@@ -41,6 +41,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
+from pytest_lessons import walls
 from pytest_lessons.child import gate_writer, limit_memory, prepare, run_case, write_result
 from pytest_lessons.outcome import DIED
 from pytest_lessons.sandbox import prepare_rules, shared_part
@@ -166,7 +167,7 @@ def _read_line(fd: int) -> tuple[bytes, bytes]:
     return line, rest
 
 
-def _child(job_fd: int, done_fd: int, output_fd: int, gate_fd: int) -> None:
+def _child(zygote: int, job_fd: int, done_fd: int, output_fd: int, gate_fd: int) -> None:
     """Runs in a child the zygote forked: wait for a job, run it, never return.
 
     The child exists before its job (see :meth:`Worker.spare`), so the cost of fork is paid
@@ -176,6 +177,10 @@ def _child(job_fd: int, done_fd: int, output_fd: int, gate_fd: int) -> None:
     it writes one byte to *done_fd* once its result file is complete, so the worker need not
     wait for the process to tear down.
     """
+    # A child outlives its zygote only as an orphan, whose parent is the machine's init: it
+    # must neither wait for a job nor build walls (the process cap would move init).
+    if not walls.die_with_parent(zygote):
+        os._exit(0)
     result: dict[str, Any]
     job: dict[str, Any] = {}
     try:
@@ -197,7 +202,7 @@ def _child(job_fd: int, done_fd: int, output_fd: int, gate_fd: int) -> None:
         prepare()
         line, rest = _read_line(job_fd)
         policy = json.loads(line or b"null")
-        prepare_rules(policy if isinstance(policy, dict) else None)
+        prepare_rules(policy if isinstance(policy, dict) else None, zygote)
         job = json.loads(rest + _read_all(job_fd))
         os.close(job_fd)
         limit_memory(job.get("memory_mb"))
@@ -325,12 +330,13 @@ class Zygote:
             return
         sys.stdout.flush()
         sys.stderr.flush()
+        zygote = os.getpid()
         pid = os.fork()
         if pid == 0:
             self.sock.close()
             for fd in (self.wake_r, self.wake_w):
                 os.close(fd)
-            _child(*fds)
+            _child(zygote, *fds)
         with contextlib.suppress(OSError):
             os.setpgid(pid, pid)  # unless the child did it first
         for fd in fds:

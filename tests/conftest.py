@@ -70,6 +70,28 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+def _init_cgroups() -> str:
+    """The machine's init's cgroups, which nothing the suite runs may change."""
+    try:
+        return Path("/proc/1/cgroup").read_text()
+    except OSError:
+        return ""
+
+
+_INIT_CGROUPS = _init_cgroups()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Fail the run if anything it started moved the machine's init into another cgroup:
+    a pids cap there caps every process the machine starts afterwards, CI's included."""
+    now = _init_cgroups()
+    if now != _INIT_CGROUPS:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(f"the suite moved pid 1 into other cgroups:\n{now}", red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests marked ``torch``, and those that grade the combine_heads lesson, skip where torch
     is not installed; everywhere else they run."""

@@ -140,16 +140,26 @@ needs_chromium = pytest.mark.skipif(
 
 
 def browse(page: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    profile = page.parent / "chromium-profile"  # a new one: nothing of an earlier run's
     command = [
         str(chromium()),
         "--headless",
         "--no-sandbox",  # runs as root in CI containers, where the browser's sandbox cannot
         "--disable-gpu",
         "--hide-scrollbars",
+        # No network here: the browser's own background connections only fail, many a time.
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={profile}",
         *args,
         page.as_uri(),
     ]
-    return subprocess.run(command, capture_output=True, timeout=120, check=True)
+    done = subprocess.run(command, capture_output=True, timeout=120)
+    if done.returncode != 0:  # what the browser said is the only clue to why it ended
+        raise AssertionError(f"chromium ended with {done.returncode}: {done.stderr[-3000:]!r}")
+    return done
 
 
 def png_pixels(data: bytes) -> tuple[int, int, list[bytes]]:

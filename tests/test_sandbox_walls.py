@@ -5,6 +5,7 @@ gradebook keeps every learner's full maximum points."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 from collections.abc import Iterator
@@ -13,7 +14,7 @@ from typing import Callable
 
 import pytest
 
-from pytest_lessons import sandbox
+from pytest_lessons import sandbox, walls
 
 from conftest import DOUBLE_RIGHT, DOUBLE_TOML, ROOT, said
 
@@ -268,3 +269,44 @@ def _unshare_user() -> None:
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.unshare(0x10000000) != 0:
         raise OSError(ctypes.get_errno(), "unshare")
+
+
+@pytest.mark.skipif(
+    not (hasattr(os, "fork") and os.geteuid() == 0 and os.access(walls.CGROUP_PIDS, os.W_OK)),
+    reason="the process cgroup needs root and cgroup v1's pids controller",
+)
+def test_a_waiting_child_whose_fork_server_ended_moves_nobody_into_its_cgroup() -> None:
+    # An orphan's parent is init (or a subreaper): moving it would cap the whole machine.
+    import json
+
+    before = Path("/proc/1/cgroup").read_text()
+    readable, writable = os.pipe()
+    go_r, go_w = os.pipe()
+    server = os.fork()
+    if server == 0:  # pragma: no cover - the stand-in fork server, which ends at once
+        server = os.getpid()
+        if os.fork() == 0:
+            os.close(go_w)
+            os.read(go_r, 1)  # end of file once the test collected the server
+            found: dict[str, object] = {"goes on": walls.die_with_parent(server)}
+            for name, pid in (("server", server), ("init", 1)):
+                try:
+                    walls.join_cgroup(8, server=pid)
+                    found[name] = "moved"
+                except walls.WallError as exc:
+                    found[name] = str(exc)
+            os.write(writable, json.dumps(found).encode())
+            os._exit(0)
+        os._exit(0)
+    os.close(go_r)
+    os.waitpid(server, 0)
+    os.close(go_w)
+    os.close(writable)
+    with os.fdopen(readable, "rb") as handle:
+        found = json.loads(handle.read() or b"{}")
+    assert found == {
+        "goes on": False,
+        "server": f"the fork server {server} is no longer this process's parent",
+        "init": "the fork server 1 is no longer this process's parent",
+    }
+    assert Path("/proc/1/cgroup").read_text() == before
