@@ -108,8 +108,8 @@ def overhead(rounds: int) -> None:
 
     import torch  # noqa: F401  - the direct call runs with torch already imported, as in the worker
 
-    from pytest_lessons import sandbox
-    from pytest_lessons.runner import ForkRunner, Job
+    from pytest_lessons.isolation import sandbox
+    from pytest_lessons.isolation.runner import ForkRunner, Job
 
     inputs = [[[[0], [0]], [[1], [1]]], [[[0], [0]], [[0], [5]]], [[[2], [4]], [[10], [30]]]]
     # In the sandbox, as a graded case runs (where this system has one).
@@ -146,8 +146,8 @@ def overhead(rounds: int) -> None:
 
 
 def transfer(rounds: int) -> None:
-    from pytest_lessons.compare import compare
-    from pytest_lessons.runner import ForkRunner, Job
+    from pytest_lessons.core.compare import compare
+    from pytest_lessons.isolation.runner import ForkRunner, Job
 
     work = Path(tempfile.mkdtemp(prefix="lessons-bench-"))
     try:
@@ -185,8 +185,8 @@ def _spread(times: list[float]) -> str:
 
 
 def spawn_against_fork(rounds: int) -> None:
-    from pytest_lessons import model
-    from pytest_lessons.runner import Job, SpawnRunner
+    from pytest_lessons.core import model
+    from pytest_lessons.isolation.runner import Job, SpawnRunner
 
     work = Path(tempfile.mkdtemp(prefix="lessons-bench-"))
     try:
@@ -247,7 +247,7 @@ def spawn_against_fork(rounds: int) -> None:
 FORK_PROBE = """
 import gc, os, statistics, sys, time
 import torch
-from pytest_lessons.worker import _huge_pages
+from pytest_lessons.isolation.worker import _huge_pages
 
 x = torch.nn.functional.scaled_dot_product_attention(*(torch.rand(2, 4, 8) for _ in range(3)))
 gc.freeze()

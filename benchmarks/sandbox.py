@@ -3,8 +3,8 @@
     python benchmarks/sandbox.py              # 200 forks, 100 round trips
     python benchmarks/sandbox.py --rounds 50
 
-1. Closing the sandbox: the time :func:`pytest_lessons.sandbox.confine` takes in a child forked
-   from a process that imported torch, as a case's child is (target <= 1 ms median).
+1. Closing the sandbox: the time :func:`pytest_lessons.isolation.sandbox.confine` takes in a child
+   forked from a process that imported torch, as a case's child is (target <= 1 ms median).
 2. A case's round trip through the fork server with the sandbox and without it, the two
    alternating, on the combine_heads reference: the difference is what a case pays in all
    (private folder made and removed, environment, limits, cgroup or namespaces, Landlock,
@@ -33,7 +33,8 @@ INPUTS = [[[[0], [0]], [[1], [1]]], [[[0], [0]], [[0], [5]]], [[[2], [4]], [[10]
 
 
 def _policy():  # type: ignore[no-untyped-def]
-    from pytest_lessons import sandbox, settings
+    from pytest_lessons.core import settings
+    from pytest_lessons.isolation import sandbox
 
     limits = {key: settings.BY_NAME[name].default for name, key in sandbox.LIMITS.items()}
     _, policy = sandbox.choose("require", os.environ, limits=limits)
@@ -43,8 +44,8 @@ def _policy():  # type: ignore[no-untyped-def]
 def confine_cost(rounds: int) -> None:
     import torch  # noqa: F401 - the child is forked from a process that holds torch
 
-    from pytest_lessons.child import prepare
-    from pytest_lessons.sandbox import confine, prepare_rules
+    from pytest_lessons.isolation.child import prepare
+    from pytest_lessons.isolation.sandbox import confine, prepare_rules
 
     prepare()
     # As the worker does: objects from before the fork stay out of the child's collections.
@@ -89,7 +90,7 @@ def confine_cost(rounds: int) -> None:
 def round_trip(rounds: int) -> None:
     from dataclasses import replace
 
-    from pytest_lessons.runner import ForkRunner, Job
+    from pytest_lessons.isolation.runner import ForkRunner, Job
 
     bare = Job(LESSON / "reference.py", "solve", INPUTS, 10.0, 2048.0, 65536, 1)
     confined = replace(bare, sandbox=_policy())
@@ -123,10 +124,10 @@ def main() -> None:
     rounds = parser.parse_args().rounds
     sys.path.insert(0, str(ROOT))
     if os.environ.get("OMP_NUM_THREADS") != "1":
-        from pytest_lessons.runner import _worker_env
+        from pytest_lessons.isolation.runner import _worker_env
 
         os.execve(sys.executable, [sys.executable, *sys.argv], _worker_env())
-    from pytest_lessons import sandbox
+    from pytest_lessons.isolation import sandbox
 
     print("sandbox:", sandbox.describe(sandbox.probe(), _policy()))
     confine_cost(rounds)

@@ -19,8 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_lessons import autograder, classoutputs, formats, gradebook
-from pytest_lessons.results import CaseResult
+from pytest_lessons import autograder
+from pytest_lessons.core.results import CaseResult
+from pytest_lessons.reports import classoutputs, formats, gradebook
 
 #: Exit statuses of the merge, as ``--help`` and docs/ci-grading.md give them.
 EXIT_STATUS = """\

@@ -24,9 +24,9 @@ import sys
 import tempfile
 from pathlib import Path, PurePath
 
-from pytest_lessons import files as learner_files
-from pytest_lessons import model
-from pytest_lessons.compare import plural
+from pytest_lessons.core import model
+from pytest_lessons.core.compare import plural
+from pytest_lessons.isolation import files as learner_files
 
 
 def _take(submission: Path, relative: PurePath, solution: Path) -> bool:

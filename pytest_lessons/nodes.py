@@ -1,8 +1,8 @@
 """pytest collection nodes: an ``exercise.toml`` file and one item per case (pytest layer).
 
-Thin glue over the grading core: reading the file is :mod:`~pytest_lessons.model`'s job,
-grading a case :class:`~pytest_lessons.grading.Grader`'s, checking a lesson
-:mod:`~pytest_lessons.authoring`'s. The items turn what they give back into pytest's outcomes
+Thin glue over the grading core: reading the file is :mod:`~pytest_lessons.core.model`'s job,
+grading a case :class:`~pytest_lessons.core.grading.Grader`'s, checking a lesson
+:mod:`~pytest_lessons.core.authoring`'s. The items turn what they give back into pytest's outcomes
 and connect the ``pytest_lessons_diagnose`` hook. Collection parses TOML only; it imports
 neither torch nor learner code.
 """
@@ -15,12 +15,13 @@ from typing import Any
 
 import pytest
 
-from pytest_lessons import authoring, classoutputs, export, model
-from pytest_lessons.diagnose import Diagnosis, Evidence, best
-from pytest_lessons.grading import Attempt, Diagnoser, broken_result
-from pytest_lessons.results import CaseResult
+from pytest_lessons.core import authoring, export, model
+from pytest_lessons.core.diagnose import Diagnosis, Evidence, best
+from pytest_lessons.core.grading import Attempt, Diagnoser, broken_result
+from pytest_lessons.core.results import CaseResult
+from pytest_lessons.core.texts import colour_map
+from pytest_lessons.reports import classoutputs
 from pytest_lessons.session import session_of
-from pytest_lessons.texts import colour_map
 
 
 class LessonFailure(Exception):
@@ -133,7 +134,7 @@ def restore_hint(path: Path, shown: str) -> str:
 
 def learners(submissions: Path, shard: tuple[int, int] | None = None) -> list[str]:
     """The learners of a submissions folder: its sub-folders but version control and tool
-    folders (:data:`~pytest_lessons.classoutputs.NOT_LEARNERS`), in name order (with *shard*
+    folders (:data:`~pytest_lessons.reports.classoutputs.NOT_LEARNERS`), in name order (with *shard*
     (K, N), only those of the K-th of N shards)."""
     return classoutputs.Roll.of(submissions, shard).members()
 
@@ -241,7 +242,7 @@ class CaseItem(pytest.Item):
 
 class LessonCheckItem(pytest.Item):
     """``--lesson-check``: the authoring check of one exercise (see
-    :mod:`pytest_lessons.authoring`)."""
+    :mod:`pytest_lessons.core.authoring`)."""
 
     def __init__(self, *, exercise: model.Exercise, **kwargs: Any) -> None:
         super().__init__(**kwargs)

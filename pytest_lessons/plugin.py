@@ -17,23 +17,15 @@ from typing import Any, cast
 
 import pytest
 
-from pytest_lessons import (
-    classoutputs,
-    course,
-    diagnose,
-    formats,
-    gradebook,
-    hooks,
-    model,
-    sandbox,
-    settings,
-    summary,
-)
-from pytest_lessons.diagnose import Diagnosis, Evidence
-from pytest_lessons.grading import Attempt
+from pytest_lessons import hooks
+from pytest_lessons.core import course, diagnose, model, settings, summary
+from pytest_lessons.core.diagnose import Diagnosis, Evidence
+from pytest_lessons.core.grading import Attempt
+from pytest_lessons.core.results import CaseResult
+from pytest_lessons.isolation import sandbox
+from pytest_lessons.isolation.runner import PoolRunner, make_runner, usable_cpus
 from pytest_lessons.nodes import BrokenExercise, CaseItem, ExerciseFile, FailureText
-from pytest_lessons.results import CaseResult
-from pytest_lessons.runner import PoolRunner, make_runner, usable_cpus
+from pytest_lessons.reports import classoutputs, formats, gradebook
 from pytest_lessons.session import KEY, LessonSession
 
 _STARTED = pytest.StashKey[float]()

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pytest_lessons import model
+from pytest_lessons.core import model
 
 SHIPPED = Path(__file__).with_name("exercise.schema.json")
 

@@ -1,7 +1,7 @@
 """The plugin's state for one pytest run, kept in ``config.stash`` (pytest layer).
 
 It holds what the pytest front end adds around the grading core: the resolved settings, the
-runner and the :class:`~pytest_lessons.grading.Grader` that owns every grading cache, the
+runner and the :class:`~pytest_lessons.core.grading.Grader` that owns every grading cache, the
 sandbox as the collected course makes it, and the results gathered from test reports (also
 from pytest-xdist workers) for the summary and the report files.
 """
@@ -13,11 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from pytest_lessons import classoutputs, sandbox, settings
-from pytest_lessons.grading import Grader
-from pytest_lessons.results import CaseResult
-from pytest_lessons.runner import Runner
-from pytest_lessons.texts import shown_path
+from pytest_lessons.core import settings
+from pytest_lessons.core.grading import Grader
+from pytest_lessons.core.results import CaseResult
+from pytest_lessons.core.texts import shown_path
+from pytest_lessons.isolation import sandbox
+from pytest_lessons.isolation.runner import Runner
+from pytest_lessons.reports import classoutputs
 
 
 @dataclass
@@ -76,7 +78,7 @@ class LessonSession:
     def show(self, path: Path | str) -> str:
         """*path* as the learner should see it: relative to where pytest was started (a
         class's feedback files then name each learner's own files as they handed them in:
-        :func:`~pytest_lessons.classoutputs.own_files`)."""
+        :func:`~pytest_lessons.reports.classoutputs.own_files`)."""
         return shown_path(path, self.invocation_dir)
 
 

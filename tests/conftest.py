@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 import pytest
 
-from pytest_lessons.results import CaseResult, Status
+from pytest_lessons.core.results import CaseResult, Status
 
 ROOT = Path(__file__).resolve().parent.parent
 COMBINE_HEADS = ROOT / "exercises" / "combine_heads"

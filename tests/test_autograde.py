@@ -281,7 +281,7 @@ def test_generated_cases_are_the_same_for_the_same_seed(
             [r["call"] for r in json.loads((pytester.path / "r.json").read_text())["results"]]
         )
     assert calls[0] == calls[1] and len(set(calls[0])) == 6
-    from pytest_lessons import model
+    from pytest_lessons.core import model
 
     for case in model.load(pytester.path / "t" / "exercise.toml").cases[1:]:
         assert case.sizes is not None and case.sizes["rows"] != case.sizes["cols"]
@@ -300,7 +300,7 @@ def test_a_solution_that_hard_codes_the_visible_answers_fails_the_generated_case
     folder = make_exercise(
         "t", solution=TRANSPOSE_REFERENCE, toml=GENERATED_TOML, reference__py=TRANSPOSE_REFERENCE
     )
-    from pytest_lessons import model
+    from pytest_lessons.core import model
 
     # The visible cases' answers, copied into the code by hand (reading exercise.toml while
     # graded is refused by the sandbox).
@@ -344,7 +344,7 @@ def test_hidden_generated_cases_show_no_smaller_input(
     text = result.stdout.str() + (pytester.path / "r.json").read_text()
     assert "Hidden case 2 failed" in text or "Hidden case 3 failed" in text
     assert "A smaller input" not in text
-    from pytest_lessons import model
+    from pytest_lessons.core import model
 
     for case in model.load(pytester.path / "t" / "exercise.toml").cases[1:]:
         assert str(case.inputs["m"][0]) not in text
@@ -353,7 +353,7 @@ def test_hidden_generated_cases_show_no_smaller_input(
 def test_combine_heads_generated_cases_catch_a_memorised_solution(
     pytester: pytest.Pytester, combine_heads: Make
 ) -> None:
-    from pytest_lessons import model
+    from pytest_lessons.core import model
 
     seed = model.load(COMBINE_HEADS / "exercise.toml")
     table = {
@@ -508,7 +508,7 @@ TALL_FAILS = (
 def test_a_reference_that_fails_on_a_generated_case_makes_it_internal_not_passed(
     pytester: pytest.Pytester, make_exercise: Make
 ) -> None:
-    from pytest_lessons import model
+    from pytest_lessons.core import model
 
     make_exercise("t", solution=TRANSPOSE_REFERENCE, toml=GENERATED_TOML, reference__py=TALL_FAILS)
     tall = [
@@ -552,7 +552,7 @@ def test_a_reference_that_fails_on_a_generated_case_makes_it_internal_not_passed
 def test_the_lesson_check_names_each_generated_case_the_reference_fails(
     pytester: pytest.Pytester, make_exercise: Make
 ) -> None:
-    from pytest_lessons import model
+    from pytest_lessons.core import model
 
     make_exercise(
         "t",

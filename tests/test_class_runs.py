@@ -20,7 +20,7 @@ from typing import Callable
 import jsonschema
 import pytest
 
-from pytest_lessons import classoutputs
+from pytest_lessons.reports import classoutputs
 
 from conftest import DOUBLE_RIGHT, DOUBLE_TOML
 

@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 
 from pytest_lessons import __main__ as merging
-from pytest_lessons import classoutputs, course, formats
-from pytest_lessons.classoutputs import OptionError, Outputs
-from pytest_lessons.results import CaseResult, Status
+from pytest_lessons.core import course
+from pytest_lessons.core.results import CaseResult, Status
+from pytest_lessons.reports import classoutputs, formats
+from pytest_lessons.reports.classoutputs import OptionError, Outputs
 
 from conftest import case_result
 

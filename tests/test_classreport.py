@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from pytest_lessons import classreport
-from pytest_lessons.gradebook import MISSING
-from pytest_lessons.results import CaseResult, Status
+from pytest_lessons.core.results import CaseResult, Status
+from pytest_lessons.reports import classreport
+from pytest_lessons.reports.gradebook import MISSING
 
 from conftest import case_result
 

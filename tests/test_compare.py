@@ -9,8 +9,7 @@ from typing import Any
 
 import pytest
 
-from pytest_lessons.child import encode_answer
-from pytest_lessons.compare import (
+from pytest_lessons.core.compare import (
     Numbers,
     compare,
     compare_outputs,
@@ -22,7 +21,8 @@ from pytest_lessons.compare import (
     size_one_positions,
     split_outputs,
 )
-from pytest_lessons.outcome import TAG
+from pytest_lessons.isolation.child import encode_answer
+from pytest_lessons.isolation.outcome import TAG
 
 
 def judge(answer: Any, expected: Any = ((1, 2.5), (3, 4)), rtol: float = 1e-4, atol: float = 1e-4):
@@ -166,7 +166,7 @@ def test_vectorised_and_plain_comparison_agree(monkeypatch: pytest.MonkeyPatch) 
     pytest.importorskip("numpy")
     import random
 
-    from pytest_lessons import compare as judge_module
+    from pytest_lessons.core import compare as judge_module
 
     rng = random.Random(7)
     inf, nan = float("inf"), float("nan")
@@ -413,7 +413,7 @@ def test_rows_of_equal_length_but_different_depth_name_the_first_difference() ->
 
 
 def test_the_tolerance_rule_is_one_function_on_floats_and_arrays() -> None:
-    from pytest_lessons.compare import agrees, allowance
+    from pytest_lessons.core.compare import agrees, allowance
 
     inf, nan = float("inf"), float("nan")
     assert allowance(-2.0, 0.1, 0.5) == pytest.approx(0.7)
@@ -624,7 +624,7 @@ def test_each_answer_that_is_not_numbers_has_its_whole_headline(
 
 
 def test_large_answers_are_judged_the_same_both_ways() -> None:
-    from pytest_lessons.compare import VECTOR_FROM, outside
+    from pytest_lessons.core.compare import VECTOR_FROM, outside
 
     size = VECTOR_FROM
     want = [1.0] * size

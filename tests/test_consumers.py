@@ -19,7 +19,7 @@ import jsonschema
 import pytest
 import xmlschema
 
-from pytest_lessons import formats
+from pytest_lessons.reports import formats
 
 from conftest import DOUBLE_TOML, case_result
 

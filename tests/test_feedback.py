@@ -124,7 +124,7 @@ def test_generic_detectors_can_be_turned_off(
 
 
 CONFTEST = """
-from pytest_lessons.diagnose import WATCH_OUT, Diagnosis
+from pytest_lessons.core.diagnose import WATCH_OUT, Diagnosis
 
 def pytest_lessons_diagnose(item, evidence):
     if evidence.got.shape == evidence.expected.shape[::-1]:
@@ -275,7 +275,7 @@ def test_progress_is_the_same_under_xdist(pytester: pytest.Pytester, make_exerci
 
 
 def test_the_seed_lesson_has_three_hints_and_a_solution() -> None:
-    from pytest_lessons import model
+    from pytest_lessons.core import model
 
     exercise = model.load(COMBINE_HEADS / "exercise.toml")
     assert len(exercise.hints) == 3

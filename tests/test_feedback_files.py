@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pytest_lessons import feedback_files
-from pytest_lessons.gradebook import MISSING
-from pytest_lessons.results import CaseResult, Status
+from pytest_lessons.core.results import CaseResult, Status
+from pytest_lessons.reports import feedback_files
+from pytest_lessons.reports.gradebook import MISSING
 
 from conftest import case_result
 

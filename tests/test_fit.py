@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from pytest_lessons import fit
+from pytest_lessons.core import fit
 
 SIZES = {"heads": 2, "width": 4, "time": 3}
 

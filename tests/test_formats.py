@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from pytest_lessons import formats
-from pytest_lessons.results import CaseResult
+from pytest_lessons.core.results import CaseResult
+from pytest_lessons.reports import formats
 
 from conftest import case_result
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from pytest_lessons.generate import (
+from pytest_lessons.core.generate import (
     GenerateSpec,
     axis_names,
     distinct_possible,

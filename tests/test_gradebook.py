@@ -20,9 +20,9 @@ from typing import Any, Callable
 
 import pytest
 
-from pytest_lessons import gradebook
-from pytest_lessons.gradebook import Roster, RosterError
-from pytest_lessons.results import CaseResult, Status
+from pytest_lessons.core.results import CaseResult, Status
+from pytest_lessons.reports import gradebook
+from pytest_lessons.reports.gradebook import Roster, RosterError
 
 from conftest import case_result
 

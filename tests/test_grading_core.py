@@ -14,12 +14,12 @@ from typing import Any, Callable
 
 import pytest
 
-from pytest_lessons import model, settings
-from pytest_lessons.diagnose import WATCH_OUT, Diagnosis, Evidence
-from pytest_lessons.grading import LOOP_BUDGET, Attempt, Grader
-from pytest_lessons.outcome import Frame, Outcome
-from pytest_lessons.results import CaseResult, Status
-from pytest_lessons.runner import Job, Runner
+from pytest_lessons.core import model, settings
+from pytest_lessons.core.diagnose import WATCH_OUT, Diagnosis, Evidence
+from pytest_lessons.core.grading import LOOP_BUDGET, Attempt, Grader
+from pytest_lessons.core.results import CaseResult, Status
+from pytest_lessons.isolation.outcome import Frame, Outcome
+from pytest_lessons.isolation.runner import Job, Runner
 
 from conftest import DOUBLE_TOML
 

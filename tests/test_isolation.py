@@ -212,7 +212,7 @@ def test_fake_summary_lines_and_monkeypatching_change_nothing(
     import sys
 
     try:  # where the sandbox lets it read the grader's files at all
-        import pytest_lessons.compare as judge
+        import pytest_lessons.core.compare as judge
         import _pytest.runner
 
         judge.compare = lambda *args, **kwargs: None

@@ -20,16 +20,28 @@ PACKAGE = Path(pytest_lessons.__file__).parent
 
 
 def modules() -> list[str]:
-    return sorted(module.name for module in pkgutil.iter_modules(pytest_lessons.__path__))
+    """Every module of the package, its folders' too, by its name below the package
+    (``core.grading``; a folder's ``__init__`` by the folder's name)."""
+    found = pkgutil.walk_packages(pytest_lessons.__path__, "pytest_lessons.")
+    return sorted([module.name.removeprefix("pytest_lessons.") for module in found] + ["__init__"])
+
+
+def source(name: str) -> Path:
+    path = PACKAGE.joinpath(*name.split("."))
+    return path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
 
 
 def core_modules() -> list[str]:
-    return [f"pytest_lessons.{name}" for name in modules() if name not in PYTEST_LAYER]
+    return [
+        f"pytest_lessons.{name}"
+        for name in modules()
+        if name not in PYTEST_LAYER and name != "__init__"
+    ]
 
 
 def test_the_grading_core_imports_neither_pytest_nor_torch() -> None:
     core = core_modules()
-    assert "pytest_lessons.runner" in core and "pytest_lessons.grading" in core
+    assert "pytest_lessons.isolation.runner" in core and "pytest_lessons.core.grading" in core
     code = (
         "import importlib, json, sys\n"
         f"for name in {core!r}:\n"
@@ -45,8 +57,9 @@ def test_the_grading_core_imports_neither_pytest_nor_torch() -> None:
 def imports(name: str) -> dict[str, bool]:
     """The package's modules that *name* imports, each with whether the import is at the
     module's top level (``if TYPE_CHECKING:`` blocks count as top level)."""
-    tree = ast.parse((PACKAGE / f"{name}.py").read_text(encoding="utf-8"))
+    tree = ast.parse(source(name).read_text(encoding="utf-8"))
     found: dict[str, bool] = {}
+    known = set(modules())
     top = set(map(id, tree.body))
     for node in tree.body:
         if isinstance(node, ast.If):
@@ -54,16 +67,24 @@ def imports(name: str) -> dict[str, bool]:
     for node in ast.walk(tree):
         targets: list[str] = []
         if isinstance(node, ast.ImportFrom) and node.module:
-            if node.module == "pytest_lessons":
-                targets = [alias.name for alias in node.names]
-            elif node.module.startswith("pytest_lessons."):
-                targets = [node.module.split(".")[1]]
+            base = node.module.removeprefix("pytest_lessons").lstrip(".")
+            if node.module == "pytest_lessons" or node.module.startswith("pytest_lessons."):
+                # `from pytest_lessons.core import model` imports core.model; names that are
+                # not modules (`from pytest_lessons.core.model import Case`) import the module.
+                targets = [
+                    f"{base}.{alias.name}".lstrip(".")
+                    if f"{base}.{alias.name}".lstrip(".") in known
+                    else base or "__init__"
+                    for alias in node.names
+                ]
         elif isinstance(node, ast.Import):
             targets = [
-                a.name.split(".")[1] for a in node.names if a.name.startswith("pytest_lessons.")
+                a.name.removeprefix("pytest_lessons.")
+                for a in node.names
+                if a.name.startswith("pytest_lessons.")
             ]
         for target in targets:
-            if target in modules():
+            if target in known:
                 found[target] = found.get(target, False) or id(node) in top
     return found
 

@@ -11,7 +11,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from pytest_lessons import model, schema
+from pytest_lessons import schema
+from pytest_lessons.core import model
 
 from conftest import said
 

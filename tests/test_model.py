@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_lessons import model
+from pytest_lessons.core import model
 
 GOOD = """
 [exercise]

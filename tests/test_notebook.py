@@ -220,7 +220,7 @@ def test_a_cell_that_ends_its_process_fails_its_cases_and_the_kernel_lives(kerne
 
 
 def test_a_cell_that_reads_the_reference_is_refused(kernel: Kernel, course: Path) -> None:
-    from pytest_lessons import sandbox
+    from pytest_lessons.isolation import sandbox
 
     if not sandbox.probe().abi:
         pytest.skip("this kernel has no Landlock: the sandbox cannot refuse a read")

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from pytest_lessons import notebook
-from pytest_lessons.runner import Job, make_runner
+from pytest_lessons.isolation.runner import Job, make_runner
 
 from conftest import DOUBLE_RIGHT, ROOT
 

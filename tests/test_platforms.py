@@ -17,9 +17,9 @@ from pathlib import Path, PureWindowsPath
 
 import pytest
 
-from pytest_lessons import settings
-from pytest_lessons.outcome import RAISED, Frame, Outcome
-from pytest_lessons.texts import Context, describe_error, shown_path
+from pytest_lessons.core import settings
+from pytest_lessons.core.texts import Context, describe_error, shown_path
+from pytest_lessons.isolation.outcome import RAISED, Frame, Outcome
 
 from conftest import DOUBLE_TOML, dedent, said
 

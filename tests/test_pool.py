@@ -11,8 +11,14 @@ from typing import Callable
 
 import pytest
 
-from pytest_lessons.outcome import RETURNED, TIMEOUT, Outcome
-from pytest_lessons.runner import AHEAD_PER_WORKER, SWITCH_INTERVAL, Job, PoolRunner, Runner
+from pytest_lessons.isolation.outcome import RETURNED, TIMEOUT, Outcome
+from pytest_lessons.isolation.runner import (
+    AHEAD_PER_WORKER,
+    SWITCH_INTERVAL,
+    Job,
+    PoolRunner,
+    Runner,
+)
 
 from conftest import DOUBLE_RIGHT
 

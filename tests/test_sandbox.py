@@ -17,7 +17,7 @@ from typing import Callable
 
 import pytest
 
-from pytest_lessons import sandbox
+from pytest_lessons.isolation import sandbox
 
 from conftest import DOUBLE_RIGHT, DOUBLE_TOML, ROOT, failed, said
 

@@ -14,7 +14,7 @@ from typing import Callable
 
 import pytest
 
-from pytest_lessons import sandbox, walls
+from pytest_lessons.isolation import sandbox, walls
 
 from conftest import DOUBLE_RIGHT, DOUBLE_TOML, ROOT, said
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from pytest_lessons import settings
+from pytest_lessons.core import settings
 
 
 def resolve(

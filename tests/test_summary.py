@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from pytest_lessons import summary
-from pytest_lessons.course import Course
-from pytest_lessons.results import CaseResult
+from pytest_lessons.core import summary
+from pytest_lessons.core.course import Course
+from pytest_lessons.core.results import CaseResult
 
 from conftest import case_result
 

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from pytest_lessons import texts
-from pytest_lessons.compare import compare, compare_outputs
-from pytest_lessons.diagnose import Diagnosis
-from pytest_lessons.outcome import Frame, Outcome
+from pytest_lessons.core import texts
+from pytest_lessons.core.compare import compare, compare_outputs
+from pytest_lessons.core.diagnose import Diagnosis
+from pytest_lessons.isolation.outcome import Frame, Outcome
 
 SOLUTION = Path("/course/double/solution.py")
 
@@ -263,8 +263,8 @@ def test_exits_interrupts_memory_and_recursion_have_their_own_words() -> None:
 
 
 def test_an_exceptions_headline_is_whole_up_to_the_limit_every_report_carries() -> None:
-    from pytest_lessons import formats
-    from pytest_lessons.results import CaseResult
+    from pytest_lessons.core.results import CaseResult
+    from pytest_lessons.reports import formats
 
     shape = "Expected size for first two dimensions of batch2 tensor to be: [2, 3] but got: [2, 4]"
     assert raised("RuntimeError", shape + "\n  (more)").headline == (

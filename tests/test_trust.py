@@ -262,7 +262,7 @@ def test_worked_solution_steps_are_wrapped_and_match_the_code(
 
 @pytest.mark.parametrize("lesson", sorted(p.parent.name for p in EXERCISES.glob("*/exercise.toml")))
 def test_every_method_a_step_names_is_in_the_code_shown(lesson: str) -> None:
-    from pytest_lessons import model
+    from pytest_lessons.core import model
 
     exercise = model.load(EXERCISES / lesson / "exercise.toml")
     code = (EXERCISES / lesson / "reference.py").read_text()

@@ -18,11 +18,11 @@ from typing import Any, Callable
 import pytest
 from test_grading_core import double, grader, lesson
 
-from pytest_lessons import files
-from pytest_lessons.grading import Attempt
-from pytest_lessons.outcome import DIED, INTERNAL, RETURNED, TIMEOUT, from_untrusted
-from pytest_lessons.runner import ForkRunner, Job, SpawnRunner, assemble
-from pytest_lessons.sandbox import Policy
+from pytest_lessons.core.grading import Attempt
+from pytest_lessons.isolation import files
+from pytest_lessons.isolation.outcome import DIED, INTERNAL, RETURNED, TIMEOUT, from_untrusted
+from pytest_lessons.isolation.runner import ForkRunner, Job, SpawnRunner, assemble
+from pytest_lessons.isolation.sandbox import Policy
 
 from conftest import DOUBLE_RIGHT, DOUBLE_TOML
 
@@ -103,7 +103,7 @@ def solve(x):
         forge(b"[" * 200_000)
     if isinstance(x[0], list):
         forge(json.dumps({"kind": "raised", "phase": "call", "frames": [{"line": "x"}]}).encode())
-    for name in ("pytest_lessons.child", "pytest_lessons.worker", "__main__"):
+    for name in ("pytest_lessons.isolation.child", "pytest_lessons.isolation.worker", "__main__"):
         if name in sys.modules:
             sys.modules[name].write_result = lambda *a, **k: None
     return right(x)

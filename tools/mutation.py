@@ -29,8 +29,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SURVIVORS = ROOT / "docs" / "mutation-survivors.md"
 
-#: The grading core: every module mutmut mutates (pyproject.toml, [tool.mutmut] only_mutate).
-CORE = ("compare", "model", "settings", "diagnose", "generate", "summary", "texts", "formats")
+#: Every module mutmut mutates (pyproject.toml, [tool.mutmut] only_mutate), by its short name,
+#: with the folder it lives in: the grading core, and the report formats.
+FOLDER = {
+    "compare": "core",
+    "model": "core",
+    "settings": "core",
+    "diagnose": "core",
+    "generate": "core",
+    "summary": "core",
+    "texts": "core",
+    "formats": "reports",
+}
+CORE = tuple(FOLDER)
 
 #: What .ci/run always checks: small modules whose tests run fast, so the check fits CI's time.
 CI_SAMPLE = ("settings", "generate", "summary")
@@ -102,7 +113,8 @@ def results() -> dict[str, str]:
 
 
 def module_of(name: str) -> str:
-    return name.split(".")[1]
+    """A mutant's short module name: ``pytest_lessons.core.compare.x_f__mutmut_1`` is compare's."""
+    return name.split(".")[2]
 
 
 def main() -> int:
@@ -119,7 +131,7 @@ def main() -> int:
     if args.ci:
         modules = list(dict.fromkeys([*CI_SAMPLE, *changed_since_main()]))
     started = time.monotonic()
-    patterns = [f"pytest_lessons.{m}.*" for m in modules]
+    patterns = [f"pytest_lessons.{FOLDER[m]}.{m}.*" for m in modules]
     run = subprocess.run(
         [
             sys.executable,

@@ -7,9 +7,10 @@ Runs the whole course with each lesson's reference as the learner's answer, and 
 with tools/wide_ops.py (linear algebra, FFT, distributions, nn layers, autograd, NumPy, two
 threads), under ``strace -f``. Of every process that runs learner code it keeps the calls
 made after the sandbox closed (the ``prctl(PR_SET_SECCOMP, ...)`` line) and those of the
-processes it started, then prints them against :data:`pytest_lessons.sandbox.ALLOWED`: calls
-observed but not allowed (add them) and allowed but never observed (kept on purpose: the
-equivalents other C libraries and kernels use, see the table's comments).
+processes it started, then prints them against
+:data:`pytest_lessons.isolation.sandbox.ALLOWED`: calls observed but not allowed (add them) and
+allowed but never observed (kept on purpose: the equivalents other C libraries and kernels use,
+see the table's comments).
 
 The numbers of each architecture's calls come from the kernel headers
 (``/usr/include/x86_64-linux-gnu/asm/unistd_64.h``, ``/usr/include/asm-generic/unistd.h``);
@@ -98,7 +99,7 @@ def main() -> None:
     parser.add_argument("--numbers", action="store_true", help="print the number tables")
     options = parser.parse_args()
     sys.path.insert(0, str(ROOT))
-    from pytest_lessons import sandbox
+    from pytest_lessons.isolation import sandbox
 
     if options.numbers:
         for machine in HEADERS:

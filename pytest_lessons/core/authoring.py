@@ -6,7 +6,7 @@ every case, generated ones included; the starter fails; each watch-out's mistake
 at least one case and, wherever it fails, gets exactly its own watch-out; and no two mistakes give
 the same answer on every case (the cases could not tell them apart). Each problem names the
 exercise, the watch-out and the case. The mistakes are graded exactly as a learner's answer is:
-through :meth:`Grader.grade <pytest_lessons.grading.Grader.grade>`.
+through :meth:`Grader.grade <pytest_lessons.core.grading.Grader.grade>`.
 
 This module imports neither pytest nor torch.
 """
@@ -22,13 +22,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pytest_lessons import course, export, model
-from pytest_lessons.compare import nested, plural, read_numbers
-from pytest_lessons.generate import draw
-from pytest_lessons.grading import Attempt, Diagnoser, Graded, Grader, judge
-from pytest_lessons.outcome import RAISED, RETURNED
-from pytest_lessons.results import Status
-from pytest_lessons.texts import HEADLINE_LIMIT, abbreviate, first_sentence
+from pytest_lessons.core import course, export, model
+from pytest_lessons.core.compare import nested, plural, read_numbers
+from pytest_lessons.core.generate import draw
+from pytest_lessons.core.grading import Attempt, Diagnoser, Graded, Grader, judge
+from pytest_lessons.core.results import Status
+from pytest_lessons.core.texts import HEADLINE_LIMIT, abbreviate, first_sentence
+from pytest_lessons.isolation.outcome import RAISED, RETURNED
 
 #: Extra inputs drawn to find one that tells two look-alike mistakes apart.
 SEARCH = 40
@@ -327,7 +327,7 @@ def starter(exercise: model.Exercise, scratch: Path) -> tuple[Path, str]:
 
 
 def learner_copy(grader: Grader, exercise: model.Exercise) -> tuple[str, list[int]]:
-    """The learner's ``exercise.toml`` of *exercise* (see :mod:`pytest_lessons.export`) and
+    """The learner's ``exercise.toml`` of *exercise* (see :mod:`pytest_lessons.core.export`) and
     the full course's case number of each of its cases; generated cases' answers are computed
     by the reference in the isolated worker. Raises :class:`LessonProblem` when the reference
     fails on one."""

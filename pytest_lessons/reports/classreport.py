@@ -19,9 +19,9 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from pytest_lessons.formats import exercise_order, summary_text
-from pytest_lessons.gradebook import MISSING, build, number, with_hidden_faults
-from pytest_lessons.results import CaseResult, Status
+from pytest_lessons.core.results import CaseResult, Status
+from pytest_lessons.reports.formats import exercise_order, summary_text
+from pytest_lessons.reports.gradebook import MISSING, build, number, with_hidden_faults
 
 #: Colours by kind of outcome, readable on white and apart for the common colour blindness.
 COLOURS = {

@@ -1,10 +1,10 @@
 """The runner boundary: turn a :class:`Job` (the learner's file, entry and inputs) into an
-:class:`~pytest_lessons.outcome.Outcome`.
+:class:`~pytest_lessons.isolation.outcome.Outcome`.
 
 Three runners, one contract:
 
 * :class:`ForkRunner` (the default on Linux): a worker process imports torch once while pytest
-  collects and forks a fresh child per case (see :mod:`pytest_lessons.worker`).
+  collects and forks a fresh child per case (see :mod:`pytest_lessons.isolation.worker`).
 * :class:`SpawnRunner` (the default on Windows and macOS): a new Python per case. Each
   case pays for ``import torch`` again (a second or two), so a few Pythons are started ahead and
   import it while earlier cases run; a Python gets :data:`SPAWN_GRACE` seconds to be ready, and
@@ -37,9 +37,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, cast
 
-from pytest_lessons.child import READY, run_case
-from pytest_lessons.files import MAX_SOURCE_BYTES, Unreadable, read_beneath, read_file, remove_tree
-from pytest_lessons.outcome import (
+import pytest_lessons
+from pytest_lessons.isolation.child import READY, run_case
+from pytest_lessons.isolation.files import (
+    MAX_SOURCE_BYTES,
+    Unreadable,
+    read_beneath,
+    read_file,
+    remove_tree,
+)
+from pytest_lessons.isolation.outcome import (
     DIED,
     INTERNAL,
     RETURNED,
@@ -50,7 +57,7 @@ from pytest_lessons.outcome import (
     from_untrusted,
     too_large,
 )
-from pytest_lessons.sandbox import Policy
+from pytest_lessons.isolation.sandbox import Policy
 
 #: Modules the worker imports before the first case, so no case pays for them.
 PRELOAD = ("torch",)
@@ -87,13 +94,13 @@ class Job:
     """What the code may touch; None: no sandbox (debugging in-process)."""
     beneath: Path | None = None
     """The learner's folder: *solution* is read beneath it with no link followed (see
-    :func:`pytest_lessons.files.read_beneath`). None for the author's own files (the
+    :func:`pytest_lessons.isolation.files.read_beneath`). None for the author's own files (the
     reference, the mistakes), read as they are."""
     answer_bytes: int = 32 << 20
     """The largest result the runner reads back (the answer and its envelope)."""
 
     def request(self, **extra: Any) -> dict[str, Any]:
-        """The JSON request read by :func:`pytest_lessons.child.run_case` and the worker:
+        """The JSON request read by :func:`pytest_lessons.isolation.child.run_case` and the worker:
         the file's name (for tracebacks) but never its path to open; its bytes are added by
         the runner (``source``)."""
         return {
@@ -167,7 +174,7 @@ def _worker_env(base: dict[str, str] | None = None) -> dict[str, str]:
         # code. libobjc reads this once at start, so it is set for the worker's launch.
         env.setdefault("OBJC_DISABLE_INITIALIZE_FORK_SAFETY", "YES")
     # The worker must import this very package, even when it is not installed (a checkout).
-    package_root = str(Path(__file__).resolve().parent.parent)
+    package_root = str(Path(pytest_lessons.__file__).resolve().parent.parent)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
     return env
 
@@ -289,8 +296,8 @@ class _TempDir:
 
 
 class _Sibling:
-    """A fork server that another worker forked (see :mod:`pytest_lessons.worker`): what the
-    runner needs of a :class:`subprocess.Popen`, over the pipes it made for it. It is not this
+    """A fork server that another worker forked (see :mod:`pytest_lessons.isolation.worker`): what
+    the runner needs of a :class:`subprocess.Popen`, over the pipes it made for it. It is not this
     process's child, so its end is read off its report pipe."""
 
     def __init__(self, jobs: int, reports: int) -> None:
@@ -319,7 +326,7 @@ class _Sibling:
             remaining = None if deadline is None else max(deadline - _now(), 0)
             ready, _, _ = select.select([fd], [], [], remaining)
             if not ready:
-                raise subprocess.TimeoutExpired("pytest_lessons.worker", timeout or 0)
+                raise subprocess.TimeoutExpired("pytest_lessons.isolation.worker", timeout or 0)
             if not os.read(fd, 1 << 16):
                 if self.returncode is None:
                     self.returncode = 0
@@ -376,7 +383,13 @@ class ForkRunner(Runner):
             arguments.append(f"--sibling={job_r},{report_w}")
         try:
             return subprocess.Popen(
-                [sys.executable, "-m", "pytest_lessons.worker", *arguments, *self.preload],
+                [
+                    sys.executable,
+                    "-m",
+                    "pytest_lessons.isolation.worker",
+                    *arguments,
+                    *self.preload,
+                ],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
@@ -548,7 +561,7 @@ class SpawnRunner(Runner):
             arguments.append(f"--gate={gate_w}")
         try:
             process = subprocess.Popen(
-                [sys.executable, "-m", "pytest_lessons.child", *arguments, *self.preload],
+                [sys.executable, "-m", "pytest_lessons.isolation.child", *arguments, *self.preload],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,

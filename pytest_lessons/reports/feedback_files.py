@@ -5,7 +5,7 @@ Each file holds the learner's points per exercise and in total, each failing cas
 explanation once, and the first hint of each exercise not passed yet. Hidden cases are listed
 with their points and their (already safe) headline, never their inputs, answers or output.
 
-Made from typed results only (:class:`~pytest_lessons.results.CaseResult`), plus the lessons'
+Made from typed results only (:class:`~pytest_lessons.core.results.CaseResult`), plus the lessons'
 hints when the exercise files can be read, so a merge of shards writes the same files as one
 run. This module imports neither pytest nor torch.
 """
@@ -16,10 +16,10 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from pytest_lessons import model
-from pytest_lessons.formats import exercise_order
-from pytest_lessons.gradebook import MISSING, number, with_hidden_faults
-from pytest_lessons.results import CaseResult, Status
+from pytest_lessons.core import model
+from pytest_lessons.core.results import CaseResult, Status
+from pytest_lessons.reports.formats import exercise_order
+from pytest_lessons.reports.gradebook import MISSING, number, with_hidden_faults
 
 #: A hint as the file shows it: (title, text).
 Hint = tuple[str, str]

@@ -1,6 +1,6 @@
 """Gradebooks for a class: CSV files an instructor keeps, compares and imports into an LMS.
 
-Built from the typed per-case results (:class:`~pytest_lessons.results.CaseResult`) of a batch
+Built from the typed per-case results (:class:`~pytest_lessons.core.results.CaseResult`) of a batch
 run, or of the shards' ``json`` reports, so one run and a merge write the same bytes. Layouts:
 
 - ``long``: one row per learner and exercise (``learner, exercise, points, max_points, note``);
@@ -24,10 +24,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from pytest_lessons.compare import plural
-from pytest_lessons.formats import MISSING as MISSING
-from pytest_lessons.formats import exercise_order, text_cell
-from pytest_lessons.results import CaseResult, Status
+from pytest_lessons.core.compare import plural
+from pytest_lessons.core.results import CaseResult, Status
+from pytest_lessons.reports.formats import MISSING as MISSING
+from pytest_lessons.reports.formats import exercise_order, text_cell
 
 LAYOUTS = ("long", "wide", "canvas", "moodle")
 """Every gradebook layout, the default first."""

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from pytest_lessons import walls
+from pytest_lessons.isolation import walls
 
 #: Environment variables learner code gets from the grader's environment: what programs need
 #: to run and to read and write text, and the thread settings. Nothing else: CI tokens and
@@ -360,7 +360,7 @@ def runtime_paths() -> tuple[list[str], list[str]]:
     installs = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
     # This package, also when it runs from a checkout rather than site-packages: it holds no
     # course, and learner code may import it like any installed package.
-    installs.add(str(Path(__file__).resolve().parent))
+    installs.add(str(Path(__file__).resolve().parents[1]))
     with contextlib.suppress(AttributeError):  # virtualenv's old site module lacks them
         installs.update(site.getsitepackages())
         installs.add(site.getusersitepackages())

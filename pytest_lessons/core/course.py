@@ -25,7 +25,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on old Pythons only
     import tomli as tomllib
 
-from pytest_lessons.model import EXERCISE_FILE
+from pytest_lessons.core.model import EXERCISE_FILE
 
 #: The file that declares a course, in the folder that holds its lessons.
 COURSE_FILE = "course.toml"

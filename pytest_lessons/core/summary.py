@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
-from pytest_lessons import model
-from pytest_lessons.course import Course
-from pytest_lessons.results import CaseResult, Status
-from pytest_lessons.texts import wrap
+from pytest_lessons.core import model
+from pytest_lessons.core.course import Course
+from pytest_lessons.core.results import CaseResult, Status
+from pytest_lessons.core.texts import wrap
 
 BAR = 10
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable
 
-from pytest_lessons.compare import (
+from pytest_lessons.core.compare import (
     Comparison,
     first_row_shape,
     fmt_index,
@@ -26,8 +26,8 @@ from pytest_lessons.compare import (
     plural,
     size_one_positions,
 )
-from pytest_lessons.diagnose import Diagnosis
-from pytest_lessons.outcome import (
+from pytest_lessons.core.diagnose import Diagnosis
+from pytest_lessons.isolation.outcome import (
     DIED,
     INTERNAL,
     RAISED,
@@ -45,7 +45,7 @@ INPUT_WIDTH = 160
 #: only past it. Every field a headline goes into carries at least this much uncut: Gradescope's
 #: test ``output``, JUnit's ``message`` attribute, Exercism's ``message`` and our json report
 #: set no limit; our GitHub Classroom result keeps a message up to this same length
-#: (:func:`pytest_lessons.formats.classroom`; only its fallbacks for an over-full result cut
+#: (:func:`pytest_lessons.reports.formats.classroom`; only its fallbacks for an over-full result cut
 #: further, and say so). 500 is Exercism's limit on a test's
 #: output, the smallest limit any of these programs documents for text it shows per test.
 HEADLINE_LIMIT = 500

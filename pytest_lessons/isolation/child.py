@@ -32,9 +32,17 @@ try:  # imported once here, not per case: it costs a forked child ~2 ms
 except ImportError:  # Windows
     resource = None  # type: ignore[assignment]
 
-from pytest_lessons.outcome import DIED, INTERNAL, RAISED, RETURNED, SETUP, TAG, rectangular
-from pytest_lessons.sandbox import SandboxError, confine
-from pytest_lessons.sandbox import warm as sandbox_warm
+from pytest_lessons.isolation.outcome import (
+    DIED,
+    INTERNAL,
+    RAISED,
+    RETURNED,
+    SETUP,
+    TAG,
+    rectangular,
+)
+from pytest_lessons.isolation.sandbox import SandboxError, confine
+from pytest_lessons.isolation.sandbox import warm as sandbox_warm
 
 #: The learner's module is loaded under this name, so ``__name__ == "__main__"`` blocks don't run.
 MODULE_NAME = "solution"

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from pytest_lessons import fit
-from pytest_lessons.generate import GenerateSpec, axis_names, distinct_possible, draw
+from pytest_lessons.core import fit
+from pytest_lessons.core.generate import GenerateSpec, axis_names, distinct_possible, draw
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -130,7 +130,7 @@ class WatchOut:
     """A generic detector whose finding this watch-out words in the lesson's terms."""
     fit: tuple[float, float] | None = None
     """Bounds of a free last argument of the mistake function, fitted to the learner's answer
-    (see :mod:`pytest_lessons.fit`)."""
+    (see :mod:`pytest_lessons.core.fit`)."""
     right: str | None = None
     """With ``fit``: the right value, an expression of axis sizes (the message's ``{right}``)."""
     named: tuple[tuple[str, str], ...] = ()

@@ -3,7 +3,7 @@
 Each format is one function from results to the file's text, registered by name in
 :data:`FORMATS` (to add a format: write its renderer, add it there, and test it against the
 consumer's own code in tests/test_consumers.py). A result's ``status`` is one of
-:class:`~pytest_lessons.results.Status`; each dialect maps it to its own words. Messages of
+:class:`~pytest_lessons.core.results.Status`; each dialect maps it to its own words. Messages of
 hidden cases were made safe before they got here. This module imports no pytest.
 """
 
@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from pytest_lessons import course
-from pytest_lessons.results import CaseResult, Status
-from pytest_lessons.summary import course_order
-from pytest_lessons.texts import HEADLINE_LIMIT, first_sentence
+from pytest_lessons.core import course
+from pytest_lessons.core.results import CaseResult, Status
+from pytest_lessons.core.summary import course_order
+from pytest_lessons.core.texts import HEADLINE_LIMIT, first_sentence
 
 #: Exercism's limit on a test's output.
 EXERCISM_OUTPUT = 500
@@ -153,7 +153,7 @@ def gradescope(
 CLASSROOM_BUDGET = 64 * 1024
 
 #: Longest name and test code kept per test in a classroom result (a message keeps a whole
-#: headline, up to :data:`~pytest_lessons.texts.HEADLINE_LIMIT`).
+#: headline, up to :data:`~pytest_lessons.core.texts.HEADLINE_LIMIT`).
 CLASSROOM_TEXT = 300
 
 CLASSROOM_CUT = (

@@ -15,9 +15,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from pytest_lessons import classreport, feedback_files, formats, gradebook
-from pytest_lessons.compare import noun, plural
-from pytest_lessons.results import CaseResult
+from pytest_lessons.core.compare import noun, plural
+from pytest_lessons.core.results import CaseResult
+from pytest_lessons.reports import classreport, feedback_files, formats, gradebook
 
 #: The placeholder of ``--lesson-report`` that a batch run fills with each learner's name.
 LEARNER = "{learner}"
@@ -103,7 +103,7 @@ def changes_path(book: Path) -> Path:
 
 def report_path(template: str, stem: str) -> str:
     """A learner's report path: the template with :data:`LEARNER` filled by the learner's
-    file name stem (:func:`~pytest_lessons.feedback_files.stems`: plain characters, nothing
+    file name stem (:func:`~pytest_lessons.reports.feedback_files.stems`: plain characters, nothing
     that leaves the report's folder, never another learner's)."""
     return template.replace(LEARNER, stem)
 

@@ -31,10 +31,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from pytest_lessons import course, grading, model, sandbox, settings, summary, texts
-from pytest_lessons.results import CaseResult
-from pytest_lessons.runner import Runner, make_runner
-from pytest_lessons.texts import MAP_TITLE
+from pytest_lessons.core import course, grading, model, settings, summary, texts
+from pytest_lessons.core.results import CaseResult
+from pytest_lessons.core.texts import MAP_TITLE
+from pytest_lessons.isolation import sandbox
+from pytest_lessons.isolation.runner import Runner, make_runner
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -78,7 +79,7 @@ _CACHEDIR_FILES = {
 
 class PytestCache:
     """pytest's cache folder (``config.cache``), as its ``get`` and ``set`` read and write
-    it: each key a JSON file under ``v/``. The :class:`~pytest_lessons.summary.Cache` that
+    it: each key a JSON file under ``v/``. The :class:`~pytest_lessons.core.summary.Cache` that
     hints, passes and progress are kept in, shared with every pytest run of the course."""
 
     def __init__(self, folder: Path) -> None:
@@ -783,7 +784,7 @@ def grade_cells(
     solution: Path,
 ) -> list[tuple[CaseResult, str]]:
     """Every case of *exercise* graded with *solution* as the learner's file, in order, by a
-    new :class:`~pytest_lessons.grading.Grader` (what it remembers, such as which fault was
+    new :class:`~pytest_lessons.core.grading.Grader` (what it remembers, such as which fault was
     already explained, belongs to this one grading): each case's result and its text as the
     terminal shows it."""
     grader = grading.Grader(runner, resolved, sandbox=lambda: policy, show=show)
@@ -963,7 +964,3 @@ def unload_ipython_extension(ipython: Any) -> None:
             ("line", "lesson_course"),
         ):
             magics[kind].pop(name, None)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

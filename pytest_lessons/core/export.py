@@ -21,8 +21,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from pytest_lessons import course, model
-from pytest_lessons.compare import nested, read_numbers, split_outputs
+from pytest_lessons.core import course, model
+from pytest_lessons.core.compare import nested, read_numbers, split_outputs
 
 #: Files of a lesson's folder that a learner's copy keeps besides ``exercise.toml``.
 KEPT = ("conftest.py",)

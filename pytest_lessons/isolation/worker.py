@@ -41,10 +41,16 @@ import time
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from pytest_lessons import walls
-from pytest_lessons.child import gate_writer, limit_memory, prepare, run_case, write_result
-from pytest_lessons.outcome import DIED
-from pytest_lessons.sandbox import prepare_rules, shared_part
+from pytest_lessons.isolation import walls
+from pytest_lessons.isolation.child import (
+    gate_writer,
+    limit_memory,
+    prepare,
+    run_case,
+    write_result,
+)
+from pytest_lessons.isolation.outcome import DIED
+from pytest_lessons.isolation.sandbox import prepare_rules, shared_part
 
 #: Seconds the worker waits for its zygote to fork a child before it gives up (and ends, so
 #: the runner starts a fresh worker).

@@ -38,8 +38,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from pytest_lessons import diagnose, fit, model
-from pytest_lessons.compare import (
+from pytest_lessons.core import diagnose, fit, model
+from pytest_lessons.core.compare import (
     Comparison,
     Numbers,
     compare,
@@ -48,14 +48,11 @@ from pytest_lessons.compare import (
     read_numbers,
     split_outputs,
 )
-from pytest_lessons.diagnose import Diagnosis, Evidence
-from pytest_lessons.generate import smaller
-from pytest_lessons.outcome import INTERNAL, RAISED, RETURNED, SETUP, TAG, TIMEOUT, Outcome
-from pytest_lessons.results import CaseResult, Status
-from pytest_lessons.runner import Job, Runner
-from pytest_lessons.sandbox import Policy
-from pytest_lessons.settings import Limits, Settings
-from pytest_lessons.texts import (
+from pytest_lessons.core.diagnose import Diagnosis, Evidence
+from pytest_lessons.core.generate import smaller
+from pytest_lessons.core.results import CaseResult, Status
+from pytest_lessons.core.settings import Limits, Settings
+from pytest_lessons.core.texts import (
     OUTPUT_LINES,
     Context,
     Failure,
@@ -67,6 +64,17 @@ from pytest_lessons.texts import (
     repeated,
     wrap,
 )
+from pytest_lessons.isolation.outcome import (
+    INTERNAL,
+    RAISED,
+    RETURNED,
+    SETUP,
+    TAG,
+    TIMEOUT,
+    Outcome,
+)
+from pytest_lessons.isolation.runner import Job, Runner
+from pytest_lessons.isolation.sandbox import Policy
 
 #: Time an exercise's cases may spend running out of time, in multiples of the per-case limit
 #: (per learner): past it, the exercise's remaining cases are not run. A solution that loops

@@ -1,5 +1,5 @@
-"""Compare a learner's answer (plain data, see :mod:`pytest_lessons.outcome`) with the expected
-value, element by element, within tolerance.
+"""Compare a learner's answer (plain data, see :mod:`pytest_lessons.isolation.outcome`) with
+the expected value, element by element, within tolerance.
 
 The rule is torch's: ``|got - expected| <= atol + rtol * |expected|``, in float64; it is written
 once, in :func:`agrees`, and every comparison goes through it. Ints and floats are numbers;
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from itertools import count
 from typing import Any
 
-from pytest_lessons.outcome import TAG, rectangular
+from pytest_lessons.isolation.outcome import TAG, rectangular
 
 #: How many mismatched elements a report lists.
 ROWS = 5
