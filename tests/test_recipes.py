@@ -109,12 +109,20 @@ def checkout_on_pythonpath(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
 
 
+#: What a checkout holds that no build reads: left out of the copy a wheel is built from.
+UNSHIPPED = (".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", "*_cache", "mutants")
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """pytest-lessons built as a wheel, as a course author builds it."""
+    """pytest-lessons built as a wheel, as a course author builds it, from a clean copy of the
+    checkout: built in place, setuptools ships whatever a stale ``build/`` folder holds, which
+    hid a wheel without the package's folders."""
     out = tmp_path_factory.mktemp("dist")
+    source = tmp_path_factory.mktemp("source") / "pytest-lessons"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(*UNSHIPPED))
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--wheel-dir", str(out), ROOT],
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--wheel-dir", str(out), source],
         env=environment(),
         check=True,
         timeout=600,
@@ -311,7 +319,9 @@ def test_the_wheel_ships_every_folder_and_each_documented_entry_point_works(
             [str(python), *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
         )
 
-    found = json.loads(run("-c", WHEEL_CHECK).stdout)
+    check = run("-c", WHEEL_CHECK)
+    assert check.returncode == 0, check.stderr
+    found = json.loads(check.stdout)
     assert found["file"].startswith(str(venv_dir))
     import pytest_lessons
 
