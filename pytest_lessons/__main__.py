@@ -6,7 +6,7 @@ regrade diff, the feedback files, the class report and the reports. Each shard's
 which shard of how many it is and which class it grades (its learners), so the merge refuses
 a set with a shard missing, given twice or from another class, naming what is wrong; with
 ``--allow-missing`` the learners of a missing shard are written as not graded, never left
-out. This module imports neither pytest nor torch: the merge job needs neither.
+out.
 """
 
 from __future__ import annotations

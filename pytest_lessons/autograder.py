@@ -12,7 +12,7 @@ exercises is explained at the top of the results. Nothing else of the upload is 
 pytest runs in a new process, from inside the course's copy, so every path a message names is
 the learner's own (``combine_heads/solution.py``). The exit status is 0 when the learner's
 results were written (pytest's 0 or 1), else pytest's own: the grader failed, not the
-learner. This module imports neither pytest nor torch.
+learner.
 """
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ def pytest_lessons_diagnose(
 
     Example, in ``exercises/combine_heads/conftest.py``::
 
-        from pytest_lessons.diagnose import WATCH_OUT, Diagnosis
+        from pytest_lessons import WATCH_OUT, Diagnosis
 
         def pytest_lessons_diagnose(item, evidence):
             if evidence.got.shape == evidence.expected.shape[::-1]:

@@ -1,29 +1,83 @@
-"""The package's layers: a grading core that imports no pytest (the worker, the child that runs
-learner code and the notebook front end load it), and a thin pytest layer on top; no import
-cycle anywhere, and no import hidden inside a function to dodge one."""
+"""The package's layers, by folder (see each folder's ``__init__`` and README, Development):
+who may import whom, what the light layers never import, no import cycle, and no import hidden
+inside a function to dodge one. The check reads the source (``ast``), so it sees every import,
+also those that a run would not reach; one test also imports the modules, for what they pull
+in through third parties."""
 
 from __future__ import annotations
 
 import ast
+import functools
 import json
+import os
 import pkgutil
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest_lessons
 
-#: The pytest layer: the only modules that may import pytest.
-PYTEST_LAYER = {"plugin", "nodes", "hooks", "session"}
-
 PACKAGE = Path(pytest_lessons.__file__).parent
 
+#: The pytest front end: the entry point ``lessons`` and what it builds on. The only modules
+#: that may import pytest.
+PYTEST_FRONT_END = {"plugin", "hooks", "nodes", "session"}
+#: The command-line front end: ``python -m pytest_lessons`` (merge, gradescope) and
+#: ``python -m pytest_lessons.schema``.
+COMMANDS = {"__main__", "autograder", "schema"}
+#: Permanent re-exports at documented paths; each may import only the core it re-exports.
+SHIMS = {"diagnose"}
 
-def modules() -> list[str]:
-    """Every module of the package, its folders' too, by its name below the package
-    (``core.grading``; a folder's ``__init__`` by the folder's name)."""
+#: Who may import whom, by the importer's layer: the package modules it may import (a name or
+#: the folder it starts), and the outside modules it never imports at its top level.
+MAY_IMPORT: dict[str, tuple[str, ...]] = {
+    # The isolation layer's contract only: the runner, the outcome it returns, the sandbox's
+    # Policy (grading and the texts word outcomes; a Job carries a Policy).
+    "core": ("core", "isolation.runner", "isolation.outcome", "isolation.sandbox"),
+    "isolation": ("isolation",),
+    "reports": ("reports", "core.results", "core.model", "core.course", "core.summary"),
+    "notebook": ("notebook", "core", "isolation.runner", "isolation.sandbox"),
+    "pytest front end": ("plugin", "hooks", "nodes", "session", "core", "isolation", "reports"),
+    "commands": ("__main__", "autograder", "schema", "core", "isolation", "reports"),
+    "shim": ("core",),
+    # The package's root: the lazy public API and the %load_ext hooks.
+    "root": ("core", "notebook"),
+}
+NEVER: dict[str, tuple[str, ...]] = {
+    "core": ("pytest", "_pytest", "torch", "IPython", "subprocess"),
+    "isolation": ("pytest", "_pytest", "torch", "IPython"),
+    "reports": ("pytest", "_pytest", "torch", "IPython", "subprocess"),
+    "notebook": ("pytest", "_pytest", "torch", "IPython"),
+    "pytest front end": ("torch", "IPython"),
+    "commands": ("pytest", "_pytest", "torch", "IPython"),
+    "shim": ("pytest", "_pytest", "torch", "IPython"),
+    "root": ("pytest", "_pytest", "torch", "IPython"),
+}
+
+#: Today's code against the rules above, each named with why it is allowed and until when. A
+#: pair that no longer occurs fails the test, so the list only shrinks.
+EXCEPTIONS: dict[tuple[str, str], str] = {
+    # The word helpers live in the core's wording modules until core/words.py gathers them
+    # (layout-proposal 4.7, day 4); the reports need the same sentences the terminal shows.
+    ("reports.formats", "core.texts"): "first_sentence, HEADLINE_LIMIT: move to core.words",
+    ("reports.gradebook", "core.compare"): "plural: moves to core.words",
+    ("reports.classoutputs", "core.compare"): "plural, noun: move to core.words",
+    # The lesson check grades the starter as it is committed (`git show HEAD:solution.py`);
+    # that read of the repository belongs to the pytest front end, which can hand it in once
+    # the grader split (4.7, day 2) gives the lesson check its inputs.
+    ("core.authoring", "subprocess"): "git show of the committed starter",
+}
+
+
+@functools.cache
+def modules() -> tuple[str, ...]:
+    """Every module of the package, in its folders too, by its name below the package
+    (``core.grading``; a folder's ``__init__`` by the folder's name, the root's as
+    ``__init__``)."""
     found = pkgutil.walk_packages(pytest_lessons.__path__, "pytest_lessons.")
-    return sorted([module.name.removeprefix("pytest_lessons.") for module in found] + ["__init__"])
+    names = [module.name[len("pytest_lessons.") :] for module in found]
+    return tuple(sorted([*names, "__init__"]))
 
 
 def source(name: str) -> Path:
@@ -31,22 +85,156 @@ def source(name: str) -> Path:
     return path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
 
 
-def core_modules() -> list[str]:
-    return [
-        f"pytest_lessons.{name}"
-        for name in modules()
-        if name not in PYTEST_LAYER and name != "__init__"
+def layer_of(name: str) -> str:
+    folder = name.split(".")[0]
+    if folder in ("core", "isolation", "reports", "notebook"):
+        return folder
+    for layer, names in (("pytest front end", PYTEST_FRONT_END), ("commands", COMMANDS)):
+        if name in names:
+            return layer
+    if name in SHIMS:
+        return "shim"
+    if name == "__init__":
+        return "root"
+    raise AssertionError(f"pytest_lessons.{name} is in no layer: add it to one in {__file__}")
+
+
+def allowed(target: str, prefixes: tuple[str, ...]) -> bool:
+    return any(target == p or target.startswith(p + ".") for p in prefixes)
+
+
+def top_level(tree: ast.Module) -> set[int]:
+    """The ids of the statements that run on import: the module's body and the bodies of its
+    top-level ``if``/``try`` blocks (``if TYPE_CHECKING:``, ``try: import tomllib``)."""
+    top: set[int] = set()
+    todo: list[ast.stmt] = list(tree.body)
+    while todo:
+        node = todo.pop()
+        top.add(id(node))
+        if isinstance(node, ast.If):
+            todo += [*node.body, *node.orelse]
+        elif isinstance(node, ast.Try):
+            todo += [*node.body, *node.orelse, *node.finalbody]
+            for handler in node.handlers:
+                todo += handler.body
+    return top
+
+
+def imports(name: str) -> tuple[dict[str, bool], set[str]]:
+    """What *name* imports: the package's modules, each with whether the import is at the
+    module's top level; and the outside modules (their first part) imported at its top level."""
+    tree = ast.parse(source(name).read_text(encoding="utf-8"))
+    known = set(modules())
+    top = top_level(tree)
+    found: dict[str, bool] = {}
+    outside: set[str] = set()
+    for node in ast.walk(tree):
+        targets: list[str] = []
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module == "pytest_lessons" or node.module.startswith("pytest_lessons."):
+                base = node.module[len("pytest_lessons.") :] if "." in node.module else ""
+                for alias in node.names:
+                    # `from pytest_lessons.core import model` imports core.model; other names
+                    # (`from pytest_lessons.core.model import Case`) come from the module.
+                    full = f"{base}.{alias.name}" if base else alias.name
+                    targets.append(full if full in known else base or "__init__")
+            elif id(node) in top:
+                outside.add(node.module.split(".")[0])
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("pytest_lessons."):
+                    targets.append(alias.name[len("pytest_lessons.") :])
+                elif id(node) in top:
+                    outside.add(alias.name.split(".")[0])
+        for target in targets:
+            found[target] = found.get(target, False) or id(node) in top
+    return found, outside
+
+
+def broken_rules() -> list[str]:
+    """Every import that breaks its layer's rule and is not a named exception, as a sentence
+    naming the importer and what it imports."""
+    broken = []
+    for name in modules():
+        layer = layer_of(name)
+        inside, outside = imports(name)
+        for target in sorted(inside):
+            if not allowed(target, MAY_IMPORT[layer]) and (name, target) not in EXCEPTIONS:
+                broken.append(
+                    f"pytest_lessons.{name} imports pytest_lessons.{target}: the {layer} may "
+                    f"import only {', '.join(MAY_IMPORT[layer])}"
+                )
+        for target in sorted(outside & set(NEVER[layer])):
+            if (name, target) not in EXCEPTIONS:
+                broken.append(
+                    f"pytest_lessons.{name} imports {target}: the {layer} never imports "
+                    f"{', '.join(NEVER[layer])} at its top level"
+                )
+    return broken
+
+
+def test_every_module_keeps_to_its_layers_imports() -> None:
+    names = modules()
+    assert {"core.grading", "isolation.worker", "reports.formats", "notebook.__main__"} <= set(
+        names
+    )
+    assert broken_rules() == []
+
+
+def test_every_named_exception_still_occurs() -> None:
+    # A fixed exception is taken off the list, so the rule is never weaker than the code needs.
+    occurring = set()
+    for name in modules():
+        inside, outside = imports(name)
+        occurring |= {(name, target) for target in {*inside, *outside}}
+    assert set(EXCEPTIONS) - occurring == set()
+
+
+def test_an_upward_import_fails_the_check_and_names_both_modules(tmp_path: Path) -> None:
+    # The check itself runs on a copy of the package with one planted upward import in each
+    # of two layers, so a check that sees nothing cannot pass.
+    copy = tmp_path / "pytest_lessons"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    for module, line in (
+        ("core/model.py", "from pytest_lessons.reports import gradebook"),
+        ("isolation/outcome.py", "from pytest_lessons.core.results import Status"),
+    ):
+        text = (copy / module).read_text(encoding="utf-8")
+        head, _, rest = text.partition("\nfrom __future__ import annotations\n")
+        (copy / module).write_text(f"{head}\nfrom __future__ import annotations\n{line}\n{rest}")
+    check = "import json, test_layers; print(json.dumps(test_layers.broken_rules()))"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(Path(__file__).parent)])}
+    done = subprocess.run(
+        [sys.executable, "-c", check],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    broken = json.loads(done.stdout)
+    assert broken == [
+        "pytest_lessons.core.model imports pytest_lessons.reports.gradebook: the core may "
+        "import only core, isolation.runner, isolation.outcome, isolation.sandbox",
+        "pytest_lessons.isolation.outcome imports pytest_lessons.core.results: the isolation "
+        "may import only isolation",
     ]
 
 
-def test_the_grading_core_imports_neither_pytest_nor_torch() -> None:
-    core = core_modules()
-    assert "pytest_lessons.isolation.runner" in core and "pytest_lessons.core.grading" in core
+def test_the_light_layers_import_neither_pytest_nor_torch() -> None:
+    # Through third parties too: the worker, the child and the notebook load these.
+    light = [
+        f"pytest_lessons.{name}"
+        for name in modules()
+        if layer_of(name) != "pytest front end" and not name.endswith("__main__")
+    ]
     code = (
         "import importlib, json, sys\n"
-        f"for name in {core!r}:\n"
+        f"for name in {light!r}:\n"
         "    importlib.import_module(name)\n"
-        "print(json.dumps(sorted(m for m in ('pytest', '_pytest', 'torch') if m in sys.modules)))\n"
+        "print(json.dumps(sorted(m for m in ('pytest', '_pytest', 'torch', 'IPython')"
+        " if m in sys.modules)))\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
@@ -54,60 +242,26 @@ def test_the_grading_core_imports_neither_pytest_nor_torch() -> None:
     assert json.loads(done.stdout) == []
 
 
-def imports(name: str) -> dict[str, bool]:
-    """The package's modules that *name* imports, each with whether the import is at the
-    module's top level (``if TYPE_CHECKING:`` blocks count as top level)."""
-    tree = ast.parse(source(name).read_text(encoding="utf-8"))
-    found: dict[str, bool] = {}
-    known = set(modules())
-    top = set(map(id, tree.body))
-    for node in tree.body:
-        if isinstance(node, ast.If):
-            top.update(map(id, node.body))
-    for node in ast.walk(tree):
-        targets: list[str] = []
-        if isinstance(node, ast.ImportFrom) and node.module:
-            base = node.module.removeprefix("pytest_lessons").lstrip(".")
-            if node.module == "pytest_lessons" or node.module.startswith("pytest_lessons."):
-                # `from pytest_lessons.core import model` imports core.model; names that are
-                # not modules (`from pytest_lessons.core.model import Case`) import the module.
-                targets = [
-                    f"{base}.{alias.name}".lstrip(".")
-                    if f"{base}.{alias.name}".lstrip(".") in known
-                    else base or "__init__"
-                    for alias in node.names
-                ]
-        elif isinstance(node, ast.Import):
-            targets = [
-                a.name.removeprefix("pytest_lessons.")
-                for a in node.names
-                if a.name.startswith("pytest_lessons.")
-            ]
-        for target in targets:
-            if target in known:
-                found[target] = found.get(target, False) or id(node) in top
-    return found
-
-
 def test_no_module_imports_another_of_the_package_inside_a_function() -> None:
     # A lazy import is how a cycle hides. The package's __init__ is the one exception: it must
-    # stay light for the worker, so it loads the notebook extension only when asked.
+    # stay light for the worker, so it loads the public API and the notebook only when asked.
     lazy = {
         (name, target)
         for name in modules()
         if name != "__init__"
-        for target, at_top in imports(name).items()
+        for target, at_top in imports(name)[0].items()
         if not at_top
     }
     assert lazy == set()
 
 
 def test_the_package_has_no_import_cycle() -> None:
-    graph = {name: set(imports(name)) for name in modules()}
+    # The root's names are lazy (resolved on first use), so they are no edges.
+    graph = {name: set(imports(name)[0]) for name in modules() if name != "__init__"}
     cycles = []
 
     def visit(name: str, path: list[str]) -> None:
-        for target in sorted(graph[name]):
+        for target in sorted(graph.get(name, ())):
             if target in path:
                 cycles.append([*path[path.index(target) :], target])
             elif target not in done:
@@ -121,12 +275,23 @@ def test_the_package_has_no_import_cycle() -> None:
     assert cycles == []
 
 
-def test_the_core_never_imports_the_pytest_layer() -> None:
-    upward = {
-        (name, target)
-        for name in modules()
-        if name not in PYTEST_LAYER
-        for target in imports(name)
-        if target in PYTEST_LAYER
-    }
-    assert upward == set()
+def test_the_package_and_the_worker_load_only_their_own_layer() -> None:
+    # The worker imports the package before it reads a job; the public API's names must not
+    # pull the grading core (or pytest, or torch) into it.
+    code = (
+        "import json, sys\n"
+        "def loaded():\n"
+        "    return sorted(m for m in sys.modules if m.split('.')[0] in"
+        " ('pytest_lessons', 'pytest', '_pytest', 'torch'))\n"
+        "import pytest_lessons\n"
+        "root = loaded()\n"
+        "import pytest_lessons.isolation.worker\n"
+        "print(json.dumps([root, loaded()]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    root, worker = json.loads(done.stdout)
+    assert root == ["pytest_lessons"]
+    assert [m for m in worker if not m.startswith("pytest_lessons.isolation")] == ["pytest_lessons"]
+    assert "pytest_lessons.isolation.worker" in worker

@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import pkgutil
 import re
 import shutil
 import subprocess
@@ -108,12 +109,20 @@ def checkout_on_pythonpath(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
 
 
+#: What a checkout holds that no build reads: left out of the copy a wheel is built from.
+UNSHIPPED = (".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", "*_cache", "mutants")
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """pytest-lessons built as a wheel, as a course author builds it."""
+    """pytest-lessons built as a wheel, as a course author builds it, from a clean copy of the
+    checkout: built in place, setuptools ships whatever a stale ``build/`` folder holds, which
+    hid a wheel without the package's folders."""
     out = tmp_path_factory.mktemp("dist")
+    source = tmp_path_factory.mktemp("source") / "pytest-lessons"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(*UNSHIPPED))
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--wheel-dir", str(out), ROOT],
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--wheel-dir", str(out), source],
         env=environment(),
         check=True,
         timeout=600,
@@ -263,6 +272,76 @@ def test_the_github_classroom_workflow_grades_the_grading_copy_with_the_wheel(
     assert sum(t["score"] for t in result["tests"]) == 2
     assert "LESSONS_RESULTS" in workflow and "runners: lessons" in workflow
     assert "secrets.LESSONS_COURSE_TOKEN" in workflow and "cache: pip" in workflow
+
+
+#: What the installed wheel must hold and answer: every documented entry point and import path.
+WHEEL_CHECK = """
+import importlib.metadata, json, pkgutil, sys
+from pathlib import Path
+
+import pytest_lessons
+import pytest_lessons.diagnose
+from pytest_lessons.notebook import load_ipython_extension
+
+(plugin,) = [e for e in importlib.metadata.entry_points(group="pytest11") if e.name == "lessons"]
+plugin.load()
+package = Path(pytest_lessons.__file__).parent
+print(json.dumps({
+    "file": pytest_lessons.__file__,
+    "modules": sorted(m.name for m in pkgutil.walk_packages(pytest_lessons.__path__, "pytest_lessons.")),
+    "data": sorted(p.name for p in package.iterdir() if p.suffix in (".json", ".typed")),
+    "plugin": plugin.value,
+    "same_diagnosis": pytest_lessons.diagnose.Diagnosis is pytest_lessons.Diagnosis
+    and pytest_lessons.diagnose.WATCH_OUT is pytest_lessons.WATCH_OUT,
+    "public": [name for name in pytest_lessons.__all__ if getattr(pytest_lessons, name, None) is None],
+    "load_ext": callable(pytest_lessons.load_ipython_extension)
+    and callable(pytest_lessons.unload_ipython_extension) and callable(load_ipython_extension),
+}))
+"""
+
+
+def test_the_wheel_ships_every_folder_and_each_documented_entry_point_works(
+    tmp_path: Path, wheel: Path, shared_torch: Path
+) -> None:
+    venv_dir = torch_venv(tmp_path / "venv", shared_torch)
+    python = venv_dir / "bin" / "python"
+    env = environment(venv_dir)
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", "--no-deps", str(wheel)],
+        env=env,
+        check=True,
+        timeout=300,
+    )
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        # From an empty folder, so nothing of this checkout can be imported instead.
+        return subprocess.run(
+            [str(python), *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+        )
+
+    check = run("-c", WHEEL_CHECK)
+    assert check.returncode == 0, check.stderr
+    found = json.loads(check.stdout)
+    assert found["file"].startswith(str(venv_dir))
+    import pytest_lessons
+
+    here = pkgutil.walk_packages(pytest_lessons.__path__, "pytest_lessons.")
+    assert found["modules"] == sorted(m.name for m in here)
+    assert found["data"] == ["exercise.schema.json", "py.typed"]
+    assert found["plugin"] == "pytest_lessons.plugin"
+    assert found["same_diagnosis"] and found["public"] == [] and found["load_ext"]
+
+    merge = run("-m", "pytest_lessons", "--help")
+    assert merge.returncode == 0 and "{merge,gradescope}" in merge.stdout
+    schema = run("-m", "pytest_lessons.schema")
+    assert schema.returncode == 0, schema.stderr
+    assert "exercise.toml" in json.loads(schema.stdout)["title"]
+    notebook = run("-m", "pytest_lessons.notebook")
+    assert notebook.returncode == 2
+    assert "usage: python -m pytest_lessons.notebook NOTEBOOK.ipynb" in notebook.stderr
+    # pytest finds the plugin through its pytest11 entry point: the options are there.
+    options = run("-m", "pytest", "--help")
+    assert options.returncode == 0 and "--lesson-check" in options.stdout
 
 
 @pytest.mark.parametrize(

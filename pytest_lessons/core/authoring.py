@@ -7,8 +7,6 @@ at least one case and, wherever it fails, gets exactly its own watch-out; and no
 the same answer on every case (the cases could not tell them apart). Each problem names the
 exercise, the watch-out and the case. The mistakes are graded exactly as a learner's answer is:
 through :meth:`Grader.grade <pytest_lessons.core.grading.Grader.grade>`.
-
-This module imports neither pytest nor torch.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ The rule is torch's: ``|got - expected| <= atol + rtol * |expected|``, in float6
 once, in :func:`agrees`, and every comparison goes through it. Ints and floats are numbers;
 bools are not. Nothing is broadcast or coerced: the answer must be a nested
 list (tuples count as lists) of exactly the expected shape. Every other answer gets a problem code
-and a headline that says what to do, then why. This module imports neither pytest nor torch.
+and a headline that says what to do, then why.
 """
 
 from __future__ import annotations

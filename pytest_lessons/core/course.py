@@ -9,7 +9,7 @@ lessons = ["split_heads", "causal_attention", "combine_heads"]
 Each entry is a lesson's folder, relative to ``course.toml``. Collection runs the lessons in this
 order, the ``lessons`` summary lists them in it, and the progress line counts every lesson of the
 course, also those the run did not select. Without a ``course.toml`` lessons run in folder order
-and the progress line counts the lessons of the run. This module imports no pytest.
+and the progress line counts the lessons of the run.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 A :class:`Diagnosis` is a headline for a failing case, with a rank; the report shows the best one
 (lowest rank) instead of the comparison's own headline. Detectors only claim "looks like ..." when
 the match holds within the case's tolerance. Everything here works on plain numbers
-(:class:`~pytest_lessons.core.compare.Numbers`); it imports neither pytest nor torch. The pytest
-hook that calls these functions lives in :mod:`pytest_lessons.plugin`.
+(:class:`~pytest_lessons.core.compare.Numbers`). The pytest hook that calls these functions
+lives in :mod:`pytest_lessons.plugin`.
 """
 
 from __future__ import annotations

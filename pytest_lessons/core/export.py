@@ -7,8 +7,6 @@ no hidden case, no ``[generate]`` table (it needs the reference) and no worked s
 ``[solution]`` steps explain the reference): the worked solution is withheld, for the
 instructor to publish after the deadline. The learner's copy grades the starter and every
 mistake as the full course does on the cases it keeps; ``--lesson-check`` proves it.
-
-This module imports neither pytest nor torch.
 """
 
 from __future__ import annotations

@@ -10,7 +10,6 @@ An expression multiplies and divides axis names and numbers, any of them under `
 with parentheses to group: ``width``, ``heads*width``, ``sqrt(heads*width)``, ``1/sqrt(width)``,
 ``width/2``, ``heads*width/2``, ``1``. ``*`` and ``/`` bind equally, from the left. It is read
 by a small parser here, never by ``eval``: an author's typo is reported, not run.
-This module imports neither pytest nor torch.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Each case draws one size per named axis, all different from each other, so an an
 axes swapped cannot pass by accident; then fills every input with values from a range. Expected
 answers are not drawn here: they come from the lesson's ``reference.py`` when the case runs.
 When a generated case fails, :func:`smaller` proposes smaller inputs, so the report can show a
-small input that fails the same way. This module imports neither pytest nor torch.
+small input that fails the same way.
 """
 
 from __future__ import annotations

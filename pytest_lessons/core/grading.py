@@ -24,8 +24,7 @@ Every cache is the grader's own, per front-end session: the learner's outcome on
 the reference's answers, the mistakes' answers, the first case of each fault (one fault, one
 message), the time spent timing out (the loop budget) and the output shown so far.
 
-This module imports neither pytest nor torch: the pytest plugin and the notebook extension are
-two front ends over it.
+The pytest plugin and the notebook extension are two front ends over it.
 """
 
 from __future__ import annotations

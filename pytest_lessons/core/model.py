@@ -2,7 +2,7 @@
 
 Format version 1 is a public contract, documented in README.md. The schema below is the one
 place that knows which keys exist, their types and defaults; validation walks it, so adding a
-key is adding a :class:`Field`. This module imports neither pytest nor torch.
+key is adding a :class:`Field`.
 """
 
 from __future__ import annotations

@@ -3,8 +3,7 @@
 Resolved once per session into a :class:`Settings`. For the limits that an exercise may also set
 in ``exercise.toml`` (``timeout``, ``memory``), the order is: command line, environment, ini file,
 ``exercise.toml``, built-in default. That lets an instructor raise every limit on a slow CI
-machine without editing lessons. This module imports no pytest: the plugin feeds it what pytest
-parsed.
+machine without editing lessons. The plugin feeds it what pytest parsed.
 """
 
 from __future__ import annotations

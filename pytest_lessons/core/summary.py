@@ -3,7 +3,7 @@ hints and worked solutions.
 
 It reads only the typed results (``results.CaseResult``) that travel on test reports (so it
 works under pytest-xdist), the exercise files, and pytest's cache (duck-typed: ``get(key,
-default)`` and ``set(key, value)``). It imports no pytest.
+default)`` and ``set(key, value)``).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ failure text pytest shows.
 
 Order: one headline (what to do, then why), then the evidence: shapes, how many values are off,
 the largest gap, a short table, the case's inputs, where the learner's code is, what it printed.
-Nothing of the grader's own code is shown. This module imports neither pytest nor torch.
+Nothing of the grader's own code is shown.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ process that runs learner code never opens a course or submission path.
 
 :func:`remove_tree` removes a case's private folder: learner code may have left folders
 without permissions, read-only files, trees deeper than Python's recursion limit, FIFOs and
-links there. It never raises. This module imports neither pytest nor torch.
+links there. It never raises.
 """
 
 from __future__ import annotations

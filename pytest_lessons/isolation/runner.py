@@ -15,7 +15,6 @@ Three runners, one contract:
   expected answers and end the session.
 
 Whichever runs, the outcome is rebuilt from JSON, so the judge sees the same plain data.
-This module imports no pytest and no torch.
 """
 
 from __future__ import annotations
@@ -37,7 +36,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, cast
 
-import pytest_lessons
 from pytest_lessons.isolation.child import READY, run_case
 from pytest_lessons.isolation.files import (
     MAX_SOURCE_BYTES,
@@ -173,8 +171,9 @@ def _worker_env(base: dict[str, str] | None = None) -> dict[str, str]:
         # thread had begun before the fork; that abort would read as a crash of the learner's
         # code. libobjc reads this once at start, so it is set for the worker's launch.
         env.setdefault("OBJC_DISABLE_INITIALIZE_FORK_SAFETY", "YES")
-    # The worker must import this very package, even when it is not installed (a checkout).
-    package_root = str(Path(pytest_lessons.__file__).resolve().parent.parent)
+    # The worker must import this very package, even when it is not installed (a checkout):
+    # the folder that holds pytest_lessons/, as this file is pytest_lessons/isolation/runner.py.
+    package_root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
     return env
 

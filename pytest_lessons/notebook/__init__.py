@@ -8,9 +8,11 @@ and progress live in pytest's own cache folder of the course (``.pytest_cache`` 
 root folder), read and written as pytest does, so ``--lesson-hints`` and ``%lesson_hints``
 open the same hints one at a time.
 
-This module imports neither pytest, nor torch, nor IPython: magics are registered through the
-shell object IPython hands to :func:`load_ipython_extension`, and results are shown through
-the ``_repr_html_`` protocol, so nothing here needs IPython's own modules.
+Import rule: the notebook front end imports the core, the isolation layer's runner and
+sandbox, and its own modules; never pytest, torch, IPython or the pytest front end
+(``tests/test_layers.py`` checks it). Magics are registered through the shell object IPython
+hands to :func:`load_ipython_extension`, and results are shown through the ``_repr_html_``
+protocol, so nothing here needs IPython's own modules.
 """
 
 from __future__ import annotations

@@ -4,7 +4,6 @@ the per-learner feedback files, the class report and the per-learner reports.
 One function, :func:`write`, makes them from the class's typed results, so a batch run (the
 pytest layer) and the merge of shards (``python -m pytest_lessons merge``) write exactly the
 same files. :func:`check` finds a wrong combination of options before anything is graded.
-This module imports neither pytest nor torch.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ total points; the slowest submissions.
 The charts are inline SVG drawn here, so the page needs no script and no network: its
 Content-Security-Policy forbids both, and every text a learner chose (folder names, exception
 messages) is escaped. Made from typed results only, so a merge of shards writes the same page
-as one run. This module imports neither pytest nor torch.
+as one run.
 """
 
 from __future__ import annotations

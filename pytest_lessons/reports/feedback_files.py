@@ -7,7 +7,7 @@ with their points and their (already safe) headline, never their inputs, answers
 
 Made from typed results only (:class:`~pytest_lessons.core.results.CaseResult`), plus the lessons'
 hints when the exercise files can be read, so a merge of shards writes the same files as one
-run. This module imports neither pytest nor torch.
+run.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Each format is one function from results to the file's text, registered by name 
 :data:`FORMATS` (to add a format: write its renderer, add it there, and test it against the
 consumer's own code in tests/test_consumers.py). A result's ``status`` is one of
 :class:`~pytest_lessons.core.results.Status`; each dialect maps it to its own words. Messages of
-hidden cases were made safe before they got here. This module imports no pytest.
+hidden cases were made safe before they got here.
 """
 
 from __future__ import annotations

@@ -11,8 +11,7 @@ run, or of the shards' ``json`` reports, so one run and a merge write the same b
 
 A learner without an exercise's submission scores 0 for it, and the ``note`` says so. A roster
 row whose folder is missing is such a learner for every exercise. Every text cell goes through
-:func:`~pytest_lessons.reports.text_cell`, so no cell starts a spreadsheet formula.
-This module imports neither pytest nor torch.
+:func:`~pytest_lessons.reports.formats.text_cell`, so no cell starts a spreadsheet formula.
 """
 
 from __future__ import annotations
