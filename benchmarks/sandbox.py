@@ -69,7 +69,7 @@ def confine_cost(rounds: int) -> None:
                 if ahead:
                     prepare_rules(request, os.getppid())
                 wall, cpu = time.perf_counter(), time.thread_time()
-                confine(request)
+                confine(request, str(private / "result.json"))
                 spent = (time.perf_counter() - wall, time.thread_time() - cpu)
                 os.write(writable, json.dumps(spent).encode())
                 os._exit(0)

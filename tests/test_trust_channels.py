@@ -42,7 +42,8 @@ message = "multiply every number by two."
 """
 )
 
-#: Finds, from inside learner code, the request its child is running (and so its result file).
+#: Finds, from inside learner code, the request its child is running (and so its result
+#: file), and forges the result.
 FIND_REQUEST = """
 import json, os, sys
 
@@ -59,6 +60,14 @@ def request():
 def forge(data):
     with open(request()["result"], "wb") as handle:
         handle.write(data)
+    # Where a tmpfs covers the private folder, the runner's result file is the one the
+    # child opened beneath it: written through that descriptor too.
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{name}").endswith("/result.json"):
+                os.pwrite(int(name), data, 0)
+        except OSError:
+            pass
     os._exit(0)
 
 def right(x):

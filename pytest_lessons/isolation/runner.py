@@ -44,6 +44,7 @@ from pytest_lessons.isolation.files import (
     Unreadable,
     read_beneath,
     read_file,
+    remove_counting,
     remove_tree,
 )
 from pytest_lessons.isolation.outcome import (
@@ -55,6 +56,7 @@ from pytest_lessons.isolation.outcome import (
     Outcome,
     clean_text,
     from_untrusted,
+    over_disk,
     too_large,
 )
 from pytest_lessons.isolation.sandbox import Policy
@@ -193,11 +195,20 @@ def assemble(
     """Build the outcome of a child that ended with *status*, from what the runner saw
     itself (*seconds* it ran, the *gate*: ``open`` once the sandbox closed and learner code
     was about to load, else the sandbox's error) and, for the answer only, the result file
-    the child may have written (in the case's private folder, which is removed)."""
+    the child may have written (in the case's private folder, which is removed). Files the
+    case left there over its disk budget fail it (where a tmpfs held them, the kernel kept
+    the budget and nothing is left); an empty result file is no result."""
     data = None
     if status != "timeout" and gate == "open":
-        data = read_file(result_path, job.answer_bytes + _ENVELOPE)
-    remove_tree(result_path.parent)
+        data = read_file(result_path, job.answer_bytes + _ENVELOPE) or None
+    budget = int(float((job.sandbox.limits if job.sandbox else {}).get("disk_mb") or 0) * (1 << 20))
+    used = 0
+    if budget:
+        with contextlib.suppress(OSError):  # the runner's own channel, not the case's files
+            os.unlink(result_path)
+        used = remove_counting(result_path.parent)[1]
+    else:
+        remove_tree(result_path.parent)
     if gate != "open":
         # Learner code never ran, so nothing of this is the learner's.
         why = gate or (
@@ -216,6 +227,8 @@ def assemble(
             outcome = replace(too_large(len(data), job.answer_bytes), seconds=seconds)
         if outcome.kind == DIED and not outcome.message:
             outcome = replace(outcome, exit_code=exit_code, signal=signal_name)
+    if used > budget and gate == "open" and outcome.kind != TIMEOUT:
+        outcome = over_disk(used, budget, seconds)
     return outcome.with_output(clean_text(output), output_cut)
 
 
