@@ -770,6 +770,9 @@ def describe_hidden(
         what = f"your code raised {outcome.error_type}{where}"
     elif outcome.kind == TIMEOUT:
         what = f"{ctx.entry} ran longer than {ctx.timeout:g} s and was stopped"
+    elif outcome.kind == DIED and outcome.details.get("limit") == "disk":
+        size = ctx.sandbox_limits.get("disk_mb", 0)
+        what = f"its files took more than the {size:g} MiB a case may write (--lesson-disk)"
     elif outcome.kind == DIED:
         what = f"the process running {ctx.entry} ended before it returned"
     elif outcome.kind == SETUP:
