@@ -479,12 +479,14 @@ def write_result(result: dict[str, Any], path: str, limit: int | None = None) ->
     fd = result_channel()
     if fd is not None:
         # The file the sandbox opened beneath the case's tmpfs: written from its start, over
-        # anything learner code wrote there.
+        # anything learner code wrote there, then cut to its length (never truncated to 0
+        # first: ext4 then flushes the file on close, and its removal waits for the disk).
         try:
-            os.ftruncate(fd, 0)
             view, done = memoryview(data), 0
             while done < len(data):
                 done += os.pwrite(fd, view[done:], done)
+            if os.fstat(fd).st_size > len(data):
+                os.ftruncate(fd, len(data))
         finally:
             os.close(fd)
         return
