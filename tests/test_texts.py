@@ -660,7 +660,7 @@ def test_what_the_sandbox_refused_is_named_with_what_is_allowed() -> None:
 
 
 def test_a_limit_the_case_ran_into_names_the_limit_and_its_setting() -> None:
-    from pytest_lessons.outcome import from_untrusted, over_disk
+    from pytest_lessons.isolation.outcome import from_untrusted, over_disk
 
     limits = {"disk_mb": 8.0, "open_files": 256.0, "processes": 32.0}
 
