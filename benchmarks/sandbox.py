@@ -69,7 +69,7 @@ def confine_cost(rounds: int) -> None:
                 if ahead:
                     prepare_rules(request, os.getppid())
                 wall, cpu = time.perf_counter(), time.thread_time()
-                confine(request, str(private / "result.json"))
+                confine(request, f"{private}.json")
                 spent = (time.perf_counter() - wall, time.thread_time() - cpu)
                 os.write(writable, json.dumps(spent).encode())
                 os._exit(0)

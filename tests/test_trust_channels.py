@@ -58,13 +58,16 @@ def request():
     raise SystemExit("no request found")
 
 def forge(data):
-    with open(request()["result"], "wb") as handle:
-        handle.write(data)
+    try:
+        with open(request()["result"], "wb") as handle:
+            handle.write(data)
+    except OSError:
+        pass  # beside a tmpfs-covered private folder: out of the sandbox's reach
     # Where a tmpfs covers the private folder, the runner's result file is the one the
-    # child opened beneath it: written through that descriptor too.
+    # child opened beneath it: written through that descriptor.
     for name in os.listdir("/proc/self/fd"):
         try:
-            if os.readlink(f"/proc/self/fd/{name}").endswith("/result.json"):
+            if os.readlink(f"/proc/self/fd/{name}") == request()["result"]:
                 os.pwrite(int(name), data, 0)
         except OSError:
             pass

@@ -643,9 +643,10 @@ def _cover_cases(request: Mapping[str, Any]) -> None:
 
 def _enter_private(private: str, result: str | None) -> None:
     """Make the case's private folder its working folder; where a tmpfs covers the folder of
-    the private folders, make it there first, and open *result* in the real folder beneath
-    (the runner reads it; learner code can write it as before, which decides its own answer
-    only, and nothing else of the real folder)."""
+    the private folders, make it there first, and open *result* (the runner made it beside
+    the private folder's name, in the real folder beneath) for the result: learner code can
+    write that file as before, which decides its own answer only, and nothing else of the
+    real folder."""
     global _COVERED, _RESULT_FD
     covered, _COVERED = _COVERED, None
     if covered is not None:
@@ -656,11 +657,10 @@ def _enter_private(private: str, result: str | None) -> None:
                 raise SandboxError(f"the private folder {private} is not in {folder}")
             os.mkdir(private, 0o700)
             if result is not None:
-                if os.path.dirname(result) != private:
-                    raise SandboxError(f"the result file {result} is not in {private}")
-                flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
-                where = f"{name}/{os.path.basename(result)}"
-                _RESULT_FD = os.open(where, flags, 0o600, dir_fd=below)
+                if os.path.dirname(result) != folder:
+                    raise SandboxError(f"the result file {result} is not in {folder}")
+                flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+                _RESULT_FD = os.open(os.path.basename(result), flags, 0o600, dir_fd=below)
         finally:
             os.close(below)
     os.chdir(private)
