@@ -135,7 +135,7 @@ class Context:
     check): the words name the author's file, never "your code"."""
     sandbox_limits: Mapping[str, float] = field(default_factory=dict)
     """The sandbox's limits in this run (``disk_mb``, ``open_files``, ``processes``, as in
-    :attr:`pytest_lessons.sandbox.Policy.limits`; 0 or absent: none)."""
+    :attr:`pytest_lessons.isolation.sandbox.Policy.limits`; 0 or absent: none)."""
 
     @property
     def code(self) -> str:
@@ -383,7 +383,7 @@ def limit_words(limit: str, ctx: Context, used: int = 0) -> str:
         allowed = {
             "memory": f"a case may use {value['memory']:g} MiB",
             "processes": f"a case may run {value['processes']:g} processes and threads",
-            "disk": f"a case's files may take {value['disk']:g} MiB",
+            "disk": f"a case may write {value['disk']:g} MiB in all",
             "open_files": f"a case may hold {value['open_files']:g} files open",
         }[name]
         if not value[name]:
