@@ -82,6 +82,13 @@ with open("filler", "wb") as handle:
     for _ in range(64):
         handle.write(b"x" * (1 << 20))
 """,
+    # Files each under the per-file cap, over the case's budget in all.
+    "disk_total": """
+for number in range(4):
+    with open(f"part-{number}", "wb") as handle:
+        for _ in range(3):
+            handle.write(b"x" * (1 << 20))
+""",
     # Learners can talk to each other: each channel a learner would publish answers on.
     "sysv_shm": """
 libc = ctypes.CDLL(None, use_errno=True)
@@ -155,12 +162,31 @@ def test_every_attack_fails_its_own_case_and_the_gradebook_keeps_full_maximums(
     text = said(result)
     # The header names every layer and limit in force.
     assert "layers: Landlock ABI" in text and "seccomp allow-list" in text
-    assert "limits: files up to 8 MiB, 256 open files, 32 processes and threads" in text
+    kept = (
+        "its own tmpfs" if sandbox.make_policy(SUPPORT, {}).namespaces else "counted when it ends"
+    )
+    assert (
+        f"limits: a case's files up to 8 MiB in all ({kept}), 256 open files, "
+        "32 processes and threads" in text
+    )
     book = sorted((pytester.path / "gradebook.csv").read_text().splitlines()[1:])
     assert book == sorted(["ada,double,2,2,"] + [f"{name},double,1,2," for name in ATTACKS]), text
     # Words that say what to do, for a refused call and for the network.
     assert "Remove the call that the system refused (below)" in text
     assert "Remove the code that uses the network" in text
+    # A limit names what to do, the limit and its setting.
+    assert (
+        "Start fewer processes or threads: a case may run at most 32 at once, itself included "
+        "(--lesson-processes), and your code asked for more." in text
+    )
+    assert (
+        "Write less to disk: a case's files may take 8 MiB in all (--lesson-disk), and your "
+        "code wrote more." in text
+    )
+    assert (
+        "Remove the call that raises the memory limit: a case may use 2048 MiB "
+        "(--lesson-memory), and cannot raise it." in text
+    )
     assert "grader itself failed" not in text
 
 
@@ -183,6 +209,50 @@ def test_the_lesson_check_passes_inside_the_sandbox(pytester: pytest.Pytester) -
 
 
 # --- the filter and the walls, without pytest ------------------------------------------------
+
+
+#: Writes *parts* files of 3 MiB, each linked *links* more times, then returns its input.
+WRITER = """
+import os
+
+def solve(parts, links):
+    for number in range(parts):
+        with open(f"part-{number}", "wb") as handle:
+            handle.write(b"x" * (3 << 20))
+        for link in range(links):
+            os.link(f"part-{number}", f"part-{number}-{link}")
+    return parts
+"""
+
+
+def test_without_a_tmpfs_the_runner_counts_a_cases_files_against_its_budget(
+    tmp_path: Path,
+) -> None:
+    from pytest_lessons.core.texts import Context, describe
+    from pytest_lessons.isolation.outcome import DIED, RETURNED
+    from pytest_lessons.isolation.runner import ForkRunner, Job, SpawnRunner
+
+    # No namespace, so no tmpfs: each file is capped, the total counted once the case ends.
+    policy = sandbox.Policy(abi=0, limits={"disk_mb": 8})
+    solution = tmp_path / "solution.py"
+    solution.write_text(WRITER)
+    ctx = Context("disk", "solve", solution, {}, 10.0, 0, sandbox_limits=policy.limits)
+    for runner in (ForkRunner(preload=()), SpawnRunner(preload=(), spares=1)):
+        found = []
+        try:
+            for parts, links in ((3, 0), (2, 20)):
+                job = Job(solution, "solve", [parts, links], 10.0, 0, 1000, 1, sandbox=policy)
+                found.append(runner.run(job))
+        finally:
+            runner.close()
+        over, linked = found
+        assert over.kind == DIED, over
+        assert describe(over, None, ctx).headline == (
+            "Write less to disk: a case's files may take 8 MiB in all (--lesson-disk), and "
+            "your code left 9.0 MiB."
+        )
+        # A file linked twenty times takes its room once.
+        assert linked.kind == RETURNED, linked
 
 
 @pytest.mark.parametrize("machine", ["x86_64", "aarch64"])

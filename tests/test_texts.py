@@ -5,6 +5,7 @@ End-to-end wording through real runs is in test_grading.py and test_isolation.py
 
 from __future__ import annotations
 
+import json
 import ntpath
 import os
 from pathlib import Path
@@ -656,6 +657,45 @@ def test_what_the_sandbox_refused_is_named_with_what_is_allowed() -> None:
     assert denied({"path": None, "action": "other"}).headline == denied({}).headline
     not_a_table = Outcome("raised", error_type="OSError", details={"denied": "yes"}, phase="call")
     assert texts.describe_error(not_a_table, context()).headline == "solve raised OSError."
+
+
+def test_a_limit_the_case_ran_into_names_the_limit_and_its_setting() -> None:
+    from pytest_lessons.isolation.outcome import from_untrusted, over_disk
+
+    limits = {"disk_mb": 8.0, "open_files": 256.0, "processes": 32.0}
+
+    def said(limit: str, **changes: Any) -> str:
+        data = {"kind": "raised", "phase": "call", "error_type": "OSError", "frames": []}
+        data["details"] = {"limit": limit}
+        # Through the untrusted reading a child's result gets: the mark survives it.
+        outcome = from_untrusted(json.dumps(data).encode(), 1 << 20)
+        return headline(outcome, **{"sandbox_limits": limits, **changes})
+
+    assert said("open_files") == (
+        "Close the files you no longer need (a with block closes each one): a case may hold "
+        "256 files open at once (--lesson-open-files), and your code opened more."
+    )
+    assert said("raise:processes") == (
+        "Remove the call that raises the process limit: a case may run 32 processes and "
+        "threads (--lesson-processes), and cannot raise it."
+    )
+    assert said("raise:other").startswith("Remove the call that raises a limit: the run sets")
+    # Without the sandbox's limits there is no number to name.
+    assert said("processes", sandbox_limits={}) == (
+        "Start fewer processes or threads: the system refused your code another one."
+    )
+    # A mark the child never writes is not believed.
+    assert said("everything") == "solve raised OSError."
+    # The runner's count, on a hidden case too.
+    over = over_disk(9 << 20, 8 << 20)
+    assert headline(over, sandbox_limits=limits) == (
+        "Write less to disk: a case's files may take 8 MiB in all (--lesson-disk), and your "
+        "code left 9.0 MiB."
+    )
+    hidden = texts.describe_hidden(over, None, context(sandbox_limits=limits), "case 3")
+    assert hidden.headline == (
+        "Case 3 failed: its files took more than the 8 MiB a case may write (--lesson-disk)."
+    )
 
 
 # --- the map's colours, fault keys, printed output and several outputs --------------------------

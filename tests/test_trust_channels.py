@@ -42,7 +42,8 @@ message = "multiply every number by two."
 """
 )
 
-#: Finds, from inside learner code, the request its child is running (and so its result file).
+#: Finds, from inside learner code, the request its child is running (and so its result
+#: file), and forges the result.
 FIND_REQUEST = """
 import json, os, sys
 
@@ -57,8 +58,19 @@ def request():
     raise SystemExit("no request found")
 
 def forge(data):
-    with open(request()["result"], "wb") as handle:
-        handle.write(data)
+    try:
+        with open(request()["result"], "wb") as handle:
+            handle.write(data)
+    except OSError:
+        pass  # beside a tmpfs-covered private folder: out of the sandbox's reach
+    # Where a tmpfs covers the private folder, the runner's result file is the one the
+    # child opened beneath it: written through that descriptor.
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{name}") == request()["result"]:
+                os.pwrite(int(name), data, 0)
+        except OSError:
+            pass
     os._exit(0)
 
 def right(x):

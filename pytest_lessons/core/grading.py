@@ -569,6 +569,7 @@ class Grader:
         """What the words for an outcome of *entry* in *solution* on *case* need to know;
         a failure in the lesson's own files is worded as the author's, never "your code"."""
         limits = self.limits(exercise)
+        policy = self.sandbox()
         return Context(
             slug=exercise.slug,
             entry=entry,
@@ -578,6 +579,7 @@ class Grader:
             memory_mb=limits.memory_mb,
             show=self.show,
             author=solution in (exercise.reference, exercise.mistakes),
+            sandbox_limits=dict(policy.limits) if policy is not None else {},
         )
 
     def reference_failure(self, exercise: model.Exercise, case: model.Case) -> str:

@@ -221,8 +221,10 @@ SETTINGS: tuple[Setting, ...] = (
         _non_negative_float,
         512.0,
         metavar="MIB",
-        help="MiB the largest file learner code writes may hold, in one case; 0 for no cap "
-        "(default 512; enforced on Linux with the sandbox).",
+        help="MiB one case's files may take in all (its private folder; no one file more); 0 "
+        "for no cap (default 512; enforced on Linux with the sandbox: by a tmpfs of the "
+        "case's own where it has namespaces, which holds the files in memory, else counted "
+        "when the case ends).",
     ),
     Setting(
         "open_files",

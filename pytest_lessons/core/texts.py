@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -133,6 +133,9 @@ class Context:
     author: bool = False
     """The graded code is the lesson's own (its reference or its mistakes, in the lesson
     check): the words name the author's file, never "your code"."""
+    sandbox_limits: Mapping[str, float] = field(default_factory=dict)
+    """The sandbox's limits in this run (``disk_mb``, ``open_files``, ``processes``, as in
+    :attr:`pytest_lessons.isolation.sandbox.Policy.limits`; 0 or absent: none)."""
 
     @property
     def code(self) -> str:
@@ -225,6 +228,9 @@ def _setup(outcome: Outcome, ctx: Context, call: str, where: str) -> Failure:
 
 
 def _died(outcome: Outcome, ctx: Context) -> Failure:
+    if outcome.details.get("limit") == "disk":
+        used = int(outcome.details.get("used", 0) or 0)
+        return Failure(limit_words("disk", ctx, used) + ".")
     if outcome.signal:
         what = _SIGNALS.get(outcome.signal, f"the signal {outcome.signal}")
         text = (
@@ -282,6 +288,9 @@ def _raised(outcome: Outcome, ctx: Context, where: str) -> Failure:
             f"Fix the syntax error in {where}: Python cannot read the file.",
             ["", *_indent(lines)],
         )
+    limit = outcome.details.get("limit")
+    if isinstance(limit, str):
+        return Failure(limit_words(limit, ctx) + ".", ["", *_indent(_traceback(outcome, ctx))])
     denied = outcome.details.get("denied")
     if isinstance(denied, dict):
         return _denied(outcome, ctx, where, denied)
@@ -340,6 +349,70 @@ def _raised(outcome: Outcome, ctx: Context, where: str) -> Failure:
             lines += ["", *_indent(_wrap(advice))]
             break
     return Failure(raised_headline(outcome, ctx), lines)
+
+
+#: Each limit of a case: the option that sets it, and how its words name it.
+_LIMIT_OPTIONS = {
+    "memory": ("--lesson-memory", "the memory limit"),
+    "processes": ("--lesson-processes", "the process limit"),
+    "disk": ("--lesson-disk", "the file size limit"),
+    "open_files": ("--lesson-open-files", "the open file limit"),
+}
+
+
+def limit_words(limit: str, ctx: Context, used: int = 0) -> str:
+    """What to do about a limit of the case that its code ran into (*limit*: ``processes``,
+    ``disk``, ``open_files``, or ``raise:`` and the limit it tried to raise), and why: the
+    limit and the setting that sets it. *used*: the bytes the case's files took, where the
+    runner counted them. One sentence without its full stop."""
+    value = {
+        "memory": ctx.memory_mb,
+        "processes": ctx.sandbox_limits.get("processes", 0),
+        "disk": ctx.sandbox_limits.get("disk_mb", 0),
+        "open_files": ctx.sandbox_limits.get("open_files", 0),
+    }
+    if limit.startswith("raise:"):
+        name = limit.partition(":")[2]
+        if name not in _LIMIT_OPTIONS:
+            return (
+                "Remove the call that raises a limit: the run sets each limit of a case "
+                "(--lesson-memory, --lesson-disk, --lesson-open-files, --lesson-processes), "
+                "and a case cannot raise them"
+            )
+        option, words = _LIMIT_OPTIONS[name]
+        allowed = {
+            "memory": f"a case may use {value['memory']:g} MiB",
+            "processes": f"a case may run {value['processes']:g} processes and threads",
+            "disk": f"a case may write {value['disk']:g} MiB in all",
+            "open_files": f"a case may hold {value['open_files']:g} files open",
+        }[name]
+        if not value[name]:
+            allowed = "the run sets it"
+        return f"Remove the call that raises {words}: {allowed} ({option}), and cannot raise it"
+    if limit == "processes":
+        count = value["processes"]
+        if not count:
+            return f"Start fewer processes or threads: the system refused {ctx.code} another one"
+        return (
+            f"Start fewer processes or threads: a case may run at most {count:g} at once, "
+            f"itself included (--lesson-processes), and {ctx.code} asked for more"
+        )
+    if limit == "open_files":
+        count = value["open_files"]
+        if not count:
+            return f"Close the files you no longer need: the system refused {ctx.code} another one"
+        return (
+            "Close the files you no longer need (a with block closes each one): a case may "
+            f"hold {count:g} files open at once (--lesson-open-files), and {ctx.code} opened more"
+        )
+    size = value["disk"]
+    if not size:
+        return f"Write less to disk: the system refused to store more of what {ctx.code} wrote"
+    took = f"left {used / (1 << 20):.1f} MiB" if used else "wrote more"
+    return (
+        f"Write less to disk: a case's files may take {size:g} MiB in all (--lesson-disk), "
+        f"and {ctx.code} {took}"
+    )
 
 
 def shorten(text: str, limit: int = HEADLINE_LIMIT) -> str:
@@ -697,6 +770,9 @@ def describe_hidden(
         what = f"your code raised {outcome.error_type}{where}"
     elif outcome.kind == TIMEOUT:
         what = f"{ctx.entry} ran longer than {ctx.timeout:g} s and was stopped"
+    elif outcome.kind == DIED and outcome.details.get("limit") == "disk":
+        size = ctx.sandbox_limits.get("disk_mb", 0)
+        what = f"its files took more than the {size:g} MiB a case may write (--lesson-disk)"
     elif outcome.kind == DIED:
         what = f"the process running {ctx.entry} ended before it returned"
     elif outcome.kind == SETUP:

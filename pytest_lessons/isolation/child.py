@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import errno
 import gc
 import importlib.machinery
 import importlib.util
@@ -41,7 +42,7 @@ from pytest_lessons.isolation.outcome import (
     TAG,
     rectangular,
 )
-from pytest_lessons.isolation.sandbox import SandboxError, confine
+from pytest_lessons.isolation.sandbox import SandboxError, confine, result_channel
 from pytest_lessons.isolation.sandbox import warm as sandbox_warm
 
 #: The learner's module is loaded under this name, so ``__name__ == "__main__"`` blocks don't run.
@@ -168,7 +169,7 @@ def run_case(
     source = base64.b64decode(request["source"])
     if confined:
         try:
-            confine(confined)
+            confine(confined, request.get("result"))
         except (SandboxError, OSError) as exc:
             if gate is not None:
                 gate(b"!" + str(exc).encode("utf-8", errors="replace"))
@@ -341,6 +342,43 @@ def _action(exc: BaseException) -> str:
     return "other"
 
 
+#: The resource limits whose names in a refused ``setrlimit`` call say which limit it was.
+_RLIMITS = {
+    "RLIMIT_AS": "memory",
+    "RLIMIT_DATA": "memory",
+    "RLIMIT_RSS": "memory",
+    "RLIMIT_NPROC": "processes",
+    "RLIMIT_FSIZE": "disk",
+    "RLIMIT_NOFILE": "open_files",
+}
+#: Words in the line that failed with EAGAIN that say it was starting a process.
+_STARTS = ("fork", "Popen", "spawn", "Process", "Pool", "start")
+
+
+def _limit(exc: BaseException) -> str | None:
+    """Which of the case's limits *exc* says it ran into: ``processes`` (a new process or
+    thread refused), ``disk`` (a file too large, the budget full), ``open_files``, or
+    ``raise:<limit>`` (learner code tried to raise one, which soft = hard refuses); None for
+    anything else."""
+    number = exc.errno if isinstance(exc, OSError) else None
+    if number in (errno.EFBIG, errno.ENOSPC, errno.EDQUOT):
+        return "disk"
+    if number == errno.EMFILE:
+        return "open_files"
+    if isinstance(exc, RuntimeError) and "can't start new thread" in str(exc):
+        return "processes"
+    frames = traceback.extract_tb(exc.__traceback__)
+    last = frames[-1] if frames else None
+    text = f"{last.line}" if last is not None else ""
+    if number == errno.EAGAIN and any(word in text for word in _STARTS):
+        return "processes"
+    if isinstance(exc, ValueError) and "maximum limit" in str(exc):
+        # resource.setrlimit's words for EPERM and EINVAL: a soft or hard limit above the hard.
+        found = [limit for name, limit in _RLIMITS.items() if name in text]
+        return f"raise:{found[0] if found else 'other'}"
+    return None
+
+
 def _raised(
     exc: BaseException,
     phase: str,
@@ -373,6 +411,9 @@ def _raised(
     denied = _denied(exc, folder) if confined else None
     if denied is not None:
         details["denied"] = denied
+    limit = _limit(exc) if confined else None
+    if limit is not None:
+        details["limit"] = limit
     # pytest marks skip() and fail() as builtins for display; their base class tells the truth.
     if any(c.__name__ == "OutcomeException" for c in type(exc).__mro__) or module.startswith(
         "_pytest"
@@ -423,8 +464,10 @@ def limit_memory(memory_mb: float | None) -> None:
 
 def write_result(result: dict[str, Any], path: str, limit: int | None = None) -> None:
     """Write *result* as JSON to *path* (read back by the runner): whole or not at all, so a
-    result that exists is complete. An answer larger than *limit* bytes is not written: the
-    runner would not read it, and the learner is told why instead."""
+    result that exists is complete; where a tmpfs covers the private folder, through the
+    descriptor the sandbox opened beneath it (a write cut short is then unreadable JSON: the
+    case's own failure, as any result learner code spoils). An answer larger than *limit*
+    bytes is not written: the runner would not read it, and the learner is told why instead."""
     data = json.dumps(result, allow_nan=True).encode("utf-8")
     if limit is not None and len(data) > limit and result.get("kind") == RETURNED:
         mib = 1 << 20
@@ -433,6 +476,20 @@ def write_result(result: dict[str, Any], path: str, limit: int | None = None) ->
             f"{limit / mib:g} MiB, --lesson-answer-size)"
         )
         data = json.dumps({"kind": RETURNED, "answer": {TAG: "cut", "reason": reason}}).encode()
+    fd = result_channel()
+    if fd is not None:
+        # The file the sandbox opened beneath the case's tmpfs: written from its start, over
+        # anything learner code wrote there, then cut to its length (never truncated to 0
+        # first: ext4 then flushes the file on close, and its removal waits for the disk).
+        try:
+            view, done = memoryview(data), 0
+            while done < len(data):
+                done += os.pwrite(fd, view[done:], done)
+            if os.fstat(fd).st_size > len(data):
+                os.ftruncate(fd, len(data))
+        finally:
+            os.close(fd)
+        return
     with open(path + ".part", "wb") as handle:
         handle.write(data)
     os.replace(path + ".part", path)

@@ -12,7 +12,8 @@ process that runs learner code never opens a course or submission path.
 
 :func:`remove_tree` removes a case's private folder: learner code may have left folders
 without permissions, read-only files, trees deeper than Python's recursion limit, FIFOs and
-links there. It never raises.
+links there. It never raises; :func:`remove_counting` also says how much the files took (the
+disk budget where no tmpfs keeps it).
 """
 
 from __future__ import annotations
@@ -216,9 +217,22 @@ def remove_tree(folder: Path, passes: int = 3) -> bool:
     it came from, so a tree deeper than the path length or the descriptor limit goes too.
     Processes that still write into it (learner code that escaped the kill) get *passes*
     tries before the folder is left for the session's own removal."""
+    return _remove(folder, passes, None)
+
+
+def remove_counting(folder: Path, passes: int = 3) -> tuple[bool, int]:
+    """Remove *folder* as :func:`remove_tree` does, and say how many bytes its files took on
+    the disk: each file once however many hard links it has, what a symbolic link points to
+    never. Never raises."""
+    sizes: dict[tuple[int, int], int] = {}
+    removed = _remove(folder, passes, sizes)
+    return removed, sum(sizes.values())
+
+
+def _remove(folder: Path, passes: int, sizes: dict[tuple[int, int], int] | None) -> bool:
     for _ in range(passes):
         with contextlib.suppress(Exception):
-            _remove_once(folder)
+            _remove_once(folder, sizes)
         if not os.path.lexists(folder):
             return True
     return False
@@ -229,8 +243,9 @@ def _identity(fd: int) -> tuple[int, int]:
     return status.st_dev, status.st_ino
 
 
-def _empty_files(fd: int) -> list[str]:
-    """Remove every entry of the folder *fd* that is not a folder; the folders' names."""
+def _empty_files(fd: int, sizes: dict[tuple[int, int], int] | None = None) -> list[str]:
+    """Remove every entry of the folder *fd* that is not a folder; the folders' names. With
+    *sizes*, each removed file's disk use goes in it by the file's identity."""
     folders: list[str] = []
     try:
         entries = list(os.scandir(fd))
@@ -244,12 +259,18 @@ def _empty_files(fd: int) -> list[str]:
         if is_folder:
             folders.append(entry.name)
         else:
+            if sizes is not None:
+                with contextlib.suppress(OSError):
+                    info = entry.stat(follow_symlinks=False)
+                    used = getattr(info, "st_blocks", None)
+                    used = info.st_size if used is None else used * 512
+                    sizes[(info.st_dev, info.st_ino)] = used
             with contextlib.suppress(OSError):
                 os.unlink(entry.name, dir_fd=fd)
     return folders
 
 
-def _remove_once(top: Path) -> None:
+def _remove_once(top: Path, sizes: dict[tuple[int, int], int] | None = None) -> None:
     try:
         mode = os.lstat(top).st_mode
     except FileNotFoundError:
@@ -265,7 +286,7 @@ def _remove_once(top: Path) -> None:
         os.close(parent)
     # Per level: its name in the folder above, its identity, the folders it still holds.
     levels: list[tuple[str, tuple[int, int], list[str]]] = [
-        (top.name, _identity(fd), _empty_files(fd))
+        (top.name, _identity(fd), _empty_files(fd, sizes))
     ]
     try:
         while levels:
@@ -279,7 +300,7 @@ def _remove_once(top: Path) -> None:
                     continue
                 os.close(fd)
                 fd = child
-                levels.append((name, _identity(fd), _empty_files(fd)))
+                levels.append((name, _identity(fd), _empty_files(fd, sizes)))
                 continue
             name, _, _ = levels.pop()
             if not levels:

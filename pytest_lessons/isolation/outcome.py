@@ -187,6 +187,29 @@ def too_large(size: int, limit: int) -> Outcome:
     return Outcome(kind=RETURNED, answer={TAG: "cut", "reason": reason})
 
 
+#: The limits a raised exception's details may say the case ran into (see the child's
+#: ``_limit``): a new process or thread, the disk, open files, or a limit it tried to raise.
+LIMIT_KINDS = frozenset(
+    {"processes", "disk", "open_files"}
+    | {f"raise:{name}" for name in ("memory", "processes", "disk", "open_files", "other")}
+)
+#: The message of a case whose files took more than its disk budget (see :func:`over_disk`).
+OVER_DISK = "its files took more than the disk budget"
+
+
+def over_disk(used: int, budget: int, seconds: float = 0.0) -> Outcome:
+    """The outcome of a case whose files in its private folder took *used* bytes, more than
+    its *budget*, as the runner counted them once it ended (where no tmpfs kept the budget):
+    its own failure, whatever it answered. Only the runner makes it: a child's result cannot
+    carry these details (see :func:`from_untrusted`)."""
+    return Outcome(
+        kind=DIED,
+        message=OVER_DISK,
+        seconds=seconds,
+        details={"limit": "disk", "used": used, "budget": budget},
+    )
+
+
 def from_untrusted(data: bytes | None, limit: int, seconds: float = 0.0) -> Outcome:
     """The outcome a child's result file says, read as untrusted input: learner code shares
     the process and the folder, so it may have written the file itself.
@@ -283,6 +306,8 @@ def _details(details: Any) -> dict[str, Any]:
     if "code" in details and isinstance(details["code"], (int, str, type(None))):
         code = details["code"]
         kept["code"] = code[:200] if isinstance(code, str) else code
+    if details.get("limit") in LIMIT_KINDS:
+        kept["limit"] = details["limit"]
     denied = details.get("denied")
     if isinstance(denied, dict):
         kept["denied"] = {

@@ -18,6 +18,10 @@ Two halves, split by trust::
                                                     seccomp: only the allowed system calls
                                                     then, and only then, load learner code
 
+Where the case has its own mount namespace, a tmpfs the size of the disk budget covers the
+folder of the private folders (:func:`_cover_cases`), and the child opens its result file
+beneath it before learner code loads (:func:`result_channel`).
+
 The policy is computed where the course's paths are known, and sent as plain data; the child
 only applies it, so what it enforces can be read and tested without running anything. In fork
 mode the child that waits for its job puts up every wall but Landlock's own folder and file
@@ -215,13 +219,16 @@ class Policy:
 
     def request(self, private: Path, own_file: Path) -> dict[str, Any]:
         """The plain data a child applies with :func:`confine`: this policy, the case's private
-        folder (its only writable place) and the one course file it may read."""
+        folder (its only writable place) and the one course file it may read. The folder that
+        holds the private folders (``cases``) is the same for every case of a runner: where
+        the case has a mount namespace, a tmpfs the size of the disk budget covers it."""
         return {
             "abi": self.abi,
             "seccomp": self.seccomp,
             "read": list(self.read),
             "file": str(own_file),
             "private": str(private),
+            "cases": str(private.parent),
             "env": dict(self.env),
             "uid": self.uid,
             "gid": self.gid,
@@ -247,7 +254,8 @@ class Policy:
         """The limits a case cannot raise, for the header."""
         words = []
         if self.limits.get("disk_mb"):
-            words.append(f"files up to {self.limits['disk_mb']:g} MiB")
+            kept = "its own tmpfs" if self.namespaces else "counted when it ends"
+            words.append(f"a case's files up to {self.limits['disk_mb']:g} MiB in all ({kept})")
         if self.limits.get("open_files"):
             words.append(f"{self.limits['open_files']:g} open files")
         processes = self.limits.get("processes")
@@ -518,8 +526,10 @@ class SandboxError(RuntimeError):
     """The sandbox could not be set up, so no learner code runs."""
 
 
-def confine(request: Mapping[str, Any]) -> None:
+def confine(request: Mapping[str, Any], result: str | None = None) -> None:
     """Confine this process as *request* (from :meth:`Policy.request`) says, for good.
+    *result*: the file in the private folder the case's result goes to; where a tmpfs covers
+    the folder, it is opened first (see :func:`result_channel`).
 
     Runs in the child before it loads learner code: after this, the process and everything it
     starts can read only the runtime and its own file, write only its private folder, and
@@ -527,7 +537,6 @@ def confine(request: Mapping[str, Any]) -> None:
     fails: a case must never run with less protection than the header announced.
     """
     private = str(request["private"])
-    os.chdir(private)
     env = dict(request.get("env") or {})
     env.update(HOME=private, TMPDIR=private, TEMP=private, TMP=private)
     # Item by item: os.environ.update() checks its argument against the Mapping ABC, which in
@@ -547,6 +556,7 @@ def confine(request: Mapping[str, Any]) -> None:
     try:
         if ahead is None:
             _first_walls(request)
+        _enter_private(private, result)
         abi = int(request.get("abi") or 0)
         if abi:
             _landlock(abi, request)
@@ -564,7 +574,7 @@ _AHEAD: str | None = None
 #: The parts of a sandbox request that every case of a session shares, and that a waiting
 #: child may therefore be given ahead of its job (:func:`prepare_rules`): none of them names
 #: a learner, a case's folder or file.
-SHARED = ("abi", "read", "limits", "namespaces", "process_cap", "uid", "gid", "seccomp")
+SHARED = ("abi", "read", "limits", "namespaces", "process_cap", "uid", "gid", "seccomp", "cases")
 
 
 def shared_part(request: Mapping[str, Any]) -> dict[str, Any]:
@@ -573,7 +583,7 @@ def shared_part(request: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _walls_key(request: Mapping[str, Any]) -> str:
-    names = ("limits", "namespaces", "process_cap", "uid", "gid", "seccomp")
+    names = ("limits", "namespaces", "process_cap", "uid", "gid", "seccomp", "cases")
     return json.dumps([request.get(name) for name in names], sort_keys=True)
 
 
@@ -601,8 +611,68 @@ def _first_walls(request: Mapping[str, Any], server: int | None = None) -> None:
         _prctl(_PR_SET_DUMPABLE, 1)
     if request.get("namespaces"):
         walls.unshare(os.getuid(), os.getgid())
+        _cover_cases(request)
     if processes and request.get("process_cap") in ("namespace", "user"):
         walls.cap_processes(processes)
+
+
+#: The folder of the private folders that a tmpfs covers in this process's mount view, and a
+#: descriptor of it as it was beneath (see :func:`_cover_cases`); None: no tmpfs.
+_COVERED: tuple[str, int] | None = None
+#: The case's result file, opened beneath the tmpfs before learner code loads.
+_RESULT_FD: int | None = None
+
+
+def _cover_cases(request: Mapping[str, Any]) -> None:
+    """The disk budget where the case has its own mount namespace: a tmpfs of ``disk_mb``
+    over the folder of the private folders, so the case's files take that much in all.
+
+    Over that folder, not the case's own: a waiting child mounts it before its job names the
+    case's folder (mount needs the capabilities and the system call that the last walls take
+    away), and then makes the case's folder inside (:func:`_enter_private`). Each case has its
+    own mount namespace, so its tmpfs holds its own files alone; the runner, outside, sees the
+    real folder, where only the result file is written."""
+    global _COVERED
+    disk = float((request.get("limits") or {}).get("disk_mb") or 0)
+    cases = request.get("cases")
+    if disk <= 0 or not cases:
+        return
+    below = walls.cover_folder(str(cases), int(disk * 1024 * 1024))
+    _COVERED = (str(cases), below)
+
+
+def _enter_private(private: str, result: str | None) -> None:
+    """Make the case's private folder its working folder; where a tmpfs covers the folder of
+    the private folders, make it there first, and open *result* (the runner made it beside
+    the private folder's name, in the real folder beneath) for the result: learner code can
+    write that file as before, which decides its own answer only, and nothing else of the
+    real folder."""
+    global _COVERED, _RESULT_FD
+    covered, _COVERED = _COVERED, None
+    if covered is not None:
+        folder, below = covered
+        try:
+            name = os.path.basename(private)
+            if os.path.dirname(private) != folder or name in ("", ".", ".."):
+                raise SandboxError(f"the private folder {private} is not in {folder}")
+            os.mkdir(private, 0o700)
+            if result is not None:
+                if os.path.dirname(result) != folder:
+                    raise SandboxError(f"the result file {result} is not in {folder}")
+                flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+                _RESULT_FD = os.open(os.path.basename(result), flags, 0o600, dir_fd=below)
+        finally:
+            os.close(below)
+    os.chdir(private)
+
+
+def result_channel() -> int | None:
+    """The descriptor of the case's result file where :func:`confine` opened it (a tmpfs
+    covers the private folder, so the file's path there is not the runner's file), once;
+    None: write the result at its path."""
+    global _RESULT_FD
+    fd, _RESULT_FD = _RESULT_FD, None
+    return fd
 
 
 def _last_walls(request: Mapping[str, Any]) -> None:

@@ -247,6 +247,32 @@ def _alive(name: str) -> bool:
     return True
 
 
+#: Bytes of a case's files per inode its tmpfs allows (:func:`cover_folder`): each file with
+#: data takes a page already, so this only keeps empty files and folders, which cost the
+#: kernel memory, to as many as the budget's pages.
+_BYTES_PER_INODE = 4096
+
+
+def cover_folder(folder: str, size: int) -> int:
+    """Cover *folder* with an empty tmpfs of *size* bytes in this process's own mount
+    namespace (:func:`unshare` came first): what the case writes there takes at most *size*
+    in all, and the host's disk nothing. Returns a descriptor (``O_PATH``) of the folder as
+    it was, beneath the tmpfs, through which the grader's own file (the case's result) is
+    still reached; the caller closes it before learner code loads."""
+    flags = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        below = os.open(folder, flags)
+    except OSError as exc:
+        raise WallError(f"{folder}: {exc.strerror}") from None
+    inodes = max(size // _BYTES_PER_INODE, 64)
+    options = f"size={size},nr_inodes={inodes},mode=0700".encode()
+    if _libc().mount(b"lessons", folder.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, options):
+        error = _fail(f"mount tmpfs on {folder}")
+        os.close(below)
+        raise error
+    return below
+
+
 def unshare(uid: int, gid: int) -> None:
     """Give this process its own user, IPC, network and mount namespaces, as user *uid* and
     group *gid* inside as outside; in the mount view, the host's socket and shared-memory
