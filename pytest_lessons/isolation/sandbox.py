@@ -1363,12 +1363,13 @@ def _seccomp_program(machine: str) -> tuple[_SockFprog, tuple[int, ...]] | None:
 
 
 def warm() -> None:
-    """Do the sandbox's one-off set-up (load libc, build the seccomp program) in a process
-    that forks children, so that no case pays for it."""
+    """Do the sandbox's one-off set-up (load libc, build the seccomp program, read the last
+    capability's number) in a process that forks children, so that no case pays for it."""
     if sys.platform.startswith("linux"):
         with contextlib.suppress(OSError, AttributeError):
             _libc()
             _seccomp_program(os.uname().machine)
+            walls.last_capability()
 
 
 def _prctl(option: int, value: int) -> None:
@@ -1395,11 +1396,11 @@ class _PathBeneathAttr(ctypes.Structure):
 _PREPARED: dict[tuple[int, tuple[str, ...]], int] = {}
 
 
-def prepare_rules(request: Mapping[str, Any] | None, server: int) -> None:
-    """Build the fixed part of the sandbox ahead, in a forked child that waits for its job
+def prepare_rules(request: Mapping[str, Any] | None, server: int | None) -> None:
+    """Build the fixed part of the sandbox ahead, in a child that waits for its job
     (*request*: the previous job's sandbox, which every job of a session shares; *server*:
-    the pid of the fork server that forked it), so that the case's clock pays only for its
-    own folder and file."""
+    the pid of the fork server that forked it, None for a spawned child), so that the case's
+    clock pays only for its own folder and file."""
     if not request or not request.get("abi"):
         return
     with contextlib.suppress(SandboxError, OSError):
