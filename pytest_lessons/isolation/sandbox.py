@@ -270,7 +270,7 @@ class Policy:
             return self
         prefixes, runtime = runtime_paths()
         read = read_paths(SYSTEM_READ, runtime, prefixes, course, checkout)
-        return replace(self, read=tuple(read))
+        return replace(self, read=tuple(outermost(read)))
 
     def prepare_private(self, private: Path) -> None:
         """Hand the case's private folder to the user the case runs as."""
@@ -348,6 +348,24 @@ def read_paths(
             continue
         allowed.append(str(path))
     return allowed
+
+
+def outermost(paths: Iterable[str]) -> list[str]:
+    """*paths* without those that another folder of them holds, links resolved (``/bin`` is
+    ``/usr/bin`` on most systems now, site-packages is inside its installation): a rule on a
+    folder allows the same beneath it, and each rule left out is one a case does not add.
+    Paths under ``/proc`` are compared as written (``/proc/self`` is each process's own)."""
+    paths = list(paths)
+    resolved = [p if p.startswith("/proc/") else os.path.realpath(p) for p in paths]
+    folders = {real for real in resolved if os.path.isdir(real)}
+    kept: list[str] = []
+    seen: set[str] = set()
+    for path, real in zip(paths, resolved):
+        if real in seen or any(str(above) in folders for above in Path(real).parents):
+            continue
+        seen.add(real)
+        kept.append(path)
+    return kept
 
 
 def runtime_paths() -> tuple[list[str], list[str]]:
