@@ -19,9 +19,10 @@ Two halves, split by trust::
                                                     then, and only then, load learner code
 
 The policy is computed where the course's paths are known, and sent as plain data; the child
-only applies it, so what it enforces can be read and tested without running anything. In fork
-mode the child that waits for its job puts up every wall but Landlock's own folder and file
-ahead (:func:`prepare_rules`), off the case's clock. Landlock (Linux 5.13 and later,
+only applies it, so what it enforces can be read and tested without running anything. The
+child that waits for its job (a fork server's, or a Python spawned ahead) puts up every wall
+but Landlock's own folder and file ahead (:func:`prepare_rules`), off the case's clock; only a
+fork server's first case builds them all on its clock. Landlock (Linux 5.13 and later,
 unprivileged, per process) confines files, TCP and signals; each ABI version adds protections
 (see :data:`PROTECTIONS`). The seccomp filter is an allow-list (:data:`ALLOWED`,
 :data:`CHECKED`); the limits, capabilities and namespaces are in :mod:`pytest_lessons.walls`.
