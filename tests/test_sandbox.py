@@ -492,6 +492,25 @@ def test_the_readable_paths_leave_out_the_course_checkout_and_submissions(tmp_pa
     ]
 
 
+def test_the_readable_paths_need_no_rule_for_what_another_holds(tmp_path: Path) -> None:
+    (tmp_path / "usr" / "bin").mkdir(parents=True)
+    (tmp_path / "usr" / "zone").write_text("UTC")
+    (tmp_path / "etc").mkdir()
+    (tmp_path / "bin").symlink_to(tmp_path / "usr" / "bin")
+    (tmp_path / "etc" / "localtime").symlink_to(tmp_path / "usr" / "zone")
+    (tmp_path / "etc" / "passwd").write_text("root")
+    paths = [str(tmp_path / name) for name in ("usr", "bin", "etc/localtime", "etc/passwd")]
+    paths += [str(tmp_path / "usr" / "bin"), str(tmp_path / "usr"), "/proc/self", "/proc/stat"]
+    # A folder's rule allows what it holds, links followed as Landlock follows them; each
+    # process's own /proc/self is never resolved in the grader's.
+    assert sandbox.outermost(paths) == [
+        str(tmp_path / "usr"),
+        str(tmp_path / "etc" / "passwd"),
+        "/proc/self",
+        "/proc/stat",
+    ]
+
+
 def test_the_environment_is_an_allow_list() -> None:
     environ = {
         "PATH": "/usr/bin",

@@ -380,3 +380,79 @@ def test_a_waiting_child_whose_fork_server_ended_moves_nobody_into_its_cgroup() 
         "init": "the fork server 1 is no longer this process's parent",
     }
     assert Path("/proc/1/cgroup").read_text() == before
+
+
+def _run_filter(program: list[tuple[int, int, int, int]], data: dict[int, int]) -> int:
+    """What a classic BPF seccomp program returns for the call *data* (offset -> 32-bit word
+    of ``struct seccomp_data``): a small interpreter of the instructions the filter uses."""
+    at, accumulator = 0, 0
+    while True:
+        code, jt, jf, k = program[at]
+        if code == 0x20:  # BPF_LD | BPF_W | BPF_ABS
+            accumulator = data.get(k, 0)
+        elif code == 0x06:  # BPF_RET | BPF_K
+            return k
+        elif code in (0x15, 0x35, 0x45):  # BPF_JMP | BPF_JEQ, BPF_JGE, BPF_JSET (with K)
+            taken = {
+                0x15: accumulator == k,
+                0x35: accumulator >= k,
+                0x45: bool(accumulator & k),
+            }[code]
+            at += jt if taken else jf
+        else:
+            raise AssertionError(f"an instruction the interpreter does not know: {code:#x}")
+        at += 1
+
+
+@pytest.mark.parametrize("machine", ["x86_64", "aarch64"])
+def test_the_filter_allows_exactly_the_allow_list_and_checks_the_arguments(machine: str) -> None:
+    allow, eperm, enosys = 0x7FFF0000, 0x00050001, 0x00050026
+    pid, other = 4321, 4322
+    program = sandbox.seccomp_filter(machine, pid)
+    assert program is not None
+    arch = sandbox._SECCOMP_ARCH[machine]
+    numbers = sandbox._NUMBERS[machine]
+    allowed = {numbers[name] for name in sandbox.ALLOWED if name in numbers}
+    checked = {numbers[name]: name for name in sandbox.CHECKED if name in numbers}
+
+    def call(number: int, *arguments: int, architecture: int = arch) -> int:
+        data = {0: number, 4: architecture}
+        data.update({16 + 8 * i: value for i, value in enumerate(arguments)})
+        return _run_filter(program, data)
+
+    for number in range(sandbox._NEWER + 64):
+        if number >= sandbox._NEWER or number == sandbox._CLONE3:
+            expected = enosys
+        elif number in allowed:
+            expected = allow
+        elif number not in checked:
+            expected = eperm
+        else:
+            continue
+        assert call(number) == expected, (machine, number)
+        assert call(number, architecture=0x40000003) == eperm  # i386's calls
+    if machine == "x86_64":
+        assert call(0x40000000 + numbers["read"]) == eperm  # x32's calls
+    # Each checked call: allowed when every condition holds, refused when one does not.
+    samples = (0, pid, other, 1, 3, 5, 7)
+    for number, name in checked.items():
+        conditions = dict(sandbox.CHECKED[name])
+        for first in samples:
+            for second in samples:
+                if name == "clone":
+                    flags = first | (0x10000000 if second == other else 0)  # CLONE_NEWUSER
+                    want = allow if not flags & sandbox._NAMESPACE_FLAGS else eperm
+                    assert call(number, flags) == want, (name, flags)
+                    continue
+                holds = all(
+                    value
+                    in {pid if v == "self" else v for v in wanted}
+                    | ({0} if "self" in wanted else set())
+                    for argument, wanted in conditions.items()
+                    for value in [(first, second)[argument]]
+                )
+                assert call(number, first, second) == (allow if holds else eperm), (
+                    name,
+                    first,
+                    second,
+                )

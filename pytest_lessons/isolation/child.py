@@ -42,7 +42,12 @@ from pytest_lessons.isolation.outcome import (
     TAG,
     rectangular,
 )
-from pytest_lessons.isolation.sandbox import SandboxError, confine, result_channel
+from pytest_lessons.isolation.sandbox import (
+    SandboxError,
+    confine,
+    prepare_rules,
+    result_channel,
+)
 from pytest_lessons.isolation.sandbox import warm as sandbox_warm
 
 #: The learner's module is loaded under this name, so ``__name__ == "__main__"`` blocks don't run.
@@ -510,9 +515,10 @@ def gate_writer(fd: int) -> Callable[[bytes], None]:
 
 def main() -> None:  # pragma: no cover - runs as a spawned child; tested through the runner
     """Spawned child (used where fork is not available): ``python -m pytest_lessons.child
-    [--gate=FD] [module to preload ...]`` imports those modules first, then reads its request
-    as JSON on stdin (so it can be started before its case exists) and writes the result to
-    the file named in the request."""
+    [--gate=FD] [module to preload ...]`` imports those modules first, then reads on stdin a
+    line with the sandbox's shared part (JSON or ``null``; see
+    :func:`pytest_lessons.isolation.sandbox.prepare_rules`) and its request as JSON (so it can be
+    started before its case exists), and writes the result to the file named in the request."""
     gate: Callable[[bytes], None] | None = None
     for argument in sys.argv[1:]:
         if argument.startswith("--gate="):
@@ -528,6 +534,13 @@ def main() -> None:  # pragma: no cover - runs as a spawned child; tested throug
     sys.stdout.flush()
     sys.stdout.buffer.write(READY)
     sys.stdout.flush()
+    # The first line: what of the sandbox every case shares (or null), sent before the job
+    # when the runner knows it, so the walls go up while this Python waits.
+    try:
+        shared = json.loads(sys.stdin.buffer.readline() or b"null")
+    except ValueError:
+        shared = None
+    prepare_rules(shared if isinstance(shared, dict) else None, None)
     request = json.loads(sys.stdin.buffer.read())
     sys.stdin = open(os.devnull)  # noqa: SIM115 - learner input() must see end of file
     # As in a forked child: UTF-8 whatever the locale (Windows' ANSI code page cannot write

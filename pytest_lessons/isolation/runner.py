@@ -57,10 +57,12 @@ from pytest_lessons.isolation.outcome import (
     over_disk,
     too_large,
 )
-from pytest_lessons.isolation.sandbox import Policy
+from pytest_lessons.isolation.sandbox import Policy, shared_part
 
 #: Modules the worker imports before the first case, so no case pays for them.
 PRELOAD = ("torch",)
+#: The largest sandbox line written ahead into a spawned child's input (a pipe holds 64 KiB).
+_POLICY_ROOM = 60_000
 #: Seconds a spawned child gets to start Python and import torch before its case's clock runs.
 SPAWN_GRACE = 30.0
 #: How long the pytest process waits for the worker beyond a case's own limit (the first case
@@ -569,6 +571,13 @@ class SpawnRunner(Runner):
         self._running: subprocess.Popen[bytes] | None = None
         """The Python running a case now (for :meth:`abort`)."""
         self._temp = _TempDir()
+        self._sandbox = b"null\n"
+        """The first line of a spare's input: the part of the last job's sandbox that every
+        case shares (:func:`pytest_lessons.isolation.sandbox.shared_part`, never a learner's
+        folder or file), from which it puts up its walls while it waits (as a fork server's
+        waiting child does)."""
+        self._told: dict[int, bytes] = {}
+        """What each spare was given as that line, by pid (none yet: it is given at its job)."""
 
     def _start(self) -> tuple[subprocess.Popen[bytes], int]:
         kwargs: dict[str, Any] = {}
@@ -592,7 +601,18 @@ class SpawnRunner(Runner):
         finally:
             if gate_w >= 0:
                 os.close(gate_w)
+        if self._sandbox != b"null\n":
+            self._tell(process, self._sandbox)
         return process, gate_r
+
+    def _tell(self, process: subprocess.Popen[bytes], line: bytes) -> None:
+        self._told[process.pid] = line
+        try:
+            assert process.stdin is not None
+            process.stdin.write(line)
+            process.stdin.flush()
+        except OSError:
+            pass  # it is gone already; its case says so
 
     def warm_up(self) -> None:
         alive = []
@@ -611,8 +631,23 @@ class SpawnRunner(Runner):
             return source
         result_path = _case_request_path(self._temp, job)
         request = _request(job, result_path, source)
+        sandbox = request.get("sandbox")
+        line = (json.dumps(shared_part(sandbox)) + "\n").encode() if sandbox else b"null\n"
+        if len(line) > _POLICY_ROOM:  # it must fit the pipe: nobody may read it yet
+            line = b"null\n"
+        self._sandbox = line
         self.warm_up()
         process, gate = self._waiting.pop(0)
+        told = self._told.pop(process.pid, None)
+        if told is not None and told != line:  # walls for another sandbox: a fresh spare
+            _kill(process)
+            process.wait()
+            if gate >= 0:
+                os.close(gate)
+            process, gate = self._start()
+            told = self._told.pop(process.pid, None)
+        if told is None:
+            self._tell(process, line)
         self._running = process
         self.warm_up()  # its replacement starts now, while this case runs
         output = bytearray()
@@ -699,6 +734,7 @@ class SpawnRunner(Runner):
 
     def close(self) -> None:
         waiting, self._waiting = self._waiting, []
+        self._told.clear()
         for process, _ in waiting:
             _kill(process)
         for process, gate in waiting:
