@@ -9,7 +9,9 @@ total points; the slowest submissions.
 The charts are inline SVG drawn here, so the page needs no script and no network: its
 Content-Security-Policy forbids both, and every text a learner chose (folder names, exception
 messages) is escaped. Made from typed results only, so a merge of shards writes the same page
-as one run. This module imports neither pytest nor torch.
+as one run. The class's terminal lines are here too (:func:`class_lines`, and
+:func:`progress_line` for a run in progress), made from the same outcomes. This module imports
+neither pytest nor torch.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from pytest_lessons.core.compare import noun, plural
 from pytest_lessons.core.results import CaseResult, Status
 from pytest_lessons.reports.formats import exercise_order, summary_text
 from pytest_lessons.reports.gradebook import MISSING, build, number, with_hidden_faults
@@ -337,3 +340,67 @@ def _slowest(results: Sequence[CaseResult]) -> list[str]:
         )
     lines.append("</table>")
     return lines
+
+
+# --- the terminal of a class run ------------------------------------------------------------
+
+
+def class_lines(
+    results: Sequence[CaseResult],
+    order: Sequence[str] = (),
+    absent: Mapping[str, str] | None = None,
+) -> list[str]:
+    """The class at a glance: per exercise, who passed, the mean, and how many learners show
+    each outcome (every kind: watch-outs, findings, timeouts, crashes, missing ...).
+    Exercises come in their course's order, as in the ``lessons`` section of a learner's run.
+    Learners *absent* from the results (a merge without their shard) are named first."""
+    learners = len({r.learner for r in results})
+    lines = [plural(learners, "learner")]
+    if absent:
+        lines[0] += f" graded of {len(absent) + learners}"
+    for why, names in _by_reason(absent or {}).items():
+        lines.append(f"NOT GRADED: {plural(len(names), 'learner')}, {why}: {name_list(names)}")
+    by_exercise: dict[str, list[CaseResult]] = {}
+    for r in sorted(results, key=lambda r: (r.path, r.learner, r.case)):
+        by_exercise.setdefault(r.exercise, []).append(r)
+    for exercise in exercise_order(results, order):
+        rs = by_exercise[exercise]
+        bars = exercise_bars(rs)
+        passed = next((len(b.learners) for b in bars if b.outcome.key == "passed"), 0)
+        mean = sum(r.points for r in rs) / learners
+        most = sum(r.max_points for r in rs) / learners
+        lines.append(
+            f"{exercise}: {passed} of {learners} passed, mean {mean:.3g} of {most:g} points"
+        )
+        for bar in bars:
+            if bar.outcome.key != "passed":
+                count = len(bar.learners)
+                lines.append(f"    {count:>3} {noun(count, 'learner')}  {bar.outcome.label}")
+    return lines
+
+
+def _by_reason(absent: Mapping[str, str]) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for name in sorted(absent):
+        found.setdefault(absent[name], []).append(name)
+    return found
+
+
+def name_list(names: Sequence[str], most: int = 10) -> str:
+    """``a, b, c`` or ``a, b ... and 12 more``: enough to find them, never a wall of names."""
+    shown = ", ".join(names[:most])
+    return shown if len(names) <= most else f"{shown} and {len(names) - most} more"
+
+
+def progress_line(done: int, total: int, learners_done: int, learners: int, elapsed: float) -> str:
+    """``learners 12/40 done, cases 130/400, 0:42 elapsed, about 1:30 left``."""
+    left = elapsed * (total - done) / done if done else 0.0
+    text = (
+        f"learners {learners_done}/{learners} done, cases {done}/{total}, {_clock(elapsed)} elapsed"
+    )
+    return text + (f", about {_clock(left)} left" if done < total and done else "")
+
+
+def _clock(seconds: float) -> str:
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes}:{rest:02d}"

@@ -1,8 +1,9 @@
 """Report formats for other programs, from one result model (``results.CaseResult``).
 
-Each format is one function from results to the file's text, registered by name in
-:data:`FORMATS` (to add a format: write its renderer, add it there, and test it against the
-consumer's own code in tests/test_consumers.py). A result's ``status`` is one of
+Each format is one function from results to the file's data, registered by a row of
+:data:`pytest_lessons.reports.registry.FORMATS` (CONTRIBUTING.md, "Add a report format": the
+row, its renderer here, and a test against the consumer's own code in
+tests/test_consumers.py). A result's ``status`` is one of
 :class:`~pytest_lessons.core.results.Status`; each dialect maps it to its own words. Messages of
 hidden cases were made safe before they got here. This module imports no pytest.
 """
@@ -348,28 +349,9 @@ class Options:
     """A class run's ``class`` table for the json report (who is in the class, the shard)."""
 
 
-def _json(report: dict[str, Any]) -> str:
+def json_text(report: dict[str, Any]) -> str:
+    """A report as its file holds it: indented JSON, non-ASCII kept."""
     return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
-
-
-#: Report formats by name: each renders results to the file's text.
-FORMATS: dict[str, Callable[[Sequence[CaseResult], Options], str]] = {
-    "gradescope": lambda rs, o: _json(gradescope(rs, o.seconds, o.hidden_visibility, o.order)),
-    # Compact: it travels in one environment variable.
-    "classroom": lambda rs, o: classroom_text(classroom(rs, order=o.order)),
-    "exercism": lambda rs, o: _json(exercism(rs, o.order)),
-    "json": lambda rs, o: _json(full(rs, o.seconds, o.order, o.roll)),
-}
-
-
-def render(
-    fmt: str,
-    results: Sequence[CaseResult],
-    seconds: float = 0.0,
-    hidden_visibility: str = "after_published",
-) -> str:
-    """The report file's text in format *fmt* (a name in :data:`FORMATS`)."""
-    return FORMATS[fmt](results, Options(seconds, hidden_visibility))
 
 
 # --- a class --------------------------------------------------------------------------------

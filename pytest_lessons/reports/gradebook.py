@@ -1,7 +1,8 @@
 """Gradebooks for a class: CSV files an instructor keeps, compares and imports into an LMS.
 
 Built from the typed per-case results (:class:`~pytest_lessons.core.results.CaseResult`) of a batch
-run, or of the shards' ``json`` reports, so one run and a merge write the same bytes. Layouts:
+run, or of the shards' ``json`` reports, so one run and a merge write the same bytes. Layouts
+(each a row of :data:`pytest_lessons.reports.registry.LAYOUTS`):
 
 - ``long``: one row per learner and exercise (``learner, exercise, points, max_points, note``);
 - ``wide``: one row per learner, a column per exercise, then ``total``, ``max`` and ``note``;
@@ -28,9 +29,6 @@ from pytest_lessons.core.compare import plural
 from pytest_lessons.core.results import CaseResult, Status
 from pytest_lessons.reports.formats import MISSING as MISSING
 from pytest_lessons.reports.formats import exercise_order, text_cell
-
-LAYOUTS = ("long", "wide", "canvas", "moodle")
-"""Every gradebook layout, the default first."""
 
 #: The roster's column that names each learner's folder (matched without case).
 ROSTER_KEY = "learner"
@@ -370,14 +368,6 @@ def moodle(book: Book) -> str:
             ]
         )
     return _csv(rows)
-
-
-def render(layout: str, book: Book) -> str:
-    """The gradebook's text in *layout* (one of :data:`LAYOUTS`)."""
-    makers = {"long": long, "wide": wide, "canvas": canvas, "moodle": moodle}
-    if layout not in makers:
-        raise ValueError(f"unknown gradebook layout {layout!r}: one of {', '.join(LAYOUTS)}")
-    return makers[layout](book)
 
 
 def unmatched_lines(book: Book) -> list[str]:
