@@ -22,9 +22,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from pytest_lessons.core.compare import noun, plural
-from pytest_lessons.core.results import CaseResult, Status
+from pytest_lessons.core.results import CaseResult, FaultKind, Status, fault_detail
 from pytest_lessons.reports.formats import exercise_order, summary_text
-from pytest_lessons.reports.gradebook import MISSING, build, number, with_hidden_faults
+from pytest_lessons.reports.gradebook import build, number, with_hidden_faults
 
 #: Colours by kind of outcome, readable on white and apart for the common colour blindness.
 COLOURS = {
@@ -72,25 +72,25 @@ def outcome_of(r: CaseResult) -> Outcome:
         return Outcome(f"watch_out:{r.diagnosis}", f"watch out: {r.diagnosis}", "watch_out")
     if r.diagnosis_kind == "detector" and r.diagnosis:
         return Outcome(f"detector:{r.diagnosis}", f"finding: {r.diagnosis}", "detector")
-    fault = r.fault
-    if fault == MISSING:
+    kind = r.fault_kind
+    if kind == FaultKind.MISSING_FILE:
         return Outcome("missing", "missing", "missing")
-    if fault in ("timeout", "not run"):
+    if kind in (FaultKind.TIMEOUT, FaultKind.NOT_RUN):
         return Outcome("timeout", "timeout", "timeout")
-    if fault.startswith("died"):
+    if kind == FaultKind.DIED:
         return Outcome("crash", "crash", "crash")
-    if fault.startswith("raised NotImplementedError"):
+    if kind == FaultKind.NOT_IMPLEMENTED:
         return Outcome("not-implemented", "not implemented", "unloadable")
-    if fault.startswith("raised "):
-        kind = fault.split()[1]
-        return Outcome(f"raised:{kind}", f"raised {kind}", "raised")
-    if fault.startswith("setup "):
-        problem = fault.split(" ", 1)[1].replace("_", " ")
+    if kind == FaultKind.RAISED:
+        error = fault_detail(r.fault).split()[0]
+        return Outcome(f"raised:{error}", f"raised {error}", "raised")
+    if kind == FaultKind.SETUP:
+        problem = fault_detail(r.fault).replace("_", " ")
         return Outcome(f"setup:{problem}", f"cannot load: {problem}", "unloadable")
-    if fault.startswith("returned "):
-        return Outcome(f"returned:{fault}", fault, "returned")
-    if fault:
-        return Outcome(f"fault:{fault}", fault, "raised")
+    if kind == FaultKind.RETURNED:
+        return Outcome(f"returned:{r.fault}", r.fault, "returned")
+    if kind != FaultKind.NONE:
+        return Outcome(f"fault:{r.fault}", r.fault, "raised")
     if r.status == Status.ERROR:
         # A hidden case keeps why it gave no answer to itself.
         return Outcome("error", "no answer (hidden case)", "raised")

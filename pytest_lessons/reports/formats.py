@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from pytest_lessons.core import course
-from pytest_lessons.core.results import CaseResult, Status
+from pytest_lessons.core.results import CaseResult, FaultKind, Status
 from pytest_lessons.core.summary import course_order
 from pytest_lessons.core.texts import HEADLINE_LIMIT, first_sentence
 
@@ -94,12 +94,12 @@ def summary_text(results: Sequence[CaseResult]) -> str:
 
 
 #: The fault of a case whose learner handed in no file for its exercise.
-MISSING = "setup missing_file"
+MISSING = FaultKind.MISSING_FILE.value
 
 
 def not_handed_in(r: CaseResult) -> bool:
     """Whether *r* is a case of an exercise the learner handed in no file for."""
-    return r.fault == MISSING and r.status == Status.ERROR
+    return r.fault_kind == FaultKind.MISSING_FILE and r.status == Status.ERROR
 
 
 def _gradescope_output(r: CaseResult) -> str:

@@ -28,7 +28,7 @@ from pathlib import Path
 from pytest_lessons.core.compare import plural
 from pytest_lessons.core.results import CaseResult, Status
 from pytest_lessons.reports.formats import MISSING as MISSING
-from pytest_lessons.reports.formats import exercise_order, text_cell
+from pytest_lessons.reports.formats import exercise_order, not_handed_in, text_cell
 
 #: The roster's column that names each learner's folder (matched without case).
 ROSTER_KEY = "learner"
@@ -197,9 +197,7 @@ def build(
         key = (r.learner, r.exercise)
         points[key] = points.get(key, 0.0) + r.points
         # An exercise counts as handed in as soon as one case saw the learner's file.
-        handed[key] = handed.get(key, False) or not (
-            r.fault == MISSING and r.status == Status.ERROR
-        )
+        handed[key] = handed.get(key, False) or not not_handed_in(r)
     exercises = exercise_order(results, order)
     # Points possible: every case any learner has (each learner has the same ones), so a
     # case missing from one learner's results cannot shrink anyone's maximum.
