@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from pytest_lessons.core.results import CaseResult
-from pytest_lessons.reports import formats, registry
+from pytest_lessons.reports import formats, registry, tallies
 
 from conftest import case_result
 
@@ -683,3 +683,20 @@ def test_every_format_lists_exercises_in_the_course_order_and_says_not_handed_in
     (tmp_path / "course.toml").unlink()
     assert formats.exercise_order(rows) == ["alpha", "zeta"]
     assert formats.exercise_order(rows, ["zeta", "alpha"]) == ["zeta", "alpha"]
+
+
+def test_results_are_grouped_by_exercise_file_in_course_order_each_by_learner_then_case() -> None:
+    rows = [
+        case_result(2, True, exercise="b", path="/c/b/exercise.toml", learner="zed", title="B"),
+        case_result(1, False, exercise="a", path="/c/a/exercise.toml", learner="zed", title=""),
+        case_result(1, True, exercise="b", path="/c/b/exercise.toml", learner="amy", title="B"),
+        case_result(2, True, exercise="b", path="/c/b/exercise.toml", learner="amy", title="B"),
+    ]
+    groups = tallies.by_exercise(rows, order=("b", "a"))
+    assert [(g.slug, g.path, g.title) for g in groups] == [
+        ("b", "/c/b/exercise.toml", "B"),
+        ("a", "/c/a/exercise.toml", "a"),
+    ]
+    assert [(r.learner, r.case) for r in groups[0].results] == [("amy", 1), ("amy", 2), ("zed", 2)]
+    # Without a recorded order (and no course.toml): by path.
+    assert [g.slug for g in tallies.by_exercise(rows)] == ["a", "b"]

@@ -23,8 +23,13 @@ from dataclasses import dataclass
 
 from pytest_lessons.core.compare import noun, plural
 from pytest_lessons.core.results import CaseResult, FaultKind, Status, fault_detail
-from pytest_lessons.reports.formats import exercise_order, summary_text
-from pytest_lessons.reports.gradebook import build, number, with_hidden_faults
+from pytest_lessons.reports.gradebook import build, number
+from pytest_lessons.reports.tallies import (
+    by_exercise,
+    exercise_order,
+    summary_text,
+    with_hidden_faults,
+)
 
 #: Colours by kind of outcome, readable on white and apart for the common colour blindness.
 COLOURS = {
@@ -285,15 +290,12 @@ def render(
         "<h2>Total points</h2>",
         _histogram_svg(histogram(totals, book.most)),
     ]
-    by_exercise: dict[str, list[CaseResult]] = {}
-    for r in sorted(results, key=lambda r: (r.path, r.learner, r.case)):
-        by_exercise.setdefault(r.exercise, []).append(r)
-    for exercise in book.exercises:
-        rs = by_exercise[exercise]
+    for group in by_exercise(results, book.exercises):
+        exercise, rs = group.slug, group.results
         bars = exercise_bars(rs)
         out += [
             f'<section class="exercise" id="{_e(exercise)}">',
-            f"<h2>{_e(rs[0].title or exercise)} <small>({_e(exercise)})</small></h2>",
+            f"<h2>{_e(group.title)} <small>({_e(exercise)})</small></h2>",
             _bar_chart(bars, len({r.learner for r in rs})),
         ]
         for bar in bars:
@@ -360,11 +362,8 @@ def class_lines(
         lines[0] += f" graded of {len(absent) + learners}"
     for why, names in _by_reason(absent or {}).items():
         lines.append(f"NOT GRADED: {plural(len(names), 'learner')}, {why}: {name_list(names)}")
-    by_exercise: dict[str, list[CaseResult]] = {}
-    for r in sorted(results, key=lambda r: (r.path, r.learner, r.case)):
-        by_exercise.setdefault(r.exercise, []).append(r)
-    for exercise in exercise_order(results, order):
-        rs = by_exercise[exercise]
+    for group in by_exercise(results, order):
+        exercise, rs = group.slug, group.results
         bars = exercise_bars(rs)
         passed = next((len(b.learners) for b in bars if b.outcome.key == "passed"), 0)
         mean = sum(r.points for r in rs) / learners

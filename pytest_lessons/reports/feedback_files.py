@@ -18,8 +18,9 @@ from pathlib import Path
 
 from pytest_lessons.core import model
 from pytest_lessons.core.results import CaseResult, Status
-from pytest_lessons.reports.formats import exercise_order, not_handed_in
-from pytest_lessons.reports.gradebook import number, with_hidden_faults
+from pytest_lessons.reports.formats import not_handed_in
+from pytest_lessons.reports.gradebook import number
+from pytest_lessons.reports.tallies import exercise_order, with_hidden_faults
 
 #: A hint as the file shows it: (title, text).
 Hint = tuple[str, str]

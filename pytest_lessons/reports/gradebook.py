@@ -22,13 +22,14 @@ import csv
 import io
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_lessons.core.compare import plural
-from pytest_lessons.core.results import CaseResult, Status
+from pytest_lessons.core.results import CaseResult
 from pytest_lessons.reports.formats import MISSING as MISSING
 from pytest_lessons.reports.formats import exercise_order, not_handed_in, text_cell
+from pytest_lessons.reports.tallies import with_hidden_faults as with_hidden_faults
 
 #: The roster's column that names each learner's folder (matched without case).
 ROSTER_KEY = "learner"
@@ -155,26 +156,6 @@ class Book:
     @property
     def most(self) -> float:
         return sum(self.maximum.values())
-
-
-def with_hidden_faults(results: Sequence[CaseResult]) -> list[CaseResult]:
-    """*results*, where a hidden case that gave no answer takes the fault its exercise's public
-    cases all share (a missing file, a stub, a syntax error): such a fault is the same for
-    every input, and a hidden case's result leaves it out (its key could name the learner's
-    line). Only for counting and grouping: no hidden text changes."""
-    public: dict[tuple[str, str], set[str]] = {}
-    for r in results:
-        if not r.hidden:
-            public.setdefault((r.learner, r.path), set()).add(r.fault if not r.passed else "")
-    out = []
-    for r in results:
-        faults = public.get((r.learner, r.path), set())
-        if r.hidden and r.status == Status.ERROR and not r.fault and len(faults) == 1:
-            (fault,) = faults
-            if fault:
-                r = replace(r, fault=fault)
-        out.append(r)
-    return out
 
 
 def build(
