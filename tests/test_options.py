@@ -9,6 +9,7 @@ import pytest
 
 from pytest_lessons import __main__ as merging
 from pytest_lessons.reports.options import MERGE, OUTPUT_OPTIONS, PYTEST
+from pytest_lessons.reports.outputs import Outputs
 
 
 def described(shown: str, prefix: str) -> dict[str, str]:
@@ -50,3 +51,8 @@ def test_pytest_and_the_merge_offer_the_same_output_options_with_the_same_help(
         assert same.lower() == in_merge.lower(), option.name
     # The visibility of hidden cases had drifted: another help and metavar in the merge.
     assert "Gradescope'svisibilityofhiddencases" in merge_help["--hidden-visibility"]
+
+
+def test_what_a_run_writes_by_default_is_what_the_option_table_says() -> None:
+    defaults = {option.field: option.default for option in OUTPUT_OPTIONS}
+    assert Outputs.from_values(defaults.__getitem__) == Outputs()

@@ -5,8 +5,9 @@ command's ``--NAME`` options are both made from :data:`OUTPUT_OPTIONS`, so they 
 A row's help names other options by their pytest spelling (``--lesson-roster``);
 :meth:`Option.help_in` respells them for the merge command. A ``class_only`` row's help says,
 in pytest's words, that it needs ``--lesson-submissions``; the merge is always about a class.
-To add an output option, see CONTRIBUTING.md ("Add an output option"). This module imports
-neither pytest nor torch.
+To add an output option: a row here, the field of
+:class:`~pytest_lessons.reports.outputs.Outputs` it fills, and its use in ``outputs``. This
+module imports neither pytest nor torch.
 """
 
 from __future__ import annotations
