@@ -21,7 +21,11 @@ from pathlib import Path
 
 from pytest_lessons import autograder
 from pytest_lessons.core.results import CaseResult
-from pytest_lessons.reports import classoutputs, formats, gradebook
+from pytest_lessons.core.submissions import Roll, ShardError, parse_shard
+from pytest_lessons.reports import formats
+from pytest_lessons.reports.classreport import class_lines, name_list
+from pytest_lessons.reports.options import MERGE, OUTPUT_OPTIONS
+from pytest_lessons.reports.outputs import Outputs, check, write
 
 #: Exit statuses of the merge, as ``--help`` and docs/ci-grading.md give them.
 EXIT_STATUS = """\
@@ -47,7 +51,7 @@ class Merged:
     """The longest shard's wall time (shards run side by side)."""
     order: tuple[str, ...] = ()
     """The exercises in course order, as the shards recorded it."""
-    roll: classoutputs.Roll | None = None
+    roll: Roll | None = None
     """The whole class, as one run would have graded it (shard 1/1)."""
     absent: dict[str, str] = field(default_factory=dict)
     """Learners of the class with no result (their shard was not given), with why."""
@@ -62,7 +66,7 @@ def read_shards(paths: Sequence[Path], allow_missing: bool = False) -> Merged:
     merged = Merged()
     seen: dict[tuple[str, str, int], Path] = {}
     shards: dict[int, Path] = {}
-    first: tuple[Path, classoutputs.Roll] | None = None
+    first: tuple[Path, Roll] | None = None
     unlabelled: list[Path] = []
     for path in paths:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -111,15 +115,14 @@ def read_shards(paths: Sequence[Path], allow_missing: bool = False) -> Merged:
         return merged
     roll = first[1]
     total = roll.shard[1]
-    merged.roll = classoutputs.Roll(roll.learners, folder=roll.folder)
+    merged.roll = Roll(roll.learners, folder=roll.folder)
     graded = {r.learner for r in merged.results}
     missing = [k for k in range(1, total + 1) if k not in shards]
     for k in missing:
         absent = [who for who in roll.members(k) if who not in graded]
         if not allow_missing:
             who = (
-                f"its {len(absent)} of {len(roll.learners)} learners: "
-                f"{classoutputs.name_list(absent)}"
+                f"its {len(absent)} of {len(roll.learners)} learners: {name_list(absent)}"
                 if absent
                 else "it holds none of the class's learners"
             )
@@ -132,22 +135,20 @@ def read_shards(paths: Sequence[Path], allow_missing: bool = False) -> Merged:
     return merged
 
 
-def _roll(path: Path, table: dict[str, object]) -> classoutputs.Roll:
+def _roll(path: Path, table: dict[str, object]) -> Roll:
     learners = table.get("learners")
     shard = table.get("shard")
     if not isinstance(learners, list) or not isinstance(shard, str):
         raise MergeError(f"{path}: its class table has no learners list or shard")
     try:
-        k, n = classoutputs.parse_shard(shard)
-    except classoutputs.OptionError:
+        k, n = parse_shard(shard)
+    except ShardError:
         raise MergeError(f"{path}: its shard {shard!r} is not K/N") from None
     folder = str(table.get("folder") or "submissions")
-    return classoutputs.Roll(tuple(str(name) for name in learners), (k, n), folder=folder)
+    return Roll(tuple(str(name) for name in learners), (k, n), folder=folder)
 
 
-def _same_class(
-    first: tuple[Path, classoutputs.Roll], other: tuple[Path, classoutputs.Roll]
-) -> None:
+def _same_class(first: tuple[Path, Roll], other: tuple[Path, Roll]) -> None:
     (one, a), (two, b) = first, other
     if a.id != b.id:
         only = sorted(set(b.learners) - set(a.learners)) or sorted(
@@ -155,7 +156,7 @@ def _same_class(
         )
         raise MergeError(
             f"{two} grades another class than {one} ({len(b.learners)} learners against "
-            f"{len(a.learners)}; in one only: {classoutputs.name_list(only)}): give the shards "
+            f"{len(a.learners)}; in one only: {name_list(only)}): give the shards "
             "of one run, graded from the same submissions folder"
         )
     if a.shard[1] != b.shard[1]:
@@ -196,46 +197,14 @@ def parser() -> argparse.ArgumentParser:
         help="merge although a shard is missing: its learners are written as not graded "
         "(0 points, with a note), never left out",
     )
-    merge.add_argument("--gradebook", metavar="PATH", help="write the gradebook CSV to PATH")
-    merge.add_argument(
-        "--gradebook-format",
-        default="long",
-        choices=gradebook.LAYOUTS,
-        help="the gradebook's layout (default: long)",
-    )
-    merge.add_argument(
-        "--roster",
-        metavar="CSV",
-        help="join learner folders to the LMS's identity (needed by canvas and moodle)",
-    )
-    merge.add_argument(
-        "--gradebook-diff",
-        metavar="OLD.csv",
-        help="after a regrade: write the changes against OLD.csv beside the gradebook",
-    )
-    merge.add_argument("--feedback", metavar="DIR", help="write DIR/<learner>.md for each learner")
-    merge.add_argument(
-        "--class-report", metavar="PATH", help="write the class report, one HTML file"
-    )
-    merge.add_argument(
-        "--report",
-        metavar="PATH",
-        help="write the class's report; with {learner} in PATH, one per learner",
-    )
-    merge.add_argument(
-        "--report-format",
-        default="json",
-        choices=tuple(formats.FORMATS),
-        help="the report's format (default: json; others need {learner} in --report)",
-    )
-    merge.add_argument(
-        "--hidden-visibility",
-        default="after_published",
-        choices=("hidden", "after_due_date", "after_published", "visible"),
-        metavar="WHEN",
-        help="Gradescope's visibility of hidden cases: hidden, after_due_date, "
-        "after_published (the default) or visible",
-    )
+    for option in OUTPUT_OPTIONS:
+        merge.add_argument(
+            option.flag(MERGE),
+            metavar=option.metavar,
+            choices=option.choices,
+            default=option.default,
+            help=option.help_in(MERGE),
+        )
     scope = commands.add_parser(
         "gradescope",
         help="Gradescope's autograder: grade one upload, write results.json.",
@@ -254,20 +223,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.command == "gradescope":
         return autograder.grade(args.source, args.submission, args.results)
-    outputs = classoutputs.Outputs(
-        gradebook=args.gradebook,
-        gradebook_format=args.gradebook_format,
-        roster=args.roster,
-        gradebook_diff=args.gradebook_diff,
-        feedback=args.feedback,
-        class_report=args.class_report,
-        report=args.report,
-        report_format=args.report_format,
-        hidden_visibility=args.hidden_visibility,
-    )
+    outputs = Outputs.from_values(lambda name: getattr(args, name))
     here = Path.cwd()
     try:
-        classoutputs.check(outputs, here, batch=True)
+        check(outputs, here, batch=True)
         merged = read_shards(args.shards, args.allow_missing)
     except (OSError, ValueError) as error:
         print(f"merge: {error}", file=sys.stderr)
@@ -276,10 +235,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not results:
         print("merge: the shards graded nothing", file=sys.stderr)
         return 5
-    for line in classoutputs.class_lines(results, merged.order, merged.absent):
+    for line in class_lines(results, merged.order, merged.absent):
         print(line)
     print(formats.summary_text(results))
-    for line in classoutputs.write(
+    for line in write(
         outputs, results, merged.seconds, here, merged.roll, merged.order, merged.absent
     ):
         print(line)

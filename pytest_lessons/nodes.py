@@ -19,8 +19,8 @@ from pytest_lessons.core import authoring, export, model
 from pytest_lessons.core.diagnose import Diagnosis, Evidence, best
 from pytest_lessons.core.grading import Attempt, Diagnoser, broken_result
 from pytest_lessons.core.results import CaseResult
+from pytest_lessons.core.submissions import Roll
 from pytest_lessons.core.texts import colour_map
-from pytest_lessons.reports import classoutputs
 from pytest_lessons.session import session_of
 
 
@@ -134,9 +134,9 @@ def restore_hint(path: Path, shown: str) -> str:
 
 def learners(submissions: Path, shard: tuple[int, int] | None = None) -> list[str]:
     """The learners of a submissions folder: its sub-folders but version control and tool
-    folders (:data:`~pytest_lessons.reports.classoutputs.NOT_LEARNERS`), in name order (with *shard*
+    folders (:data:`~pytest_lessons.core.submissions.NOT_LEARNERS`), in name order (with *shard*
     (K, N), only those of the K-th of N shards)."""
-    return classoutputs.Roll.of(submissions, shard).members()
+    return Roll.of(submissions, shard).members()
 
 
 def diagnoser(node: pytest.Item) -> Diagnoser:

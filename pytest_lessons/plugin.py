@@ -22,14 +22,18 @@ from pytest_lessons.core import course, diagnose, model, settings, summary
 from pytest_lessons.core.diagnose import Diagnosis, Evidence
 from pytest_lessons.core.grading import Attempt
 from pytest_lessons.core.results import CaseResult
+from pytest_lessons.core.submissions import ShardError, parse_shard
 from pytest_lessons.isolation import sandbox
 from pytest_lessons.isolation.runner import PoolRunner, make_runner, usable_cpus
 from pytest_lessons.nodes import BrokenExercise, CaseItem, ExerciseFile, FailureText
-from pytest_lessons.reports import classoutputs, formats, gradebook
+from pytest_lessons.reports import formats
+from pytest_lessons.reports.classreport import class_lines, progress_line
+from pytest_lessons.reports.options import OUTPUT_OPTIONS, PYTEST
+from pytest_lessons.reports.outputs import OptionError, Outputs, check, write, write_report
 from pytest_lessons.session import KEY, LessonSession
 
 _STARTED = pytest.StashKey[float]()
-_OUTPUTS = pytest.StashKey[classoutputs.Outputs]()
+_OUTPUTS = pytest.StashKey[Outputs]()
 _REDIRECTED = pytest.StashKey[list[str]]()
 _WRITTEN = pytest.StashKey[list[str]]()
 #: Why a file the run was asked to write could not be written.
@@ -73,31 +77,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         )
         parser.addini(setting.ini, setting.help, default=None)
     group.addoption(
-        "--lesson-report",
-        dest="lesson_report",
-        metavar="PATH",
-        default=None,
-        help="Write the grading report to PATH (always, also when cases crash or an exercise "
-        "file is broken). Grading a class, {learner} in PATH writes one report per learner "
-        "(required for the gradescope, classroom and exercism formats); json without it holds "
-        "the whole class.",
-    )
-    group.addoption(
-        "--lesson-report-format",
-        dest="lesson_report_format",
-        default="json",
-        choices=tuple(formats.FORMATS),
-        help="The report's dialect: gradescope (results.json), classroom (the GitHub "
-        "Classroom runner result), exercism (results.json version 3) or json (ours; default).",
-    )
-    group.addoption(
-        "--lesson-hidden-visibility",
-        dest="lesson_hidden_visibility",
-        default="after_published",
-        choices=("hidden", "after_due_date", "after_published", "visible"),
-        help="Gradescope visibility of hidden cases (default after_published).",
-    )
-    group.addoption(
         "--lesson-submissions",
         dest="lesson_submissions",
         metavar="DIR",
@@ -105,51 +84,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="Grade a class: DIR/<learner>/<exercise>/solution.py for each learner and each "
         "collected exercise. Only the solution files are read from DIR.",
     )
-    group.addoption(
-        "--lesson-gradebook",
-        dest="lesson_gradebook",
-        metavar="PATH",
-        default=None,
-        help="With --lesson-submissions: write the gradebook CSV to PATH (none unless asked).",
-    )
-    group.addoption(
-        "--lesson-gradebook-format",
-        dest="lesson_gradebook_format",
-        default="long",
-        choices=gradebook.LAYOUTS,
-        help="The gradebook's layout: long (a row per learner and exercise; default), wide (a "
-        "row per learner), canvas or moodle (their grade imports; need --lesson-roster).",
-    )
-    group.addoption(
-        "--lesson-roster",
-        dest="lesson_roster",
-        metavar="CSV",
-        default=None,
-        help="A CSV with a 'learner' column (each learner's folder) and the LMS's identity "
-        "columns; the gradebook joins on it and lists what did not match.",
-    )
-    group.addoption(
-        "--lesson-gradebook-diff",
-        dest="lesson_gradebook_diff",
-        metavar="OLD.csv",
-        default=None,
-        help="After a regrade: show and write (beside the gradebook, NAME.changes.csv) each "
-        "learner whose points moved since the long or wide gradebook OLD.csv.",
-    )
-    group.addoption(
-        "--lesson-feedback",
-        dest="lesson_feedback",
-        metavar="DIR",
-        default=None,
-        help="With --lesson-submissions: write DIR/<learner>.md, each learner's feedback.",
-    )
-    group.addoption(
-        "--lesson-class-report",
-        dest="lesson_class_report",
-        metavar="PATH",
-        default=None,
-        help="With --lesson-submissions: write the class report, one self-contained HTML file.",
-    )
+    for option in OUTPUT_OPTIONS:
+        group.addoption(
+            option.flag(PYTEST),
+            dest=f"lesson_{option.field}",
+            metavar=option.metavar,
+            choices=option.choices,
+            default=option.default,
+            help=option.help_in(PYTEST),
+        )
     group.addoption(
         "--lesson-show-failures",
         dest="lesson_show_failures",
@@ -232,24 +175,14 @@ def pytest_configure(config: pytest.Config) -> None:
         submissions = Path(config.invocation_params.dir, submissions).resolve()
         if not submissions.is_dir():
             raise pytest.UsageError(f"--lesson-submissions={submissions}: no such folder")
-    outputs = classoutputs.Outputs(
-        gradebook=config.getoption("lesson_gradebook"),
-        gradebook_format=config.getoption("lesson_gradebook_format"),
-        roster=config.getoption("lesson_roster"),
-        gradebook_diff=config.getoption("lesson_gradebook_diff"),
-        feedback=config.getoption("lesson_feedback"),
-        class_report=config.getoption("lesson_class_report"),
-        report=config.getoption("lesson_report"),
-        report_format=config.getoption("lesson_report_format"),
-        hidden_visibility=config.getoption("lesson_hidden_visibility"),
-    )
+    outputs = Outputs.from_values(lambda name: config.getoption(f"lesson_{name}"))
     shard = config.getoption("lesson_shard")
     try:
-        classoutputs.check(outputs, config.invocation_params.dir, submissions is not None)
+        check(outputs, config.invocation_params.dir, submissions is not None)
         if shard is not None and submissions is None:
-            raise classoutputs.OptionError("Give --lesson-shard with --lesson-submissions.")
-        shards = classoutputs.parse_shard(shard) if shard is not None else None
-    except classoutputs.OptionError as error:
+            raise OptionError("Give --lesson-shard with --lesson-submissions.")
+        shards = parse_shard(shard) if shard is not None else None
+    except (OptionError, ShardError) as error:
         raise pytest.UsageError(str(error)) from None
     config.stash[_OUTPUTS] = outputs
     support, policy = _sandbox(resolved)
@@ -563,7 +496,7 @@ class ClassProgress:
         self.done[learner] = self.done.get(learner, 0) + 1
         done, total = sum(self.done.values()), sum(self.cases.values()) or 1
         finished = sum(1 for who, n in self.done.items() if n >= self.cases.get(who, 0))
-        line = classoutputs.progress_line(
+        line = progress_line(
             done, total, finished, len(self.cases), time.monotonic() - self.started
         )
         if _on_a_terminal(self.reporter):
@@ -672,21 +605,12 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 def _write_files(config: pytest.Config, lessons: LessonSession, seconds: float) -> None:
     """Every file the run was asked for: the report, a class's files, GitHub's job summary."""
     results = lessons.results
-    target = config.getoption("lesson_report")
-    if target and lessons.submissions is None:
-        path = Path(config.invocation_params.dir, target)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        text = formats.render(
-            config.getoption("lesson_report_format"),
-            results,
-            seconds,
-            config.getoption("lesson_hidden_visibility"),
-        )
-        path.write_text(text, encoding="utf-8")
-    if lessons.submissions is not None:
+    outputs = config.stash[_OUTPUTS]
+    if lessons.submissions is None:
+        write_report(outputs, results, seconds, config.invocation_params.dir)
+    else:
         # Always, as a single learner's report is: an empty class still gets its files.
-        outputs = config.stash[_OUTPUTS]
-        config.stash[_WRITTEN] = classoutputs.write(
+        config.stash[_WRITTEN] = write(
             outputs, results, seconds, config.invocation_params.dir, lessons.roll()
         )
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
@@ -727,7 +651,7 @@ def pytest_terminal_summary(
         terminalreporter.write_line(UNSANDBOXED_GRADING, yellow=True, bold=True)
     if lessons.submissions is not None:
         terminalreporter.write_sep("=", "lessons: the class")
-        for line in classoutputs.class_lines(results):
+        for line in class_lines(results):
             terminalreporter.write_line(line)
         terminalreporter.write_line(formats.summary_text(results))
         for line in config.stash.get(_WRITTEN, []):

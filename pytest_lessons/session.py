@@ -16,10 +16,10 @@ import pytest
 from pytest_lessons.core import settings
 from pytest_lessons.core.grading import Grader
 from pytest_lessons.core.results import CaseResult
+from pytest_lessons.core.submissions import Roll
 from pytest_lessons.core.texts import shown_path
 from pytest_lessons.isolation import sandbox
 from pytest_lessons.isolation.runner import Runner
-from pytest_lessons.reports import classoutputs
 
 
 @dataclass
@@ -68,17 +68,17 @@ class LessonSession:
             self._course_policy = self.policy.for_course(sorted(fenced), self.checkout)
         return self._course_policy
 
-    def roll(self) -> classoutputs.Roll | None:
+    def roll(self) -> Roll | None:
         """Batch grading: the class (every learner of the submissions folder, this run's
         shard, what was skipped); None for one learner's run."""
         if self.submissions is None:
             return None
-        return classoutputs.Roll.of(self.submissions, self.shard, self.show(self.submissions))
+        return Roll.of(self.submissions, self.shard, self.show(self.submissions))
 
     def show(self, path: Path | str) -> str:
         """*path* as the learner should see it: relative to where pytest was started (a
         class's feedback files then name each learner's own files as they handed them in:
-        :func:`~pytest_lessons.reports.classoutputs.own_files`)."""
+        :func:`~pytest_lessons.reports.outputs.own_files`)."""
         return shown_path(path, self.invocation_dir)
 
 

@@ -20,7 +20,7 @@ from typing import Callable
 import jsonschema
 import pytest
 
-from pytest_lessons.reports import classoutputs
+from pytest_lessons.core import submissions
 
 from conftest import DOUBLE_RIGHT, DOUBLE_TOML
 
@@ -324,7 +324,7 @@ def test_shards_split_the_class_stably_and_their_merge_equals_one_run(
     assert set.union(*shards) == set(learners) and sum(map(len, shards)) == len(learners)
     # Stable: the same learner lands in the same shard, whoever else is in the class.
     for k, members in enumerate(shards, 1):
-        assert all(classoutputs.shard_of(name, 3) == k for name in members)
+        assert all(submissions.shard_of(name, 3) == k for name in members)
     merge = subprocess.run(
         [
             sys.executable,

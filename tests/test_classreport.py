@@ -13,7 +13,10 @@ from typing import Any
 
 import pytest
 
-from pytest_lessons.core.results import CaseResult, Status
+from pytest_lessons.core import texts
+from pytest_lessons.core.compare import compare
+from pytest_lessons.core.results import CaseResult, FaultKind, Status
+from pytest_lessons.isolation.outcome import Frame, Outcome
 from pytest_lessons.reports import classreport
 from pytest_lessons.reports.gradebook import MISSING
 
@@ -64,6 +67,51 @@ def test_every_kind_of_fault_has_its_own_bar_not_only_watch_outs() -> None:
         "wrong answer": ["kim"],
     }
     assert classreport.exercise_bars(CLASS)[0].outcome.label == "passed"
+
+
+def test_each_fault_key_the_core_writes_has_its_kind_and_its_bar() -> None:
+    at = (Frame("/course/ex/solution.py", 3, "solve"),)
+    tensor = {"$": "tensor", "type": "torch.Tensor", "shape": [2], "values": [1.0, 2.0]}
+    written = {
+        texts.fault_key(Outcome("setup", error_type="missing_file"), None): FaultKind.MISSING_FILE,
+        texts.fault_key(Outcome("setup", error_type="syntax_error"), None): FaultKind.SETUP,
+        texts.fault_key(Outcome("timeout", seconds=1.0), None): FaultKind.TIMEOUT,
+        "not run": FaultKind.NOT_RUN,
+        texts.fault_key(Outcome("died", signal="SIGKILL"), None): FaultKind.DIED,
+        texts.fault_key(
+            Outcome("raised", error_type="NotImplementedError", frames=at), None
+        ): FaultKind.NOT_IMPLEMENTED,
+        texts.fault_key(Outcome("raised", error_type="KeyError", frames=at), None): (
+            FaultKind.RAISED
+        ),
+        texts.fault_key(Outcome("returned"), compare([1.0, 2.0], tensor, 1e-4, 1e-4)): (
+            FaultKind.RETURNED
+        ),
+        texts.fault_key(Outcome("returned"), compare([1.0, 2.0], [1.0, 3.0], 1e-4, 1e-4)): (
+            FaultKind.NONE
+        ),
+        "a key of a newer grader": FaultKind.OTHER,
+    }
+    assert len(written) == 10
+    labels = []
+    for fault, kind in written.items():
+        result = case("ada", 1, False, status=ERROR, fault=fault)
+        assert result.fault_kind == kind, fault
+        # The kind is read from the key: a report's fields are what they were.
+        assert result.to_dict()["fault"] == fault and "fault_kind" not in result.to_dict()
+        labels.append(classreport.outcome_of(result).label)
+    assert labels == [
+        "missing",
+        "cannot load: syntax error",
+        "timeout",
+        "timeout",
+        "crash",
+        "not implemented",
+        "raised KeyError",
+        "returned tensor",
+        "no answer (hidden case)",
+        "a key of a newer grader",
+    ]
 
 
 def test_the_case_that_fails_most_comes_first() -> None:

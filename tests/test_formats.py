@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from pytest_lessons.core.results import CaseResult
-from pytest_lessons.reports import formats
+from pytest_lessons.reports import formats, registry, tallies
 
 from conftest import case_result
 
@@ -251,10 +251,10 @@ def test_our_json_report_has_every_result_and_the_totals() -> None:
     assert data["results"] == [r.to_dict() for r in formats.ordered(RESULTS)]
 
 
-@pytest.mark.parametrize("fmt", formats.FORMATS)
+@pytest.mark.parametrize("fmt", registry.names(registry.FORMATS))
 def test_render_writes_indented_json_with_a_final_newline(fmt: str) -> None:
     rows = [result(1, True, message="", label="café")]
-    text = formats.render(fmt, rows, 1.0, "hidden")
+    text = registry.render(fmt, rows, 1.0, "hidden")
     assert text.endswith("}\n") and "café" in text
     assert ("\n  " in text) is (fmt != "classroom")  # classroom's travels in one variable
     expected = {
@@ -338,8 +338,8 @@ def test_a_step_summary_cell_is_the_first_sentence_cut_at_a_word(headline: str, 
 
 def test_render_is_exactly_the_format_as_indented_json() -> None:
     rows = [result(1, True, label="café"), result(2, False, hidden=True)]
-    for fmt in formats.FORMATS:
-        text = formats.render(fmt, rows, 1.23456, "hidden")
+    for fmt in registry.names(registry.FORMATS):
+        text = registry.render(fmt, rows, 1.23456, "hidden")
         data = {
             "gradescope": formats.gradescope(rows, 1.23456, "hidden"),
             "classroom": formats.classroom(rows),
@@ -350,8 +350,8 @@ def test_render_is_exactly_the_format_as_indented_json() -> None:
             assert text == formats.classroom_text(data)
         else:
             assert text == json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-    assert json.loads(formats.render("json", rows, 1.23456, "x"))["seconds"] == 1.235
-    gradescope = json.loads(formats.render("gradescope", rows, 0, "after_due_date"))
+    assert json.loads(registry.render("json", rows, 1.23456, "x"))["seconds"] == 1.235
+    gradescope = json.loads(registry.render("gradescope", rows, 0, "after_due_date"))
     assert [t["visibility"] for t in gradescope["tests"]] == ["visible", "after_due_date"]
 
 
@@ -589,10 +589,10 @@ def test_the_summary_lists_every_broken_exercise() -> None:
 def test_default_visibility_of_hidden_cases_and_default_time() -> None:
     hidden = [result(1, False, hidden=True)]
     assert formats.gradescope(hidden, 0)["tests"][0]["visibility"] == "after_published"
-    rendered = json.loads(formats.render("gradescope", hidden))
+    rendered = json.loads(registry.render("gradescope", hidden))
     assert rendered["tests"][0]["visibility"] == "after_published"
     assert rendered["execution_time"] == 0
-    assert json.loads(formats.render("json", hidden))["seconds"] == 0
+    assert json.loads(registry.render("json", hidden))["seconds"] == 0
 
 
 def test_classroom_cuts_a_name_over_300_characters_at_a_word() -> None:
@@ -683,3 +683,20 @@ def test_every_format_lists_exercises_in_the_course_order_and_says_not_handed_in
     (tmp_path / "course.toml").unlink()
     assert formats.exercise_order(rows) == ["alpha", "zeta"]
     assert formats.exercise_order(rows, ["zeta", "alpha"]) == ["zeta", "alpha"]
+
+
+def test_results_are_grouped_by_exercise_file_in_course_order_each_by_learner_then_case() -> None:
+    rows = [
+        case_result(2, True, exercise="b", path="/c/b/exercise.toml", learner="zed", title="B"),
+        case_result(1, False, exercise="a", path="/c/a/exercise.toml", learner="zed", title=""),
+        case_result(1, True, exercise="b", path="/c/b/exercise.toml", learner="amy", title="B"),
+        case_result(2, True, exercise="b", path="/c/b/exercise.toml", learner="amy", title="B"),
+    ]
+    groups = tallies.by_exercise(rows, order=("b", "a"))
+    assert [(g.slug, g.path, g.title) for g in groups] == [
+        ("b", "/c/b/exercise.toml", "B"),
+        ("a", "/c/a/exercise.toml", "a"),
+    ]
+    assert [(r.learner, r.case) for r in groups[0].results] == [("amy", 1), ("amy", 2), ("zed", 2)]
+    # Without a recorded order (and no course.toml): by path.
+    assert [g.slug for g in tallies.by_exercise(rows)] == ["a", "b"]

@@ -21,7 +21,7 @@ from typing import Any, Callable
 import pytest
 
 from pytest_lessons.core.results import CaseResult, Status
-from pytest_lessons.reports import gradebook
+from pytest_lessons.reports import gradebook, registry
 from pytest_lessons.reports.gradebook import Roster, RosterError
 
 from conftest import case_result
@@ -105,7 +105,7 @@ def test_no_cell_of_any_layout_starts_a_formula(layout: str) -> None:
             for i, n in enumerate(HOSTILE)
         )
     )
-    text = gradebook.render(layout, gradebook.build(results, roster))
+    text = registry.render_gradebook(layout, gradebook.build(results, roster))
     table = rows(text)
     assert len(table) > len(HOSTILE)
     for row in table:
@@ -168,7 +168,7 @@ def test_lms_layouts_without_a_roster_say_to_give_one() -> None:
     book = gradebook.build(CLASS)
     for layout in ("canvas", "moodle"):
         with pytest.raises(RosterError, match=f"Give --lesson-roster=CSV with the {layout} layout"):
-            gradebook.render(layout, book)
+            registry.render_gradebook(layout, book)
 
 
 # --- Canvas ---------------------------------------------------------------------------------
@@ -291,7 +291,7 @@ def test_a_regrade_lists_each_learner_whose_points_moved_old_to_new() -> None:
     ]
     after = gradebook.build(fixed)
     for layout in ("long", "wide"):
-        old = gradebook.points_of(gradebook.render(layout, before))
+        old = gradebook.points_of(registry.render_gradebook(layout, before))
         moved = gradebook.changes(old, after)
         assert moved == [gradebook.Change("bo", "b", 1.0, 3.0)], layout
     assert gradebook.changes_lines(moved) == [

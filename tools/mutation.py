@@ -40,6 +40,7 @@ FOLDER = {
     "summary": "core",
     "texts": "core",
     "formats": "reports",
+    "tallies": "reports",
 }
 CORE = tuple(FOLDER)
 
@@ -53,7 +54,8 @@ CI_SAMPLE = ("settings", "generate", "summary")
 #: were in): compare 94.6%, model 99.7%, diagnose 100%, summary 100%, texts 100%; a mutant that
 #: times out on a loaded machine can count either way. formats: 100% (686 of 695 killed, 9
 #: equivalent) once unit tests covered classroom's budget steps and _classroom_groups (issue
-#: 15b; it had measured 76.5% after the refactor of issue 12).
+#: 15b; it had measured 76.5% after the refactor of issue 12). tallies: formats' analysis
+#: (order, totals, summary, mistake table) moved there in issue 23, so it keeps formats' floor.
 FLOORS = {
     "compare": 93,
     "model": 98,
@@ -63,6 +65,7 @@ FLOORS = {
     "summary": 99,
     "texts": 99,
     "formats": 99,
+    "tallies": 99,
 }
 
 #: mutmut's verdicts that mean a test noticed the mutant.

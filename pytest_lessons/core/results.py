@@ -34,6 +34,70 @@ class Status(str, Enum):
         return self.value
 
 
+class FaultKind(str, Enum):
+    """What kind of failure a :attr:`CaseResult.fault` key records, read by :func:`fault_kind`.
+
+    Each value is the key's first words as the grading core writes them
+    (:func:`pytest_lessons.core.texts.fault_key`, the runner's "not run", the grader's
+    "internal"), so the key itself (a report field) stays as it is, and reports ask for the
+    kind here instead of reading prefixes."""
+
+    NONE = ""
+    """No fault: the case passed, or its answer was wrong (evidence differs case to case)."""
+    MISSING_FILE = "setup missing_file"
+    """The learner handed in no file for the exercise."""
+    SETUP = "setup"
+    """The learner's file could not be used (not importable, no such function ...)."""
+    TIMEOUT = "timeout"
+    NOT_RUN = "not run"
+    """Not run: the exercise's loop budget was spent on earlier timeouts."""
+    DIED = "died"
+    """The learner's code ended its process (a signal, an exit, out of memory)."""
+    NOT_IMPLEMENTED = "raised NotImplementedError"
+    """The starter's stub, still in place."""
+    RAISED = "raised"
+    RETURNED = "returned"
+    """An answer of the wrong kind (a tensor, a missing size-1 dimension ...)."""
+    INTERNAL = "internal"
+    OTHER = "other"
+    """A key of none of these kinds (written by a newer grader, say)."""
+
+
+#: The kinds whose key is the kind alone.
+_WHOLE = (
+    FaultKind.NONE,
+    FaultKind.MISSING_FILE,
+    FaultKind.TIMEOUT,
+    FaultKind.NOT_RUN,
+    FaultKind.INTERNAL,
+)
+#: The kinds whose key is the kind, a space and its detail.
+_PREFIXED = (FaultKind.RAISED, FaultKind.SETUP, FaultKind.RETURNED)
+
+
+def fault_kind(fault: str) -> FaultKind:
+    """The kind of the fault key *fault* (:attr:`CaseResult.fault`)."""
+    for kind in _WHOLE:
+        if fault == kind.value:
+            return kind
+    for kind in (FaultKind.DIED, FaultKind.NOT_IMPLEMENTED):
+        if fault.startswith(kind.value):
+            return kind
+    for kind in _PREFIXED:
+        if fault.startswith(kind.value + " "):
+            return kind
+    return FaultKind.OTHER
+
+
+def fault_detail(fault: str) -> str:
+    """What the fault key says after its kind: ``ValueError at solution.py:3`` of a raised
+    exception, ``syntax_error`` of a file that cannot be loaded (empty for a whole key)."""
+    kind = fault_kind(fault)
+    if kind in (FaultKind.RAISED, FaultKind.SETUP, FaultKind.RETURNED, FaultKind.DIED):
+        return fault[len(kind.value) :].strip()
+    return ""
+
+
 @dataclass(frozen=True)
 class CaseResult:
     """One case of one exercise, graded for one learner.
@@ -95,6 +159,11 @@ class CaseResult:
     @property
     def passed(self) -> bool:
         return self.status == Status.PASSED
+
+    @property
+    def fault_kind(self) -> FaultKind:
+        """The kind of :attr:`fault` (derived from it, so the report's fields are unchanged)."""
+        return fault_kind(self.fault)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (JSON types only) for another process or a file."""

@@ -9,7 +9,8 @@ total points; the slowest submissions.
 The charts are inline SVG drawn here, so the page needs no script and no network: its
 Content-Security-Policy forbids both, and every text a learner chose (folder names, exception
 messages) is escaped. Made from typed results only, so a merge of shards writes the same page
-as one run.
+as one run. The class's terminal lines are here too (:func:`class_lines`, and
+:func:`progress_line` for a run in progress), made from the same outcomes.
 """
 
 from __future__ import annotations
@@ -19,9 +20,15 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from pytest_lessons.core.results import CaseResult, Status
-from pytest_lessons.reports.formats import exercise_order, summary_text
-from pytest_lessons.reports.gradebook import MISSING, build, number, with_hidden_faults
+from pytest_lessons.core.compare import noun, plural
+from pytest_lessons.core.results import CaseResult, FaultKind, Status, fault_detail
+from pytest_lessons.reports.gradebook import build, number
+from pytest_lessons.reports.tallies import (
+    by_exercise,
+    exercise_order,
+    summary_text,
+    with_hidden_faults,
+)
 
 #: Colours by kind of outcome, readable on white and apart for the common colour blindness.
 COLOURS = {
@@ -69,25 +76,25 @@ def outcome_of(r: CaseResult) -> Outcome:
         return Outcome(f"watch_out:{r.diagnosis}", f"watch out: {r.diagnosis}", "watch_out")
     if r.diagnosis_kind == "detector" and r.diagnosis:
         return Outcome(f"detector:{r.diagnosis}", f"finding: {r.diagnosis}", "detector")
-    fault = r.fault
-    if fault == MISSING:
+    kind = r.fault_kind
+    if kind == FaultKind.MISSING_FILE:
         return Outcome("missing", "missing", "missing")
-    if fault in ("timeout", "not run"):
+    if kind in (FaultKind.TIMEOUT, FaultKind.NOT_RUN):
         return Outcome("timeout", "timeout", "timeout")
-    if fault.startswith("died"):
+    if kind == FaultKind.DIED:
         return Outcome("crash", "crash", "crash")
-    if fault.startswith("raised NotImplementedError"):
+    if kind == FaultKind.NOT_IMPLEMENTED:
         return Outcome("not-implemented", "not implemented", "unloadable")
-    if fault.startswith("raised "):
-        kind = fault.split()[1]
-        return Outcome(f"raised:{kind}", f"raised {kind}", "raised")
-    if fault.startswith("setup "):
-        problem = fault.split(" ", 1)[1].replace("_", " ")
+    if kind == FaultKind.RAISED:
+        error = fault_detail(r.fault).split()[0]
+        return Outcome(f"raised:{error}", f"raised {error}", "raised")
+    if kind == FaultKind.SETUP:
+        problem = fault_detail(r.fault).replace("_", " ")
         return Outcome(f"setup:{problem}", f"cannot load: {problem}", "unloadable")
-    if fault.startswith("returned "):
-        return Outcome(f"returned:{fault}", fault, "returned")
-    if fault:
-        return Outcome(f"fault:{fault}", fault, "raised")
+    if kind == FaultKind.RETURNED:
+        return Outcome(f"returned:{r.fault}", r.fault, "returned")
+    if kind != FaultKind.NONE:
+        return Outcome(f"fault:{r.fault}", r.fault, "raised")
     if r.status == Status.ERROR:
         # A hidden case keeps why it gave no answer to itself.
         return Outcome("error", "no answer (hidden case)", "raised")
@@ -282,15 +289,12 @@ def render(
         "<h2>Total points</h2>",
         _histogram_svg(histogram(totals, book.most)),
     ]
-    by_exercise: dict[str, list[CaseResult]] = {}
-    for r in sorted(results, key=lambda r: (r.path, r.learner, r.case)):
-        by_exercise.setdefault(r.exercise, []).append(r)
-    for exercise in book.exercises:
-        rs = by_exercise[exercise]
+    for group in by_exercise(results, book.exercises):
+        exercise, rs = group.slug, group.results
         bars = exercise_bars(rs)
         out += [
             f'<section class="exercise" id="{_e(exercise)}">',
-            f"<h2>{_e(rs[0].title or exercise)} <small>({_e(exercise)})</small></h2>",
+            f"<h2>{_e(group.title)} <small>({_e(exercise)})</small></h2>",
             _bar_chart(bars, len({r.learner for r in rs})),
         ]
         for bar in bars:
@@ -337,3 +341,64 @@ def _slowest(results: Sequence[CaseResult]) -> list[str]:
         )
     lines.append("</table>")
     return lines
+
+
+# --- the terminal of a class run ------------------------------------------------------------
+
+
+def class_lines(
+    results: Sequence[CaseResult],
+    order: Sequence[str] = (),
+    absent: Mapping[str, str] | None = None,
+) -> list[str]:
+    """The class at a glance: per exercise, who passed, the mean, and how many learners show
+    each outcome (every kind: watch-outs, findings, timeouts, crashes, missing ...).
+    Exercises come in their course's order, as in the ``lessons`` section of a learner's run.
+    Learners *absent* from the results (a merge without their shard) are named first."""
+    learners = len({r.learner for r in results})
+    lines = [plural(learners, "learner")]
+    if absent:
+        lines[0] += f" graded of {len(absent) + learners}"
+    for why, names in _by_reason(absent or {}).items():
+        lines.append(f"NOT GRADED: {plural(len(names), 'learner')}, {why}: {name_list(names)}")
+    for group in by_exercise(results, order):
+        exercise, rs = group.slug, group.results
+        bars = exercise_bars(rs)
+        passed = next((len(b.learners) for b in bars if b.outcome.key == "passed"), 0)
+        mean = sum(r.points for r in rs) / learners
+        most = sum(r.max_points for r in rs) / learners
+        lines.append(
+            f"{exercise}: {passed} of {learners} passed, mean {mean:.3g} of {most:g} points"
+        )
+        for bar in bars:
+            if bar.outcome.key != "passed":
+                count = len(bar.learners)
+                lines.append(f"    {count:>3} {noun(count, 'learner')}  {bar.outcome.label}")
+    return lines
+
+
+def _by_reason(absent: Mapping[str, str]) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for name in sorted(absent):
+        found.setdefault(absent[name], []).append(name)
+    return found
+
+
+def name_list(names: Sequence[str], most: int = 10) -> str:
+    """``a, b, c`` or ``a, b ... and 12 more``: enough to find them, never a wall of names."""
+    shown = ", ".join(names[:most])
+    return shown if len(names) <= most else f"{shown} and {len(names) - most} more"
+
+
+def progress_line(done: int, total: int, learners_done: int, learners: int, elapsed: float) -> str:
+    """``learners 12/40 done, cases 130/400, 0:42 elapsed, about 1:30 left``."""
+    left = elapsed * (total - done) / done if done else 0.0
+    text = (
+        f"learners {learners_done}/{learners} done, cases {done}/{total}, {_clock(elapsed)} elapsed"
+    )
+    return text + (f", about {_clock(left)} left" if done < total and done else "")
+
+
+def _clock(seconds: float) -> str:
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes}:{rest:02d}"

@@ -18,8 +18,9 @@ from pathlib import Path
 
 from pytest_lessons.core import model
 from pytest_lessons.core.results import CaseResult, Status
-from pytest_lessons.reports.formats import exercise_order
-from pytest_lessons.reports.gradebook import MISSING, number, with_hidden_faults
+from pytest_lessons.reports.formats import not_handed_in
+from pytest_lessons.reports.gradebook import number
+from pytest_lessons.reports.tallies import exercise_order, with_hidden_faults
 
 #: A hint as the file shows it: (title, text).
 Hint = tuple[str, str]
@@ -106,7 +107,7 @@ def exercise_section(results: Sequence[CaseResult], hints: Sequence[Hint]) -> li
             "Not graded: the lesson's exercise.toml is broken (the course's fault, not yours).",
             "",
         ]
-    if all(r.fault == MISSING and r.status == Status.ERROR for r in ordered):
+    if all(not_handed_in(r) for r in ordered):
         return [
             *lines,
             f"**{_points(0, most)}**: nothing was handed in for this exercise.",

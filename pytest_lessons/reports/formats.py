@@ -1,8 +1,9 @@
 """Report formats for other programs, from one result model (``results.CaseResult``).
 
-Each format is one function from results to the file's text, registered by name in
-:data:`FORMATS` (to add a format: write its renderer, add it there, and test it against the
-consumer's own code in tests/test_consumers.py). A result's ``status`` is one of
+Each format is one function from results to the file's data, registered by a row of
+:data:`pytest_lessons.reports.registry.FORMATS` (README, "Where to change things": the
+row, its renderer here, and a test against the consumer's own code in
+tests/test_consumers.py). A result's ``status`` is one of
 :class:`~pytest_lessons.core.results.Status`; each dialect maps it to its own words. Messages of
 hidden cases were made safe before they got here.
 """
@@ -13,13 +14,17 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable
 
-from pytest_lessons.core import course
-from pytest_lessons.core.results import CaseResult, Status
-from pytest_lessons.core.summary import course_order
+from pytest_lessons.core.results import CaseResult, FaultKind, Status
 from pytest_lessons.core.texts import HEADLINE_LIMIT, first_sentence
+
+# Re-exported: the analysis every report shares moved to tallies.
+from pytest_lessons.reports.tallies import exercise_order as exercise_order
+from pytest_lessons.reports.tallies import mistake_table as mistake_table
+from pytest_lessons.reports.tallies import ordered as ordered
+from pytest_lessons.reports.tallies import summary_text as summary_text
+from pytest_lessons.reports.tallies import totals as totals
 
 #: Exercism's limit on a test's output.
 EXERCISM_OUTPUT = 500
@@ -29,76 +34,18 @@ EXERCISM_OUTPUT = 500
 EXERCISM_CUT = " [Output was truncated. Please limit to 500 chars]"
 
 
-def exercise_order(results: Sequence[CaseResult], recorded: Sequence[str] = ()) -> list[str]:
-    """The exercises of *results* (their slugs) in their course's order: as *recorded* (by a
-    shard's json report, where a merge may run without the course), else as the
-    ``course.toml`` beside the lessons lists them, then any other exercise by path."""
-    paths: dict[str, str] = {}
-    for r in sorted(results, key=lambda r: str(r.path)):
-        paths.setdefault(str(r.exercise), str(r.path))
-    if recorded:
-        known = {slug: n for n, slug in enumerate(recorded)}
-        return sorted(paths, key=lambda e: (known.get(e, len(known)), paths[e], e))
-    try:
-        courses = course.of(Path(p) for p in dict.fromkeys(paths.values()) if p)
-    except course.CourseError:
-        # A broken course.toml stops a run before this; in a merge it is no reason to stop.
-        courses = []
-    place = course_order(courses)
-    return sorted(paths, key=lambda e: (place(Path(paths[e])), e))
-
-
-def ordered(results: Sequence[CaseResult], order: Sequence[str] = ()) -> list[CaseResult]:
-    """Results in a stable order, whatever order they ran in: by learner, then the exercises
-    in their course's order (:func:`exercise_order`; *order* as recorded, if given), then
-    case."""
-    rank = {slug: n for n, slug in enumerate(exercise_order(results, order))}
-    return sorted(
-        results, key=lambda r: (str(r.learner), rank[str(r.exercise)], str(r.path), int(r.case))
-    )
-
-
 def _name(result: CaseResult) -> str:
     who = f"{result.learner}: " if result.learner else ""
     return f"{who}{result.exercise}: {result.label}"
 
 
-def totals(results: Sequence[CaseResult]) -> dict[str, Any]:
-    """Points and counts, public and hidden apart, so no summary overstates what passed."""
-    public = [r for r in results if not r.hidden and r.status != Status.BROKEN]
-    hidden = [r for r in results if r.hidden]
-    return {
-        "points": round(sum(r.points for r in results), 6),
-        "max_points": round(sum(r.max_points for r in results), 6),
-        "public_passed": sum(r.passed for r in public),
-        "public": len(public),
-        "hidden_passed": sum(r.passed for r in hidden),
-        "hidden": len(hidden),
-        "broken": sorted({r.exercise for r in results if r.status == Status.BROKEN}),
-    }
-
-
-def summary_text(results: Sequence[CaseResult]) -> str:
-    """One honest sentence: points, and public and hidden cases apart."""
-    t = totals(results)
-    text = (
-        f"{t['points']:g} of {t['max_points']:g} points; "
-        f"public cases {t['public_passed']} of {t['public']} passed"
-    )
-    if t["hidden"]:
-        text += f", hidden cases {t['hidden_passed']} of {t['hidden']} passed"
-    if t["broken"]:
-        text += f"; not graded, their exercise.toml is broken: {', '.join(t['broken'])}"
-    return text + "."
-
-
 #: The fault of a case whose learner handed in no file for its exercise.
-MISSING = "setup missing_file"
+MISSING = FaultKind.MISSING_FILE.value
 
 
 def not_handed_in(r: CaseResult) -> bool:
     """Whether *r* is a case of an exercise the learner handed in no file for."""
-    return r.fault == MISSING and r.status == Status.ERROR
+    return r.fault_kind == FaultKind.MISSING_FILE and r.status == Status.ERROR
 
 
 def _gradescope_output(r: CaseResult) -> str:
@@ -348,28 +295,9 @@ class Options:
     """A class run's ``class`` table for the json report (who is in the class, the shard)."""
 
 
-def _json(report: dict[str, Any]) -> str:
+def json_text(report: dict[str, Any]) -> str:
+    """A report as its file holds it: indented JSON, non-ASCII kept."""
     return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
-
-
-#: Report formats by name: each renders results to the file's text.
-FORMATS: dict[str, Callable[[Sequence[CaseResult], Options], str]] = {
-    "gradescope": lambda rs, o: _json(gradescope(rs, o.seconds, o.hidden_visibility, o.order)),
-    # Compact: it travels in one environment variable.
-    "classroom": lambda rs, o: classroom_text(classroom(rs, order=o.order)),
-    "exercism": lambda rs, o: _json(exercism(rs, o.order)),
-    "json": lambda rs, o: _json(full(rs, o.seconds, o.order, o.roll)),
-}
-
-
-def render(
-    fmt: str,
-    results: Sequence[CaseResult],
-    seconds: float = 0.0,
-    hidden_visibility: str = "after_published",
-) -> str:
-    """The report file's text in format *fmt* (a name in :data:`FORMATS`)."""
-    return FORMATS[fmt](results, Options(seconds, hidden_visibility))
 
 
 # --- a class --------------------------------------------------------------------------------
@@ -388,21 +316,6 @@ def text_cell(text: str) -> str:
     never negative, so none starts with ``-``; a negative number would still be a number, not a
     formula)."""
     return "'" + text if text.startswith(FORMULA_STARTS) else text
-
-
-def mistake_table(results: Sequence[CaseResult]) -> dict[str, dict[str, int]]:
-    """Exercise -> watch-out id -> how many learners hit it (each learner counted once)."""
-    seen: dict[str, dict[str, set[str]]] = {}
-    for r in results:
-        if r.diagnosis_kind == "watch_out":
-            by_id = seen.setdefault(str(r.exercise), {})
-            by_id.setdefault(str(r.diagnosis), set()).add(str(r.learner))
-    return {
-        exercise: {
-            i: len(learners) for i, learners in sorted(ids.items(), key=lambda x: -len(x[1]))
-        }
-        for exercise, ids in sorted(seen.items())
-    }
 
 
 def _first_sentence(headline: str, limit: int = 120) -> str:

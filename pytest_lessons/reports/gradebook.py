@@ -1,7 +1,8 @@
 """Gradebooks for a class: CSV files an instructor keeps, compares and imports into an LMS.
 
 Built from the typed per-case results (:class:`~pytest_lessons.core.results.CaseResult`) of a batch
-run, or of the shards' ``json`` reports, so one run and a merge write the same bytes. Layouts:
+run, or of the shards' ``json`` reports, so one run and a merge write the same bytes. Layouts
+(each a row of :data:`pytest_lessons.reports.registry.LAYOUTS`):
 
 - ``long``: one row per learner and exercise (``learner, exercise, points, max_points, note``);
 - ``wide``: one row per learner, a column per exercise, then ``total``, ``max`` and ``note``;
@@ -20,16 +21,14 @@ import csv
 import io
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_lessons.core.compare import plural
-from pytest_lessons.core.results import CaseResult, Status
+from pytest_lessons.core.results import CaseResult
 from pytest_lessons.reports.formats import MISSING as MISSING
-from pytest_lessons.reports.formats import exercise_order, text_cell
-
-LAYOUTS = ("long", "wide", "canvas", "moodle")
-"""Every gradebook layout, the default first."""
+from pytest_lessons.reports.formats import exercise_order, not_handed_in, text_cell
+from pytest_lessons.reports.tallies import with_hidden_faults as with_hidden_faults
 
 #: The roster's column that names each learner's folder (matched without case).
 ROSTER_KEY = "learner"
@@ -158,26 +157,6 @@ class Book:
         return sum(self.maximum.values())
 
 
-def with_hidden_faults(results: Sequence[CaseResult]) -> list[CaseResult]:
-    """*results*, where a hidden case that gave no answer takes the fault its exercise's public
-    cases all share (a missing file, a stub, a syntax error): such a fault is the same for
-    every input, and a hidden case's result leaves it out (its key could name the learner's
-    line). Only for counting and grouping: no hidden text changes."""
-    public: dict[tuple[str, str], set[str]] = {}
-    for r in results:
-        if not r.hidden:
-            public.setdefault((r.learner, r.path), set()).add(r.fault if not r.passed else "")
-    out = []
-    for r in results:
-        faults = public.get((r.learner, r.path), set())
-        if r.hidden and r.status == Status.ERROR and not r.fault and len(faults) == 1:
-            (fault,) = faults
-            if fault:
-                r = replace(r, fault=fault)
-        out.append(r)
-    return out
-
-
 def build(
     results: Sequence[CaseResult],
     roster: Roster | None = None,
@@ -198,9 +177,7 @@ def build(
         key = (r.learner, r.exercise)
         points[key] = points.get(key, 0.0) + r.points
         # An exercise counts as handed in as soon as one case saw the learner's file.
-        handed[key] = handed.get(key, False) or not (
-            r.fault == MISSING and r.status == Status.ERROR
-        )
+        handed[key] = handed.get(key, False) or not not_handed_in(r)
     exercises = exercise_order(results, order)
     # Points possible: every case any learner has (each learner has the same ones), so a
     # case missing from one learner's results cannot shrink anyone's maximum.
@@ -369,14 +346,6 @@ def moodle(book: Book) -> str:
             ]
         )
     return _csv(rows)
-
-
-def render(layout: str, book: Book) -> str:
-    """The gradebook's text in *layout* (one of :data:`LAYOUTS`)."""
-    makers = {"long": long, "wide": wide, "canvas": canvas, "moodle": moodle}
-    if layout not in makers:
-        raise ValueError(f"unknown gradebook layout {layout!r}: one of {', '.join(LAYOUTS)}")
-    return makers[layout](book)
 
 
 def unmatched_lines(book: Book) -> list[str]:
