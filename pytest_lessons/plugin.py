@@ -20,7 +20,7 @@ import pytest
 from pytest_lessons import hooks
 from pytest_lessons.core import course, diagnose, model, settings, summary
 from pytest_lessons.core.diagnose import Diagnosis, Evidence
-from pytest_lessons.core.grading import Attempt
+from pytest_lessons.core.grader import Attempt
 from pytest_lessons.core.results import CaseResult
 from pytest_lessons.isolation import sandbox
 from pytest_lessons.isolation.runner import PoolRunner, make_runner, usable_cpus

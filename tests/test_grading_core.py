@@ -16,7 +16,7 @@ import pytest
 
 from pytest_lessons.core import model, settings
 from pytest_lessons.core.diagnose import WATCH_OUT, Diagnosis, Evidence
-from pytest_lessons.core.grading import LOOP_BUDGET, Attempt, Grader
+from pytest_lessons.core.grader import LOOP_BUDGET, Attempt, Grader
 from pytest_lessons.core.results import CaseResult, Status
 from pytest_lessons.isolation.outcome import Frame, Outcome
 from pytest_lessons.isolation.runner import Job, Runner

@@ -41,7 +41,7 @@ def core_modules() -> list[str]:
 
 def test_the_grading_core_imports_neither_pytest_nor_torch() -> None:
     core = core_modules()
-    assert "pytest_lessons.isolation.runner" in core and "pytest_lessons.core.grading" in core
+    assert "pytest_lessons.isolation.runner" in core and "pytest_lessons.core.grader" in core
     code = (
         "import importlib, json, sys\n"
         f"for name in {core!r}:\n"

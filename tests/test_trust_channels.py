@@ -18,7 +18,7 @@ from typing import Any, Callable
 import pytest
 from test_grading_core import double, grader, lesson
 
-from pytest_lessons.core.grading import Attempt
+from pytest_lessons.core.grader import Attempt
 from pytest_lessons.isolation import files
 from pytest_lessons.isolation.outcome import DIED, INTERNAL, RETURNED, TIMEOUT, from_untrusted
 from pytest_lessons.isolation.runner import ForkRunner, Job, SpawnRunner, assemble

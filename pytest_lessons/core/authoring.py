@@ -6,7 +6,7 @@ every case, generated ones included; the starter fails; each watch-out's mistake
 at least one case and, wherever it fails, gets exactly its own watch-out; and no two mistakes give
 the same answer on every case (the cases could not tell them apart). Each problem names the
 exercise, the watch-out and the case. The mistakes are graded exactly as a learner's answer is:
-through :meth:`Grader.grade <pytest_lessons.core.grading.Grader.grade>`.
+through :meth:`Grader.grade <pytest_lessons.core.grader.Grader.grade>`.
 
 This module imports neither pytest nor torch.
 """
@@ -25,7 +25,7 @@ from typing import Any
 from pytest_lessons.core import course, export, model
 from pytest_lessons.core.compare import nested, plural, read_numbers
 from pytest_lessons.core.generate import draw
-from pytest_lessons.core.grading import Attempt, Diagnoser, Graded, Grader, judge
+from pytest_lessons.core.grader import Attempt, Diagnoser, Graded, Grader, judge
 from pytest_lessons.core.results import Status
 from pytest_lessons.core.texts import HEADLINE_LIMIT, abbreviate, first_sentence
 from pytest_lessons.isolation.outcome import RAISED, RETURNED
