@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 
 from pytest_lessons.core import authoring, export, model
+from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.diagnose import Diagnosis, Evidence, best
-from pytest_lessons.core.grader import Attempt, Diagnoser, broken_result
+from pytest_lessons.core.grader import Diagnoser, broken_result
 from pytest_lessons.core.results import CaseResult
 from pytest_lessons.core.texts import colour_map
 from pytest_lessons.reports import classoutputs

@@ -19,8 +19,8 @@ import pytest
 
 from pytest_lessons import hooks
 from pytest_lessons.core import course, diagnose, model, settings, summary
+from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.diagnose import Diagnosis, Evidence
-from pytest_lessons.core.grader import Attempt
 from pytest_lessons.core.results import CaseResult
 from pytest_lessons.isolation import sandbox
 from pytest_lessons.isolation.runner import PoolRunner, make_runner, usable_cpus
@@ -45,7 +45,7 @@ class WatchOutMatcher:
 
     @pytest.hookimpl(trylast=True)
     def pytest_lessons_diagnose(self, attempt: Attempt, evidence: Evidence) -> Diagnosis | None:
-        return self.lessons.grader.watch_outs(attempt, evidence)
+        return self.lessons.grader.watch_outs.match(attempt, evidence)
 
 
 class GenericDetectors:
@@ -454,7 +454,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         return
     grader = lessons.grader
     jobs = [
-        grader.learner_job(item.attempt) for item in session.items if isinstance(item, CaseItem)
+        grader.runs.learner_job(item.attempt)
+        for item in session.items
+        if isinstance(item, CaseItem)
     ]
     lessons.runner.prefetch(jobs)
 

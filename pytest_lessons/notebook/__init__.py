@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from pytest_lessons.core import course, model, settings, summary, texts
-from pytest_lessons.core.grader import Attempt, Grader
+from pytest_lessons.core.attempt import Attempt
+from pytest_lessons.core.grader import Grader
 from pytest_lessons.core.results import CaseResult
 from pytest_lessons.core.texts import MAP_TITLE
 from pytest_lessons.isolation import sandbox
