@@ -22,6 +22,7 @@ from pytest_lessons.core import course, diagnose, model, settings, summary
 from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.diagnose import Diagnosis, Evidence
 from pytest_lessons.core.results import CaseResult
+from pytest_lessons.core.runs import LOOP_TIMEOUTS
 from pytest_lessons.isolation import sandbox
 from pytest_lessons.isolation.runner import PoolRunner, make_runner, usable_cpus
 from pytest_lessons.nodes import BrokenExercise, CaseItem, ExerciseFile, FailureText
@@ -264,6 +265,7 @@ def pytest_configure(config: pytest.Config) -> None:
             workers=(resolved.value("workers") or usable_cpus())
             if submissions is not None and not hasattr(config, "workerinput")
             else 1,
+            skip_after=LOOP_TIMEOUTS,
         ),
         invocation_dir=config.invocation_params.dir,
         config=config,
