@@ -153,6 +153,9 @@ class Grader:
     def _verdict(
         self, attempt: Attempt, diagnose: Diagnoser
     ) -> tuple[_Verdict, Outcome | None, Comparison | None, Diagnosis | None]:
+        """The case's verdict, with what running and judging it gave. Four exits: not run
+        (the loop budget is spent), the lesson's own failure (no reference answer), passed,
+        and everything else, worded by :meth:`_words`."""
         exercise, case = attempt.exercise, attempt.case
         timed_out = self.runs.budget_spent(attempt)
         if timed_out is not None:
