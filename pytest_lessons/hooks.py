@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
+    from pytest_lessons.core.attempt import Attempt
     from pytest_lessons.core.diagnose import Diagnosis, Evidence
-    from pytest_lessons.core.grading import Attempt
     from pytest_lessons.nodes import CaseItem
 
 
@@ -37,7 +37,7 @@ def pytest_lessons_diagnose(
         objects.
     :param evidence: the learner's answer and the expected one as plain numbers
         (``evidence.got.shape``, ``evidence.got.flat``), the tolerances and the case's inputs.
-    :param attempt: what is graded (:class:`pytest_lessons.core.grading.Attempt`): the exercise,
+    :param attempt: what is graded (:class:`pytest_lessons.core.attempt.Attempt`): the exercise,
         the case, the graded file and function, and the learner in batch grading.
 
     Example, in ``exercises/combine_heads/conftest.py``::

@@ -1,7 +1,7 @@
 """pytest collection nodes: an ``exercise.toml`` file and one item per case (pytest layer).
 
 Thin glue over the grading core: reading the file is :mod:`~pytest_lessons.core.model`'s job,
-grading a case :class:`~pytest_lessons.core.grading.Grader`'s, checking a lesson
+grading a case :class:`~pytest_lessons.core.grader.Grader`'s, checking a lesson
 :mod:`~pytest_lessons.core.authoring`'s. The items turn what they give back into pytest's outcomes
 and connect the ``pytest_lessons_diagnose`` hook. Collection parses TOML only; it imports
 neither torch nor learner code.
@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 
 from pytest_lessons.core import authoring, export, model
+from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.diagnose import Diagnosis, Evidence, best
-from pytest_lessons.core.grading import Attempt, Diagnoser, broken_result
+from pytest_lessons.core.grader import Diagnoser, broken_result
 from pytest_lessons.core.results import CaseResult
 from pytest_lessons.core.submissions import Roll
 from pytest_lessons.core.texts import colour_map

@@ -19,10 +19,11 @@ import pytest
 
 from pytest_lessons import hooks
 from pytest_lessons.core import course, diagnose, model, settings, summary
+from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.diagnose import Diagnosis, Evidence
-from pytest_lessons.core.grading import Attempt
 from pytest_lessons.core.results import CaseResult
 from pytest_lessons.core.submissions import ShardError, parse_shard
+from pytest_lessons.core.runs import LOOP_TIMEOUTS
 from pytest_lessons.isolation import sandbox
 from pytest_lessons.isolation.runner import PoolRunner, make_runner, usable_cpus
 from pytest_lessons.nodes import BrokenExercise, CaseItem, ExerciseFile, FailureText
@@ -49,7 +50,7 @@ class WatchOutMatcher:
 
     @pytest.hookimpl(trylast=True)
     def pytest_lessons_diagnose(self, attempt: Attempt, evidence: Evidence) -> Diagnosis | None:
-        return self.lessons.grader.watch_outs(attempt, evidence)
+        return self.lessons.grader.watch_outs.match(attempt, evidence)
 
 
 class GenericDetectors:
@@ -197,6 +198,7 @@ def pytest_configure(config: pytest.Config) -> None:
             workers=(resolved.value("workers") or usable_cpus())
             if submissions is not None and not hasattr(config, "workerinput")
             else 1,
+            skip_after=LOOP_TIMEOUTS,
         ),
         invocation_dir=config.invocation_params.dir,
         config=config,
@@ -387,7 +389,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         return
     grader = lessons.grader
     jobs = [
-        grader.learner_job(item.attempt) for item in session.items if isinstance(item, CaseItem)
+        grader.runs.learner_job(item.attempt)
+        for item in session.items
+        if isinstance(item, CaseItem)
     ]
     lessons.runner.prefetch(jobs)
 

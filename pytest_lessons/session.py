@@ -1,7 +1,7 @@
 """The plugin's state for one pytest run, kept in ``config.stash`` (pytest layer).
 
 It holds what the pytest front end adds around the grading core: the resolved settings, the
-runner and the :class:`~pytest_lessons.core.grading.Grader` that owns every grading cache, the
+runner and the :class:`~pytest_lessons.core.grader.Grader` that owns every grading cache, the
 sandbox as the collected course makes it, and the results gathered from test reports (also
 from pytest-xdist workers) for the summary and the report files.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from pytest_lessons.core import settings
-from pytest_lessons.core.grading import Grader
+from pytest_lessons.core.grader import Grader
 from pytest_lessons.core.results import CaseResult
 from pytest_lessons.core.submissions import Roll
 from pytest_lessons.core.texts import shown_path

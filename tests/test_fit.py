@@ -106,3 +106,22 @@ def test_axis_sizes_are_read_off_the_inputs_with_product_axes() -> None:
 def test_a_fitted_value_is_short() -> None:
     assert fit.fmt(0.70710678) == "0.707"
     assert fit.fmt(7.0) == "7"
+
+
+def test_the_search_finds_the_one_valley_on_a_log_scale_within_the_bounds() -> None:
+    # A scale of 8 between 0.1 and 96, as a softmax's divisor: 16 steps narrow the log range
+    # to about 0.3% of the value, and each step asks for one gap (two more to start).
+    asked: list[float] = []
+
+    def gap(value: float) -> float:
+        asked.append(value)
+        return abs(math.log(value) - math.log(8.0))
+
+    best = fit.golden_section(gap, 0.1, 96.0, 16)
+    assert math.isclose(best, 8.0, rel_tol=0.005) and float(f"{best:.1g}") == 8.0
+    assert len(asked) == 18 and all(0.1 <= value <= 96.0 for value in asked)
+    # A gap that only grows leads to the lower bound; one that only falls, to the upper.
+    assert math.isclose(fit.golden_section(lambda v: v, 0.1, 96.0, 16), 0.1, rel_tol=0.01)
+    assert math.isclose(fit.golden_section(lambda v: -v, 0.1, 96.0, 16), 96.0, rel_tol=0.01)
+    # Where no value gives an answer (every gap infinite), it still names a value between.
+    assert 0.1 <= fit.golden_section(lambda v: math.inf, 0.1, 96.0, 4) <= 96.0

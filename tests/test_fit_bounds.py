@@ -14,7 +14,7 @@ from typing import Any, Callable
 import pytest
 from test_grading_core import grader, lesson
 
-from pytest_lessons.core.grading import Attempt
+from pytest_lessons.core.attempt import Attempt
 
 LESSON = """
 [exercise]

@@ -15,9 +15,11 @@ from typing import Any, Callable
 import pytest
 
 from pytest_lessons.core import model, settings
+from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.diagnose import WATCH_OUT, Diagnosis, Evidence
-from pytest_lessons.core.grading import LOOP_BUDGET, Attempt, Grader
+from pytest_lessons.core.grader import Grader
 from pytest_lessons.core.results import CaseResult, Status
+from pytest_lessons.core.runs import LOOP_BUDGET
 from pytest_lessons.isolation.outcome import Frame, Outcome
 from pytest_lessons.isolation.runner import Job, Runner
 
@@ -175,7 +177,7 @@ def test_the_loop_budget_stops_running_an_exercise_after_two_limits(tmp_path: Pa
     exercise = lesson(tmp_path, toml)
     grade, runner = grader({("solution.py", "solve"): lambda x: Outcome("timeout", seconds=10)})
     results = grade_all(exercise, grade)
-    limit = grade.limits(exercise).timeout
+    limit = grade.runs.limits(exercise).timeout
     assert runner.ran("solution.py") == int(LOOP_BUDGET)
     assert [r.status for r, _ in results] == [Status.ERROR] * 5
     assert [r.fault for r, _ in results] == ["timeout", "timeout", "not run", "not run", "not run"]
@@ -287,7 +289,7 @@ def test_printed_output_is_capped_per_exercise_in_the_results(tmp_path: Path) ->
     exercise = lesson(tmp_path)
     flood = Outcome("returned", answer=[0], output="x" * 60_000)
     grade, _ = grader({("solution.py", "solve"): lambda x: flood})
-    cap = grade.limits(exercise).output_cap
+    cap = grade.runs.limits(exercise).output_cap
     (first, _), (second, _) = grade_all(exercise, grade)
     assert len(first.output) <= cap + 60
     assert len(first.output) + len(second.output) <= cap + 200

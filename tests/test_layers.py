@@ -73,7 +73,7 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
 @functools.cache
 def modules() -> tuple[str, ...]:
     """Every module of the package, in its folders too, by its name below the package
-    (``core.grading``; a folder's ``__init__`` by the folder's name, the root's as
+    (``core.grader``; a folder's ``__init__`` by the folder's name, the root's as
     ``__init__``)."""
     found = pkgutil.walk_packages(pytest_lessons.__path__, "pytest_lessons.")
     names = [module.name[len("pytest_lessons.") :] for module in found]
@@ -175,7 +175,7 @@ def broken_rules() -> list[str]:
 
 def test_every_module_keeps_to_its_layers_imports() -> None:
     names = modules()
-    assert {"core.grading", "isolation.worker", "reports.formats", "notebook.__main__"} <= set(
+    assert {"core.grader", "isolation.worker", "reports.formats", "notebook.__main__"} <= set(
         names
     )
     assert broken_rules() == []

@@ -18,7 +18,7 @@ from typing import Any, Callable
 import pytest
 from test_grading_core import double, grader, lesson
 
-from pytest_lessons.core.grading import Attempt
+from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.isolation import files
 from pytest_lessons.isolation.outcome import DIED, INTERNAL, RETURNED, TIMEOUT, from_untrusted
 from pytest_lessons.isolation.runner import ForkRunner, Job, SpawnRunner, assemble
@@ -447,6 +447,6 @@ def test_a_class_keeps_no_answers_of_learners_already_graded(tmp_path: Path) -> 
         for case in exercise.cases:
             assert grade.grade(Attempt(exercise, case, solution, learner)).passed
     # Only the learner graded now has answers in memory.
-    assert {key[0] for key, o in grade.outcomes.items() if o.kind == RETURNED} == {
+    assert {key[0] for key, o in grade.runs.outcomes.items() if o.kind == RETURNED} == {
         str(tmp_path / "cy" / "double" / "solution.py")
     }

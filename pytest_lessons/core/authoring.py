@@ -6,7 +6,7 @@ every case, generated ones included; the starter fails; each watch-out's mistake
 at least one case and, wherever it fails, gets exactly its own watch-out; and no two mistakes give
 the same answer on every case (the cases could not tell them apart). Each problem names the
 exercise, the watch-out and the case. The mistakes are graded exactly as a learner's answer is:
-through :meth:`Grader.grade <pytest_lessons.core.grading.Grader.grade>`.
+through :meth:`Grader.grade <pytest_lessons.core.grader.Grader.grade>`.
 """
 
 from __future__ import annotations
@@ -21,9 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from pytest_lessons.core import course, export, model
+from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.compare import nested, plural, read_numbers
 from pytest_lessons.core.generate import draw
-from pytest_lessons.core.grading import Attempt, Diagnoser, Graded, Grader, judge
+from pytest_lessons.core.grader import Diagnoser, Graded, Grader
+from pytest_lessons.core.judge import judge
 from pytest_lessons.core.results import Status
 from pytest_lessons.core.texts import HEADLINE_LIMIT, abbreviate, first_sentence
 from pytest_lessons.isolation.outcome import RAISED, RETURNED
@@ -284,8 +286,8 @@ class LessonCheck:
         for _, inputs in draw(replace(spec, seed=spec.seed + 1, count=SEARCH)):
             results = []
             for watch_id in (first, second):
-                job = self.grader.job(exercise, mistakes, str(functions[watch_id]), inputs)
-                outcome = self.grader.runner.run(job)
+                job = self.grader.runs.job(exercise, mistakes, str(functions[watch_id]), inputs)
+                outcome = self.grader.runs.runner.run(job)
                 results.append(outcome.answer if outcome.kind == RETURNED else None)
             if not self._same(*results):
                 shown = ", ".join(f"{k} = {abbreviate(v, 80)}" for k, v in inputs.items())
@@ -332,7 +334,7 @@ def learner_copy(grader: Grader, exercise: model.Exercise) -> tuple[str, list[in
     answers = {}
     for case in exercise.cases:
         if case.generated and not case.hidden:
-            answer = grader.reference_answer(exercise, case.inputs)
+            answer = grader.runs.reference_answer(exercise, case.inputs)
             if answer is None:
                 raise LessonProblem(
                     f"Fix {exercise.slug}'s reference.py: it fails on {case.label}, so that "

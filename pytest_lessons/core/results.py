@@ -1,7 +1,7 @@
 """Typed results: how one case of one learner went, as every report, summary and gradebook
 reads it.
 
-A :class:`CaseResult` is made by the grading core (:mod:`pytest_lessons.core.grading`) and travels
+A :class:`CaseResult` is made by the grading core (:mod:`pytest_lessons.core.grader`) and travels
 between processes as plain data (:meth:`CaseResult.to_dict`, :meth:`CaseResult.from_dict`):
 pytest-xdist workers put the dict on their test reports, shards write it into the ``json``
 report, and the merge step reads it back.

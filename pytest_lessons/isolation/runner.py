@@ -772,11 +772,13 @@ class PoolRunner(Runner):
     ahead, in the order pytest will ask for them, and :meth:`run` takes a case's outcome from
     there (or runs it first, before any prefetched case). Each runner keeps one job at a time
     on its own thread, so an outcome is the same plain data a serial run would get. A learner
-    whose code ran out of time twice on one file gets no more of its cases run ahead: the
-    exercise's loop budget would not run them."""
+    whose code ran out of time *skip_after* times on one file gets no more of its cases run
+    ahead: the grader's loop budget would not run them. The count is the caller's (the
+    grading core owns that rule); None runs every case ahead."""
 
-    def __init__(self, runners: list[Runner]) -> None:
+    def __init__(self, runners: list[Runner], skip_after: int | None = None) -> None:
         self.runners = runners
+        self.skip_after = skip_after
         self.mode = runners[0].mode
         self._lock = threading.Condition()
         self._queue: list[tuple[int, int, str, Job]] = []
@@ -872,15 +874,19 @@ class PoolRunner(Runner):
             return False
         # Not counted: outcomes of a looping learner's file, which pytest may never ask for
         # (the exercise's remaining cases are not run).
-        waiting = sum(1 for k in self._results if self._timeouts.get(self._files.get(k, ""), 0) < 2)
+        waiting = sum(1 for k in self._results if not self._looping(self._files.get(k, "")))
         return waiting + len(self._running) >= AHEAD_PER_WORKER * len(self.runners)
 
+    def _looping(self, file: str) -> bool:
+        """Whether *file*'s code ran out of time often enough to stop running it ahead."""
+        return self.skip_after is not None and self._timeouts.get(file, 0) >= self.skip_after
+
     def _skip_after_timeouts(self, job: Job) -> None:
-        """After two timeouts of one file, its cases queued ahead are dropped (called with the
-        lock held); pytest's own asks still run."""
+        """After *skip_after* timeouts of one file, its cases queued ahead are dropped (called
+        with the lock held); pytest's own asks still run."""
         file = str(job.solution)
         self._timeouts[file] = self._timeouts.get(file, 0) + 1
-        if self._timeouts[file] < 2:
+        if not self._looping(file):
             return
         dropped = {e[2] for e in self._queue if e[0] == 1 and str(e[3].solution) == file}
         if dropped:
@@ -956,17 +962,21 @@ def make_runner(
     preload: tuple[str, ...] = PRELOAD,
     env: dict[str, str] | None = None,
     workers: int = 1,
+    skip_after: int | None = None,
 ) -> Runner:
     """The runner for an isolation *mode* (``fork``, ``spawn`` or ``off``); *env* is the
     environment learner code starts from (the grader's own when None). With *workers* > 1 and
-    ``fork``, a :class:`PoolRunner` of that many fork servers."""
+    ``fork``, a :class:`PoolRunner` of that many fork servers, which stops running a file's
+    cases ahead after *skip_after* timeouts."""
     if mode == "off":
         return InProcessRunner()
     if mode == "spawn":
         return SpawnRunner(preload, env=env)
     if workers > 1:
         siblings = [ForkRunner(preload, env=env) for _ in range(workers - 1)]
-        return PoolRunner([ForkRunner(preload, env=env, siblings=siblings), *siblings])
+        return PoolRunner(
+            [ForkRunner(preload, env=env, siblings=siblings), *siblings], skip_after=skip_after
+        )
     return ForkRunner(preload, env=env)
 
 

@@ -3,7 +3,7 @@
 A second front end on the grading core, beside the pytest plugin. A ``%%lesson NAME`` cell's
 code is written to a private file outside the course and graded as that lesson's
 ``solution.py`` would be by ``pytest exercises/NAME``: by the same :class:`~pytest_lessons.
-grading.Grader`, in the same isolated, sandboxed worker, never in the kernel. Hints, passes
+core.grader.Grader`, in the same isolated, sandboxed worker, never in the kernel. Hints, passes
 and progress live in pytest's own cache folder of the course (``.pytest_cache`` in pytest's
 root folder), read and written as pytest does, so ``--lesson-hints`` and ``%lesson_hints``
 open the same hints one at a time.
@@ -33,7 +33,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from pytest_lessons.core import course, grading, model, settings, summary, texts
+from pytest_lessons.core import course, model, settings, summary, texts
+from pytest_lessons.core.attempt import Attempt
+from pytest_lessons.core.grader import Grader
 from pytest_lessons.core.results import CaseResult
 from pytest_lessons.core.texts import MAP_TITLE
 from pytest_lessons.isolation import sandbox
@@ -786,13 +788,13 @@ def grade_cells(
     solution: Path,
 ) -> list[tuple[CaseResult, str]]:
     """Every case of *exercise* graded with *solution* as the learner's file, in order, by a
-    new :class:`~pytest_lessons.core.grading.Grader` (what it remembers, such as which fault was
+    new :class:`~pytest_lessons.core.grader.Grader` (what it remembers, such as which fault was
     already explained, belongs to this one grading): each case's result and its text as the
     terminal shows it."""
-    grader = grading.Grader(runner, resolved, sandbox=lambda: policy, show=show)
+    grader = Grader(runner, resolved, sandbox=lambda: policy, show=show)
     graded = []
     for case in exercise.cases:
-        done = grader.grade(grading.Attempt(exercise, case, solution))
+        done = grader.grade(Attempt(exercise, case, solution))
         graded.append((done.result, done.text))
     return graded
 

@@ -1,0 +1,238 @@
+"""Running code for the grader, and remembering what it gave: :class:`Runs`.
+
+Every piece of code a case needs runs through here, in the runner's worker: the learner's code
+on each case (once per session, shared by the case's grading and a watch-out's look at the
+other cases), the lesson's reference on a generated case's inputs, the lesson's mistake
+functions. Each outcome is cached here, and so is the time spent running out of time: the
+loop budget (:data:`LOOP_BUDGET`), whose one owner this module is.
+
+The watch-outs (:mod:`~pytest_lessons.core.watchouts`) and the shrinker
+(:mod:`~pytest_lessons.core.shrink`) take a :class:`Runs` as their engine.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from pytest_lessons.core import fit, model
+from pytest_lessons.core.attempt import Attempt, sizes
+from pytest_lessons.core.compare import Numbers, read_numbers, split_outputs
+from pytest_lessons.core.judge import expected_answer
+from pytest_lessons.core.settings import Limits, Settings
+from pytest_lessons.isolation.outcome import RETURNED, TIMEOUT, Outcome
+from pytest_lessons.isolation.runner import Job, Runner
+from pytest_lessons.isolation.sandbox import Policy
+
+#: Time an exercise's cases may spend running out of time, in multiples of the per-case limit
+#: (per learner): past it, the exercise's remaining cases are not run. A solution that loops
+#: on every case then costs twice the limit, not the limit times the number of cases.
+LOOP_BUDGET = 2.0
+
+#: How many timeouts of one learner's file spend its loop budget (each costs the whole
+#: per-case limit). A runner that runs cases ahead (``make_runner(skip_after=...)``) stops
+#: running that file's cases ahead after so many: the grader would not run them.
+LOOP_TIMEOUTS = math.ceil(LOOP_BUDGET)
+
+
+@dataclass
+class Runs:
+    """Runs code with one runner and caches each outcome, per front-end session."""
+
+    runner: Runner
+    settings: Settings
+    sandbox: Callable[[], Policy | None] = lambda: None
+    """The sandbox for each job, asked for when the first job is made (after collection,
+    when the whole course is known)."""
+
+    timed_out: dict[tuple[str, str], list[tuple[str, float]]] = field(default_factory=dict)
+    """(exercise file, learner) -> the cases that ran out of time, with their limit."""
+    outcomes: dict[tuple[str, str, str, int], Outcome] = field(default_factory=dict)
+    """(learner's file, entry, exercise file, case) -> the learner's outcome on it."""
+    references: dict[tuple[str, str], Any] = field(default_factory=dict)
+    """(exercise file, inputs as JSON) -> the reference's answer."""
+    reference_outcomes: dict[tuple[str, str], Outcome] = field(default_factory=dict)
+    """(exercise file, inputs as JSON) -> the reference's outcome where it gave no answer."""
+    raw_mistakes: dict[tuple[str, int, str, float | None], Any] = field(default_factory=dict)
+    """(exercise file, case, watch-out, fitted value) -> the mistake function's answer."""
+    broken_mistakes: dict[tuple[str, int, str], Outcome] = field(default_factory=dict)
+    """(exercise file, case, watch-out) -> the mistake function's outcome where it failed."""
+    _graded_last: tuple[str, str] = ("", "")
+    """(file, exercise file) whose outcomes are kept whole (see :meth:`_forget_others`)."""
+
+    def limits(self, exercise: model.Exercise) -> Limits:
+        """The limits *exercise*'s cases run under (settings over ``exercise.toml``)."""
+        return self.settings.limits(exercise.limits)
+
+    # --- the loop budget -----------------------------------------------------------------
+
+    def budget_spent(self, attempt: Attempt) -> list[str] | None:
+        """The cases of the attempt's exercise that ran out of time (their labels), once
+        together they spent the exercise's loop budget; None while time is left."""
+        timed_out = self.timed_out.setdefault(attempt.mine, [])
+        limit = self.limits(attempt.exercise).timeout
+        if sum(seconds for _, seconds in timed_out) >= LOOP_BUDGET * limit - 1e-9:
+            return [label for label, _ in timed_out]
+        return None
+
+    def any_timed_out(self, attempt: Attempt) -> bool:
+        """Whether any case of the attempt's exercise ran out of time for this learner."""
+        return bool(self.timed_out.get(attempt.mine))
+
+    # --- jobs ----------------------------------------------------------------------------
+
+    def job(
+        self,
+        exercise: model.Exercise,
+        solution: Path,
+        entry: str,
+        inputs: dict[str, Any],
+        extra: tuple[Any, ...] = (),
+        beneath: Path | None = None,
+    ) -> Job:
+        """A job running *entry* of *solution* on *inputs* (in the exercise's order), then
+        *extra* arguments, under the exercise's limits and the session's sandbox; *beneath*
+        is the learner's folder for a learner's file (None for the author's)."""
+        limits = self.limits(exercise)
+        return Job(
+            solution=solution,
+            entry=entry,
+            inputs=[*(inputs[name] for name in exercise.inputs), *extra],
+            timeout=limits.timeout,
+            memory_mb=limits.memory_mb,
+            output_cap=limits.output_cap,
+            threads=limits.threads,
+            sandbox=self.sandbox(),
+            beneath=beneath,
+            answer_bytes=int(limits.answer_mb * (1 << 20)),
+        )
+
+    def learner_job(self, attempt: Attempt) -> Job:
+        """The job that runs the graded code on the attempt's case (what a runner may run
+        ahead of the grading)."""
+        extra: tuple[Any, ...] = ()
+        if attempt.argument is not None:
+            found = sizes(attempt.exercise, attempt.case.inputs)
+            extra = (fit.evaluate(attempt.argument, found),)
+        return self.job(
+            attempt.exercise,
+            attempt.solution,
+            attempt.entry,
+            attempt.case.inputs,
+            extra,
+            beneath=attempt.folder or attempt.solution.parent,
+        )
+
+    # --- the learner's code ----------------------------------------------------------------
+
+    def learner_outcome(self, attempt: Attempt) -> Outcome:
+        """The graded code's outcome on the attempt's case, run once per session: the case's
+        own grading and a watch-out's look at other cases share it. A timeout counts against
+        the exercise's loop budget when it happens."""
+        entry = f"{attempt.entry}({attempt.argument})" if attempt.argument else attempt.entry
+        case = attempt.case
+        key = (str(attempt.solution), entry, str(attempt.exercise.path), case.number)
+        self._forget_others(attempt)
+        if key not in self.outcomes:
+            job = self.learner_job(attempt)
+            outcome = self.runner.run(job)
+            if outcome.kind == TIMEOUT:
+                self.timed_out.setdefault(attempt.mine, []).append(
+                    (f"case {case.number}", job.timeout)
+                )
+            self.outcomes[key] = outcome
+        return self.outcomes[key]
+
+    def _forget_others(self, attempt: Attempt) -> None:
+        """Once grading moves on to another file or exercise (a class runs learner by
+        learner), drop the answers of the one before and keep only what the rest of the
+        session reads: a class's memory stays flat whatever its learners return. An outcome
+        asked for again runs again, with the same seed."""
+        here = (str(attempt.solution), str(attempt.exercise.path))
+        if here == self._graded_last:
+            return
+        self._graded_last = here
+        for key, outcome in list(self.outcomes.items()):
+            if (key[0], key[2]) == here:
+                continue
+            if outcome.kind == RETURNED:
+                del self.outcomes[key]
+            elif outcome.output:
+                self.outcomes[key] = dataclasses.replace(outcome, output="")
+
+    # --- the lesson's reference ------------------------------------------------------------
+
+    def reference_answer(self, exercise: model.Exercise, inputs: dict[str, Any]) -> Any:
+        """The lesson's reference answer on *inputs* (encoded plain data), or None if the
+        reference fails. Run in the worker like any code, once per input."""
+        key = (str(exercise.path), json.dumps(inputs, sort_keys=True))
+        if key not in self.references:
+            answer = None
+            if exercise.reference is not None:
+                job = self.job(exercise, exercise.reference, exercise.entry, inputs)
+                outcome = self.runner.run(job)
+                if outcome.kind == RETURNED and expected_answer(exercise, outcome.answer):
+                    answer = outcome.answer
+                if answer is None:
+                    self.reference_outcomes[key] = outcome
+            self.references[key] = answer
+        return self.references[key]
+
+    def reference_outcome(self, exercise: model.Exercise, inputs: dict[str, Any]) -> Outcome | None:
+        """What the reference gave on *inputs* where it gave no usable answer (else None)."""
+        return self.reference_outcomes.get((str(exercise.path), json.dumps(inputs, sort_keys=True)))
+
+    # --- the lesson's mistakes -------------------------------------------------------------
+
+    def mistake_raw(
+        self, attempt: Attempt, watch: model.WatchOut, case: model.Case, value: float | None = None
+    ) -> Any:
+        """What the author's mistake function returns on *case* (encoded plain data; None if
+        it fails), given *value* as its last argument when the watch-out has ``fit``.
+
+        Author code, but it runs like learner code (in the worker), on fresh inputs: the judge
+        only ever reads plain data, whoever wrote the code.
+        """
+        exercise = attempt.exercise
+        key = (str(exercise.path), case.number, watch.id, value)
+        if key not in self.raw_mistakes:
+            answer = None
+            if exercise.mistakes is not None and watch.mistake:
+                extra = () if value is None else (value,)
+                job = self.job(exercise, exercise.mistakes, watch.mistake, case.inputs, extra)
+                outcome = self.runner.run(job)
+                if outcome.kind == RETURNED:
+                    answer = outcome.answer
+                elif attempt.solution != exercise.mistakes:
+                    # For the author, in the reports (the lesson check grades it itself).
+                    self.broken_mistakes.setdefault(key[:3], outcome)
+            self.raw_mistakes[key] = answer
+        return self.raw_mistakes[key]
+
+    def mistake_answer(
+        self,
+        attempt: Attempt,
+        watch: model.WatchOut,
+        part: int = -1,
+        value: float | None = None,
+    ) -> Numbers | None:
+        """:meth:`mistake_raw` on the attempt's case as numbers (of output *part*), or None."""
+        raw = self.mistake_raw(attempt, watch, attempt.case, value)
+        if raw is None:
+            return None
+        if part >= 0:
+            parts = split_outputs(raw, len(attempt.exercise.outputs))
+            raw = parts[part] if parts is not None else None
+        try:
+            return read_numbers(raw)
+        except Exception:  # not numbers: this mistake cannot be matched
+            return None
+
+    def broken_mistake(self, attempt: Attempt, watch: model.WatchOut) -> Outcome | None:
+        """How *watch*'s mistake function failed on the attempt's case, if it did."""
+        exercise = attempt.exercise
+        return self.broken_mistakes.get((str(exercise.path), attempt.case.number, watch.id))

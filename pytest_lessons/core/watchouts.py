@@ -1,0 +1,194 @@
+"""The lesson's watch-outs matched to a wrong answer: :class:`WatchOuts`.
+
+A ``[[watch_out]]`` names a mistake; its mistake function (the lesson's ``mistakes.py``) makes
+it. A learner's wrong answer is explained by a watch-out when the mistake function gives the
+same answer on the same inputs, and on the exercise's other failing cases too (one degenerate
+case alone must not name a mistake). A watch-out with ``fit`` has a free parameter: its value
+is found among the author's named values, else by a search (:func:`fit.golden_section`).
+
+Every piece of code runs through :class:`~pytest_lessons.core.runs.Runs`; the words and the
+choice among several diagnoses are :mod:`~pytest_lessons.core.diagnose`'s.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+from pytest_lessons.core import diagnose, fit, model
+from pytest_lessons.core.attempt import Attempt, sizes
+from pytest_lessons.core.compare import Numbers
+from pytest_lessons.core.diagnose import Diagnosis, Evidence
+from pytest_lessons.core.judge import judge, same_answer
+from pytest_lessons.core.runs import Runs
+from pytest_lessons.isolation.outcome import RETURNED
+
+#: Steps of the search for a fitted parameter (each runs the mistake function once).
+FIT_STEPS = 16
+
+#: Characters of the graded file a watch-out's ``code`` is looked for in.
+SOURCE_LIMIT = 1_000_000
+
+
+@dataclass
+class WatchOuts:
+    """Matches the lesson's watch-outs to wrong answers, running code through *runs*."""
+
+    runs: Runs
+    fit_failed: set[tuple[str, str, str]] = field(default_factory=set)
+    """(exercise file, learner, watch-out) whose search for a fitted value found nothing."""
+
+    def builtin(self, attempt: Attempt, evidence: Evidence) -> Diagnosis | None:
+        """The built-in diagnosis: the lesson's watch-outs, then the generic detectors (what
+        the pytest hook gives when no conftest adds to it)."""
+        return diagnose.best([self.match(attempt, evidence), diagnose.detect(evidence)])
+
+    def match(self, attempt: Attempt, evidence: Evidence) -> Diagnosis | None:
+        """The lesson's ``[[watch_out]]`` entry that explains the learner's answer, if any."""
+        watch_outs = attempt.exercise.watch_outs
+        if not watch_outs:
+            return None
+        answers = {
+            w.id: self.runs.mistake_answer(attempt, w, evidence.part_index)
+            for w in watch_outs
+            if w.mistake and w.fit is None and self.code_fits(attempt, w)
+        }
+        generic = diagnose.detect(evidence) if any(w.detector for w in watch_outs) else None
+        return diagnose.match_watch_outs(
+            evidence,
+            watch_outs,
+            answers,
+            generic,
+            fitter=lambda watch: self.fitted(attempt, watch, evidence),
+            consistent=lambda watch, found: self.consistent(attempt, watch, found),
+            fits=lambda watch: self.code_fits(attempt, watch),
+        )
+
+    def code_fits(self, attempt: Attempt, watch: model.WatchOut) -> bool:
+        """Whether the graded file's source matches *watch*'s ``code`` (True without one).
+
+        Only text is read, never run; at worst a learner's file could make a watch-out's
+        words fire or not, which changes no verdict and no point."""
+        if watch.code is None:
+            return True
+        try:
+            with open(attempt.solution, encoding="utf-8", errors="replace") as source:
+                text = source.read(SOURCE_LIMIT)
+        except OSError:
+            return False
+        return re.search(watch.code, text) is not None
+
+    def fitted(
+        self, attempt: Attempt, watch: model.WatchOut, evidence: Evidence
+    ) -> diagnose.Fitted | None:
+        """The value of *watch*'s free parameter that gives the learner's answer on the
+        attempt's case, within its bounds: the author's named values first, then a search."""
+        assert watch.fit is not None
+        axes = sizes(attempt.exercise, attempt.case.inputs)
+        low, high = watch.fit
+        right_value = fit.evaluate(watch.right, axes) if watch.right else None
+        right = ""
+        if watch.right and right_value is not None:
+            right = f"{fit.symbolic(watch.right)} = {fit.fmt(right_value)}"
+        got, want = evidence.got, evidence.expected
+        rtol, atol = evidence.rtol, evidence.atol
+
+        def answer(value: float) -> Numbers | None:
+            return self.runs.mistake_answer(attempt, watch, evidence.part_index, value)
+
+        def is_right(value: float) -> bool:
+            return right_value is not None and math.isclose(value, right_value, rel_tol=1e-6)
+
+        def explains(value: float) -> bool:
+            mine = answer(value)
+            return (
+                mine is not None
+                and not diagnose.close(mine, want, rtol, atol)
+                and diagnose.close(got, mine, rtol, atol)
+            )
+
+        for expression, label in watch.named:
+            value = fit.evaluate(expression, axes)
+            if value is None or not low <= value <= high or is_right(value):
+                continue
+            if explains(value):
+                words = fit.fmt(value)
+                shown = fit.numeric(expression, axes)
+                if shown != words:
+                    words += f" = {shown}"
+                found = diagnose.Fitted(value, f"{words}, {label}", right, expression)
+                # Two expressions may give the same value on this case (√(2·2) = 2): the one
+                # that explains the other cases too is the learner's.
+                if self.consistent(attempt, watch, found):
+                    return found
+        searched = (*attempt.mine, watch.id)
+        if (
+            searched in self.fit_failed
+            or got.shape != want.shape
+            or not all(math.isfinite(v) for v in got.flat)
+        ):
+            return None
+        # One search that finds nothing is enough: the same code makes the same mistake on
+        # every case, and each search runs the mistake function a dozen times or more.
+        self.fit_failed.add(searched)
+
+        def gap(value: float) -> float:
+            mine = answer(value)
+            if mine is None or mine.shape != got.shape:
+                return math.inf
+            return max((abs(a - b) for a, b in zip(mine.flat, got.flat)), default=0.0)
+
+        best = fit.golden_section(gap, low, high, FIT_STEPS)
+        # The roundest value that gives the learner's answer: a learner writes 8, not 7.9983.
+        # Rounding may step over a bound (95.99 to 100 under fit = [0.1, 96]): such a value
+        # is not one the author allows.
+        for value in dict.fromkeys(float(f"{best:.{n}g}") for n in (1, 2, 3, 4)):
+            if low <= value <= high and not is_right(value) and explains(value):
+                break
+        else:
+            return None
+        found = diagnose.Fitted(value, fit.fmt(value), right)
+        if not self.consistent(attempt, watch, found):
+            return None
+        self.fit_failed.discard(searched)
+        return found
+
+    def consistent(
+        self, attempt: Attempt, watch: model.WatchOut, found: diagnose.Fitted | None
+    ) -> bool:
+        """Whether *watch* explains every other failing case where its mistake differs from the
+        right answer (a degenerate case alone must not name a mistake). Cases whose code did
+        not return an answer tell nothing and are left out."""
+        exercise = attempt.exercise
+        if attempt.case.hidden or self.runs.any_timed_out(attempt):
+            return True
+        for case in exercise.cases:
+            if case.number == attempt.case.number:
+                continue
+            if case.generated:
+                expected = self.runs.reference_answer(exercise, case.inputs)
+                if expected is None:
+                    continue
+            else:
+                expected = case.expected
+            outcome = self.runs.learner_outcome(attempt.on(case))
+            if outcome.kind != RETURNED:
+                continue
+            rtol, atol = case.rtol, case.atol
+            try:
+                if judge(exercise, expected, outcome.answer, rtol, atol).passed:
+                    continue
+                value = None
+                if found is not None:
+                    value = found.value
+                    if found.expression:
+                        value = fit.evaluate(found.expression, sizes(exercise, case.inputs))
+                mistake = self.runs.mistake_raw(attempt, watch, case, value)
+                if mistake is None or judge(exercise, expected, mistake, rtol, atol).passed:
+                    continue
+                if not same_answer(exercise, mistake, outcome.answer, rtol, atol):
+                    return False
+            except Exception:  # an answer that is not numbers tells nothing here
+                continue
+        return True
