@@ -35,7 +35,7 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "WATCH_OUT": ("pytest_lessons.core.diagnose", "WATCH_OUT"),
     "DETECTOR": ("pytest_lessons.core.diagnose", "DETECTOR"),
     "Numbers": ("pytest_lessons.core.compare", "Numbers"),
-    "Attempt": ("pytest_lessons.core.grading", "Attempt"),
+    "Attempt": ("pytest_lessons.core.attempt", "Attempt"),
     "Exercise": ("pytest_lessons.core.model", "Exercise"),
     "Case": ("pytest_lessons.core.model", "Case"),
     "WatchOut": ("pytest_lessons.core.model", "WatchOut"),
@@ -65,9 +65,9 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from pytest_lessons.core.attempt import Attempt
     from pytest_lessons.core.compare import Numbers
     from pytest_lessons.core.diagnose import DETECTOR, WATCH_OUT, Diagnosis, Evidence
-    from pytest_lessons.core.grading import Attempt
     from pytest_lessons.core.model import Case, Exercise, ExerciseError, WatchOut
     from pytest_lessons.core.model import load as load_exercise
     from pytest_lessons.core.results import CaseResult, Status

@@ -22,8 +22,8 @@ from pytest_lessons.core import course, diagnose, model, settings, summary
 from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.diagnose import Diagnosis, Evidence
 from pytest_lessons.core.results import CaseResult
-from pytest_lessons.core.submissions import ShardError, parse_shard
 from pytest_lessons.core.runs import LOOP_TIMEOUTS
+from pytest_lessons.core.submissions import ShardError, parse_shard
 from pytest_lessons.isolation import sandbox
 from pytest_lessons.isolation.runner import PoolRunner, make_runner, usable_cpus
 from pytest_lessons.nodes import BrokenExercise, CaseItem, ExerciseFile, FailureText

@@ -175,9 +175,7 @@ def broken_rules() -> list[str]:
 
 def test_every_module_keeps_to_its_layers_imports() -> None:
     names = modules()
-    assert {"core.grader", "isolation.worker", "reports.formats", "notebook.__main__"} <= set(
-        names
-    )
+    assert {"core.grader", "isolation.worker", "reports.formats", "notebook.__main__"} <= set(names)
     assert broken_rules() == []
 
 
