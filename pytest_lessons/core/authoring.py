@@ -25,7 +25,8 @@ from typing import Any
 from pytest_lessons.core import course, export, model
 from pytest_lessons.core.compare import nested, plural, read_numbers
 from pytest_lessons.core.generate import draw
-from pytest_lessons.core.grading import Attempt, Diagnoser, Graded, Grader, judge
+from pytest_lessons.core.grading import Attempt, Diagnoser, Graded, Grader
+from pytest_lessons.core.judge import judge
 from pytest_lessons.core.results import Status
 from pytest_lessons.core.texts import HEADLINE_LIMIT, abbreviate, first_sentence
 from pytest_lessons.isolation.outcome import RAISED, RETURNED

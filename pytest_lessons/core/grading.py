@@ -42,14 +42,13 @@ from pytest_lessons.core import diagnose, fit, model
 from pytest_lessons.core.compare import (
     Comparison,
     Numbers,
-    compare,
-    compare_outputs,
     nested,
     read_numbers,
     split_outputs,
 )
 from pytest_lessons.core.diagnose import Diagnosis, Evidence
 from pytest_lessons.core.generate import smaller
+from pytest_lessons.core.judge import judge, same_answer, usable_reference
 from pytest_lessons.core.results import CaseResult, Status
 from pytest_lessons.core.settings import Limits, Settings
 from pytest_lessons.core.texts import (
@@ -533,16 +532,8 @@ class Grader:
             if exercise.reference is not None:
                 job = self.job(exercise, exercise.reference, exercise.entry, inputs)
                 outcome = self.runner.run(job)
-                if outcome.kind == RETURNED:
-                    parts = [outcome.answer]
-                    if exercise.outputs:
-                        parts = split_outputs(outcome.answer, len(exercise.outputs)) or []
-                    try:
-                        for part in parts:
-                            read_numbers(part)
-                        answer = outcome.answer if parts else None
-                    except Exception:  # the reference returned no numbers
-                        answer = None
+                if outcome.kind == RETURNED and usable_reference(exercise, outcome.answer):
+                    answer = outcome.answer
                 if answer is None:
                     self.reference_outcomes[key] = outcome
             self.references[key] = answer
@@ -914,32 +905,6 @@ def broken_result(path: Path, error: model.ExerciseError, learner: str = "") -> 
         headline=str(error),
         message=str(error),
     )
-
-
-def judge(
-    exercise: model.Exercise, expected: Any, answer: Any, rtol: float, atol: float
-) -> Comparison:
-    """Compare *answer* with *expected*: one value, or the exercise's several named outputs
-    (*expected* is then their table, or for a generated case the reference's tuple)."""
-    if not exercise.outputs:
-        return compare(expected, answer, rtol, atol)
-    if not isinstance(expected, dict) or TAG in expected:
-        parts = split_outputs(expected, len(exercise.outputs)) or []
-        expected = dict(zip(exercise.outputs, parts))
-    return compare_outputs(expected, answer, exercise.outputs, rtol, atol)
-
-
-def same_answer(exercise: model.Exercise, a: Any, b: Any, rtol: float, atol: float) -> bool:
-    """Whether two encoded answers are the same within tolerance, NaN matching NaN (a mistake
-    that makes NaN is matched by the same NaN)."""
-    if exercise.outputs:
-        first, second = (split_outputs(x, len(exercise.outputs)) for x in (a, b))
-        if first is None or second is None:
-            return False
-        pairs = list(zip(first, second))
-    else:
-        pairs = [(a, b)]
-    return all(diagnose.close(read_numbers(x), read_numbers(y), rtol, atol) for x, y in pairs)
 
 
 def call_text(exercise: model.Exercise, case: model.Case) -> str:
