@@ -21,6 +21,11 @@ within tolerance), and it is the default: a value no other kind claims is judged
 format version 1 always did. Nothing outside this module and :mod:`pytest_lessons.core.judge`
 needs to know that an expected value is a block of numbers; :mod:`~pytest_lessons.core.compare`
 and :mod:`~pytest_lessons.core.diagnose` are the numeric kind's own machinery.
+
+To add a kind: a class with the members of :class:`Kind` (its comparisons carry
+``kind=`` its :attr:`~Kind.name`, and a :class:`~pytest_lessons.core.compare.Problem` code,
+new members there if none fits), placed in :data:`KINDS`; ``tests/test_judge.py`` plugs a
+sketched ``Exact`` kind in this way. CONTRIBUTING lists what else a format feature needs.
 """
 
 from __future__ import annotations
