@@ -78,6 +78,14 @@ def test_a_reference_answer_is_usable_when_it_is_a_value_of_its_kind(tmp_path: P
     assert export.plain_answer is judge.plain_answer  # where the lesson check found it
     assert judge.same_answer(one, [1.0, float("nan")], [1.0, float("nan")], 1e-4, 1e-4)
     assert not judge.same_answer(two, [1, 2], [1], 1e-4, 1e-4)
+    assert not judge.same_answer(two, [1], [1, 2], 1e-4, 1e-4)
+    assert judge.same_answer(two, [1, 2], [1, 2.00001], 1e-4, 1e-4)
+    assert not judge.same_answer(two, [1, 2], [1, 3], 1e-4, 1e-4)
+    numeric = kinds.NUMERIC
+    for value in (3, 2.5, [], [[1, 2], [3, 4]], [[1.0], [2]], {"$": "dense"}):
+        assert numeric.accepts(value), value
+    for value in (True, [True], "x", None, [[1], [2, 3]], {"$": "tensor"}, {"a": 1}):
+        assert not numeric.accepts(value), value
 
 
 def test_the_problem_codes_and_outcome_kinds_read_and_print_as_their_words() -> None:
@@ -185,6 +193,9 @@ def test_a_kind_plugs_in_at_the_factory_alone(tmp_path: Path, exact: Exact) -> N
         "text": "hi",
         "n": 3.0,
     }
+    assert judge.same_answer(two, ["hi", 3], ["hi", 3.00001], 1e-4, 1e-4)
+    assert not judge.same_answer(two, ["hi", 3], ["ho", 3], 1e-4, 1e-4)
+    assert judge.same_answer(one, "hi", "hi", 0, 0) and not judge.same_answer(one, "hi", "ho", 0, 0)
     assert kinds.named("exact") is exact and kinds.expected_problem(3) is None
     assert Outcome(RETURNED, answer="x").kind == "returned"
 
