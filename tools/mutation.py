@@ -33,6 +33,8 @@ SURVIVORS = ROOT / "docs" / "mutation-survivors.md"
 #: with the folder it lives in: the grading core, and the report formats.
 FOLDER = {
     "compare": "core",
+    "kinds": "core",
+    "judge": "core",
     "model": "core",
     "settings": "core",
     "diagnose": "core",
@@ -58,6 +60,9 @@ CI_SAMPLE = ("settings", "generate", "summary")
 #: (order, totals, summary, mistake table) moved there in issue 23, so it keeps formats' floor.
 FLOORS = {
     "compare": 93,
+    # kinds, judge (issue 23, 2026-12-01): 91.5% (108 of 121, 3 equivalent), 93.8% (90 of 96).
+    "kinds": 90,
+    "judge": 92,
     "model": 98,
     "settings": 97,
     "diagnose": 99,

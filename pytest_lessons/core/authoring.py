@@ -22,10 +22,11 @@ from typing import Any
 
 from pytest_lessons.core import course, export, model
 from pytest_lessons.core.attempt import Attempt
-from pytest_lessons.core.compare import nested, plural, read_numbers
+from pytest_lessons.core.compare import plural
 from pytest_lessons.core.generate import draw
 from pytest_lessons.core.grader import Diagnoser, Graded, Grader
 from pytest_lessons.core.judge import judge
+from pytest_lessons.core.kinds import kind_for
 from pytest_lessons.core.results import Status
 from pytest_lessons.core.texts import HEADLINE_LIMIT, abbreviate, first_sentence
 from pytest_lessons.isolation.outcome import RAISED, RETURNED
@@ -377,7 +378,7 @@ def _plain(answer: Any) -> Any:
     try:
         if isinstance(answer, list):
             return [_plain(part) for part in answer]
-        return _short(nested(read_numbers(answer)))
+        return _short(kind_for(answer).plain(answer))
     except Exception:
         return answer if not isinstance(answer, dict) else f"a {answer.get('type', 'value')}"
 

@@ -15,8 +15,9 @@ import math
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from enum import Enum
 from itertools import count
-from typing import Any
+from typing import Any, Callable
 
 from pytest_lessons.isolation.outcome import TAG, rectangular
 
@@ -54,15 +55,46 @@ class Mismatch:
         return abs(self.got - self.expected)
 
 
+class Problem(str, Enum):
+    """What is wrong with a returned answer, as a :class:`Comparison` says it. A ``str``, so
+    ``problem == "shape"``, JSON and f-strings give the bare code (``shape``), as before."""
+
+    __str__ = str.__str__
+    __format__ = str.__format__  # type: ignore[assignment]
+
+    PASSED = ""
+    """Nothing: the answer is right."""
+    NONE = "none"
+    """The entry function returned None."""
+    TENSOR = "tensor"
+    NDARRAY = "ndarray"
+    OBJECT = "object"
+    """Another object, a string or a bool where numbers were expected."""
+    GENERATOR = "generator"
+    """A generator, map, range or other iterator: values not yet produced."""
+    CUT = "cut"
+    """The answer was too large or too deep to send."""
+    INNER_OBJECT = "inner_object"
+    TEXT = "text"
+    BOOL = "bool"
+    INNER_NONE = "inner_none"
+    RAGGED = "ragged"
+    SHAPE = "shape"
+    NONFINITE = "nonfinite"
+    """NaN or an infinity where a finite number was expected."""
+    VALUES = "values"
+    """The shape is right, some values are outside tolerance."""
+    OUTPUTS = "outputs"
+    """A several-output answer that is not one value per output."""
+
+
 @dataclass(frozen=True)
 class Comparison:
     """The verdict on a returned answer."""
 
     passed: bool
-    problem: str
-    """Empty when passed; else a code: ``none``, ``tensor``, ``ndarray``, ``object``,
-    ``generator``, ``cut``, ``inner_object``, ``text``, ``bool``, ``inner_none``, ``ragged``,
-    ``shape``, ``nonfinite``, ``values``."""
+    problem: Problem
+    """:attr:`Problem.PASSED` (empty) when passed; else what is wrong."""
     headline: str
     expected_shape: tuple[int, ...]
     got_shape: tuple[int, ...] | None = None
@@ -82,10 +114,23 @@ class Comparison:
     part: str = ""
     """For an exercise with several outputs: the output this comparison is about."""
     part_index: int = -1
+    parts: int = 0
+    """For an exercise with several outputs: how many it has (with :attr:`part_index`, the
+    ``value 1 of 3`` the texts name)."""
+    kind: str = "numeric"
+    """The name of the kind of expected value that made this comparison
+    (:mod:`pytest_lessons.core.kinds`): the texts ask it for the evidence."""
+
+    @property
+    def where(self) -> str:
+        """Which output is wrong, in words (``out (value 1 of 3)``); empty for one output."""
+        if not self.part:
+            return ""
+        return f"{self.part} (value {self.part_index + 1} of {self.parts})"
 
 
 class _Problem(Exception):
-    def __init__(self, code: str, path: tuple[int, ...], detail: str = "") -> None:
+    def __init__(self, code: Problem, path: tuple[int, ...], detail: str = "") -> None:
         super().__init__(code)
         self.code = code
         self.path = path
@@ -151,7 +196,7 @@ def _decode_dense(tag: dict[str, Any]) -> Numbers:
         raise ValueError("float64 arrays are not 8 bytes here")
     shape = tuple(int(s) for s in tag["shape"])
     if math.prod(shape) != len(packed):
-        raise _Problem("object", (), "a damaged answer")
+        raise _Problem(Problem.OBJECT, (), "a damaged answer")
     return Numbers(shape, packed)
 
 
@@ -191,27 +236,27 @@ def _walk(value: Any, path: tuple[int, ...]) -> tuple[int, ...]:
             if shape != first:
                 if len(shape) != len(first):
                     raise _Problem(
-                        "ragged",
+                        Problem.RAGGED,
                         (*path, i),
                         f"{fmt_index((*path, i))} is {_describe(shape)} but "
                         f"{fmt_index((*path, 0))} is {_describe(first)}",
                     )
                 where = _first_difference(value[0], item, (*path, 0), (*path, i))
-                raise _Problem("ragged", (*path, i), where)
+                raise _Problem(Problem.RAGGED, (*path, i), where)
         return (len(value), *first)
     if kind is bool:
-        raise _Problem("bool", path, repr(value))
+        raise _Problem(Problem.BOOL, path, repr(value))
     if kind is str:
-        raise _Problem("text", path, _short(value))
+        raise _Problem(Problem.TEXT, path, _short(value))
     if value is None:
-        raise _Problem("inner_none", path)
+        raise _Problem(Problem.INNER_NONE, path)
     if isinstance(value, dict):
         tag = value.get(TAG)
         if tag == "dense":
             numbers = _decode_dense(value)
             return numbers.shape
-        raise _Problem("inner_object", path, str(value.get("type", tag)))
-    raise _Problem("inner_object", path, kind.__name__)  # pragma: no cover - not in JSON
+        raise _Problem(Problem.INNER_OBJECT, path, str(value.get("type", tag)))
+    raise _Problem(Problem.INNER_OBJECT, path, kind.__name__)  # pragma: no cover - not in JSON
 
 
 def _short(value: Any) -> str:
@@ -260,7 +305,7 @@ def compare(expected: Any, answer: Any, rtol: float, atol: float) -> Comparison:
     if top is not None:
         code, headline, notes = top
         got = None
-        if code in ("tensor", "ndarray") and "values" in answer:
+        if code in (Problem.TENSOR, Problem.NDARRAY) and "values" in answer:
             # The values still help name a mistake; the headline keeps asking for .tolist().
             try:
                 got = _to_numbers(answer["values"])
@@ -289,7 +334,7 @@ def compare(expected: Any, answer: Any, rtol: float, atol: float) -> Comparison:
             notes.append("Your values are right, in the right order; only the shape is not.")
         return Comparison(
             False,
-            "shape",
+            Problem.SHAPE,
             _shape_headline(got.shape, want.shape),
             got_shape=got.shape,
             got=got,
@@ -298,7 +343,7 @@ def compare(expected: Any, answer: Any, rtol: float, atol: float) -> Comparison:
         )
     bad = outside(got.flat, want.flat, rtol, atol)
     if not bad:
-        return Comparison(True, "", "", got_shape=got.shape, got=got, **base)  # type: ignore[arg-type]
+        return Comparison(True, Problem.PASSED, "", got_shape=got.shape, got=got, **base)  # type: ignore[arg-type]
     mismatches = [Mismatch(want.index(i), got.flat[i], want.flat[i]) for i in bad[:ROWS]]
 
     def badness(i: int) -> float:
@@ -309,9 +354,9 @@ def compare(expected: Any, answer: Any, rtol: float, atol: float) -> Comparison:
     worst = Mismatch(want.index(worst_at), got.flat[worst_at], want.flat[worst_at])
     nonfinite = [i for i in bad if not math.isfinite(got.flat[i]) and math.isfinite(want.flat[i])]
     if nonfinite:
-        code, headline = "nonfinite", _nonfinite_headline(got, want, nonfinite)
+        code, headline = Problem.NONFINITE, _nonfinite_headline(got, want, nonfinite)
     else:
-        code = "values"
+        code = Problem.VALUES
         headline = (
             "Check your calculation: the shape is right, but "
             f"{len(bad)} of {len(want.flat)} values differ from the expected answer."
@@ -369,6 +414,17 @@ def outside(got: Sequence[float], want: Sequence[float], rtol: float, atol: floa
     return [i for i, g, e in zip(count(), got, want) if not agrees(g, e, rtol, atol)]
 
 
+def close(got: Numbers, want: Numbers, rtol: float, atol: float) -> bool:
+    """Whether *got* equals *want* in shape and, within tolerance, in every value; NaN
+    matches NaN here (a mistake that makes NaN is matched by the same NaN)."""
+    if got.shape != want.shape:
+        return False
+    return all(
+        math.isnan(got.flat[i]) and math.isnan(want.flat[i])
+        for i in outside(got.flat, want.flat, rtol, atol)
+    )
+
+
 def _outside_numpy(
     got: Sequence[float], want: Sequence[float], rtol: float, atol: float
 ) -> list[int] | None:
@@ -389,13 +445,13 @@ def _outside_numpy(
 
 def _top_level(
     answer: Any, want: Numbers, rtol: float, atol: float
-) -> tuple[str, str, list[str]] | None:
+) -> tuple[Problem, str, list[str]] | None:
     expected_form = (
         "a number" if want.shape == () else f"a nested list of shape {fmt_shape(want.shape)}"
     )
     if answer is None:
         return (
-            "none",
+            Problem.NONE,
             (
                 "Return your answer: solve returned None, which usually means it has no "
                 "`return` line, or it returns the result of a method that changes a value in place."
@@ -404,7 +460,7 @@ def _top_level(
         )
     if isinstance(answer, (str, bool)):
         what = "the string " if isinstance(answer, str) else ""
-        return "object", f"Return {expected_form}: solve returned {what}{_short(answer)}.", []
+        return Problem.OBJECT, f"Return {expected_form}: solve returned {what}{_short(answer)}.", []
     if not isinstance(answer, dict) or answer.get(TAG) == "dense":
         return None
     tag = answer.get(TAG)
@@ -425,7 +481,7 @@ def _top_level(
                     f"{fmt_shape(want.shape)}."
                 )
         return (
-            tag,
+            Problem(tag),
             (
                 "Return plain Python numbers: add .tolist() to your result. solve returned a "
                 f"{answer.get('type', kind)} ({answer.get('dtype', '')}, "
@@ -436,7 +492,7 @@ def _top_level(
         )
     if tag == "cut":
         return (
-            "cut",
+            Problem.CUT,
             (
                 f"Return {expected_form}: your answer was not read because it is "
                 f"{answer.get('reason', 'too large')}."
@@ -448,7 +504,7 @@ def _top_level(
         "iterator"
     ):
         return (
-            "generator",
+            Problem.GENERATOR,
             (
                 f"Build a list, for example with list(...) or [... for ...]: solve returned a "
                 f"{type_name}, which only produces values when asked, and the grader needs "
@@ -456,7 +512,7 @@ def _top_level(
             ),
             [],
         )
-    return "object", (f"Return {expected_form}: solve returned a {type_name}."), []
+    return Problem.OBJECT, (f"Return {expected_form}: solve returned a {type_name}."), []
 
 
 def compare_values(values: Any, want: Numbers, rtol: float, atol: float) -> bool:
@@ -470,15 +526,15 @@ def compare_values(values: Any, want: Numbers, rtol: float, atol: float) -> bool
 
 def _inner_headline(problem: _Problem) -> str:
     where = fmt_index(problem.path)
-    if problem.code == "bool":
+    if problem.code == Problem.BOOL:
         return f"Return numbers, not True or False: your answer holds {problem.detail} at {where}."
-    if problem.code == "text":
+    if problem.code == Problem.TEXT:
         return f"Return numbers, not text: your answer holds {problem.detail} at {where}."
-    if problem.code == "inner_none":
+    if problem.code == Problem.INNER_NONE:
         return f"Fill in every value: your answer holds None at {where}."
-    if problem.code == "ragged":
+    if problem.code == Problem.RAGGED:
         return f"Make every row the same length: {problem.detail}."
-    if problem.detail in ("torch.Tensor", "numpy.ndarray") or problem.code == "inner_object":
+    if problem.detail in ("torch.Tensor", "numpy.ndarray") or problem.code == Problem.INNER_OBJECT:
         advice = ""
         if "Tensor" in problem.detail or "ndarray" in problem.detail:
             advice = " Call .tolist() on the whole tensor rather than building a list of tensors."
@@ -564,22 +620,35 @@ def split_outputs(answer: Any, count: int) -> list[Any] | None:
     return None
 
 
+#: How one output is judged: ``(expected, answer, rtol, atol) -> Comparison``.
+PartJudge = Callable[[Any, Any, float, float], Comparison]
+
+
 def compare_outputs(
-    expected: dict[str, Any], answer: Any, names: Sequence[str], rtol: float, atol: float
+    expected: dict[str, Any],
+    answer: Any,
+    names: Sequence[str],
+    rtol: float,
+    atol: float,
+    judges: Sequence[PartJudge] = (),
 ) -> Comparison:
     """Judge an answer made of several named outputs, returned in *names*' order: the first
-    output that is wrong speaks for the whole answer."""
+    output that is wrong speaks for the whole answer. *judges* judge each output (by its
+    kind of expected value, :mod:`pytest_lessons.core.kinds`); :func:`compare` by default."""
     if isinstance(answer, dict) and answer.get(TAG) == "dense":
         # Unpacked first, so a wrong count is told in values, never as the packing's tag.
         answer = nested(_decode_dense(answer))
     parts = split_outputs(answer, len(names))
-    first = read_numbers(expected[names[0]])
+    try:
+        first = read_numbers(expected[names[0]])
+    except _Problem:  # an output of another kind than numbers: no shape to name
+        first = Numbers((), [])
     if parts is None:
         listed = ", ".join(names)
         what = "None" if answer is None else _kind_of(answer)
         return Comparison(
             False,
-            "outputs",
+            Problem.OUTPUTS,
             f"Return {len(names)} values, in this order: {listed} (for example "
             f"`return {listed}`). solve returned {what}.",
             expected_shape=first.shape,
@@ -587,16 +656,13 @@ def compare_outputs(
             total=len(first.flat),
         )
     for index, (name, part) in enumerate(zip(names, parts)):
-        verdict = compare(expected[name], part, rtol, atol)
+        judge = judges[index] if judges else compare
+        verdict = judge(expected[name], part, rtol, atol)
         if not verdict.passed:
-            return replace(
-                verdict,
-                headline=f"In {name} (value {index + 1} of {len(names)}): {verdict.headline}",
-                part=name,
-                part_index=index,
-            )
+            verdict = replace(verdict, part=name, part_index=index, parts=len(names))
+            return replace(verdict, headline=f"In {verdict.where}: {verdict.headline}")
     return Comparison(
-        True, "", "", expected_shape=first.shape, expected=first, total=len(first.flat)
+        True, Problem.PASSED, "", expected_shape=first.shape, expected=first, total=len(first.flat)
     )
 
 

@@ -23,6 +23,9 @@ from pytest_lessons.core.compare import (
     outside,
     size_one_positions,
 )
+from pytest_lessons.core.compare import (
+    close as close,  # the watch-outs and the tests have always found it here
+)
 from pytest_lessons.core.model import WatchOut
 
 #: Ranks: a lower rank wins. Learner errors never reach diagnosis (they have no answer).
@@ -71,17 +74,6 @@ def best(diagnoses: Sequence[Diagnosis | None]) -> Diagnosis | None:
     """The diagnosis to show: the lowest rank, first come first served among equals."""
     found = [d for d in diagnoses if d is not None]
     return min(found, key=lambda d: d.rank) if found else None
-
-
-def close(got: Numbers, want: Numbers, rtol: float, atol: float) -> bool:
-    """Whether *got* equals *want* in shape and, within tolerance, in every value; NaN
-    matches NaN here (a mistake that makes NaN is matched by the same NaN)."""
-    if got.shape != want.shape:
-        return False
-    return all(
-        math.isnan(got.flat[i]) and math.isnan(want.flat[i])
-        for i in outside(got.flat, want.flat, rtol, atol)
-    )
 
 
 # --- lesson watch-outs ------------------------------------------------------------------------

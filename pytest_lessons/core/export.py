@@ -20,7 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from pytest_lessons.core import course, model
-from pytest_lessons.core.compare import nested, read_numbers, split_outputs
+
+# Where the lesson check has always found it; it lives with the other questions of judging.
+from pytest_lessons.core.judge import plain_answer as plain_answer
 
 #: Files of a lesson's folder that a learner's copy keeps besides ``exercise.toml``.
 KEPT = ("conftest.py",)
@@ -28,17 +30,6 @@ KEPT = ("conftest.py",)
 #: Keys of ``[exercise]`` a learner's copy drops: the reference, and the total points (each
 #: kept case carries its own points instead, as the full course scaled them).
 DROPPED = ("reference", "points")
-
-
-def plain_answer(exercise: model.Exercise, answer: Any) -> Any:
-    """A reference answer (encoded plain data from the worker) as ``expected`` is written in
-    ``exercise.toml``: nested lists of numbers, or a table of them for several outputs."""
-    if not exercise.outputs:
-        return nested(read_numbers(answer))
-    parts = split_outputs(answer, len(exercise.outputs))
-    if parts is None:
-        raise ValueError("the reference did not return one value per output")
-    return {name: nested(read_numbers(part)) for name, part in zip(exercise.outputs, parts)}
 
 
 def learner_toml(

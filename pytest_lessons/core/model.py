@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 from pytest_lessons.core import fit
 from pytest_lessons.core.generate import GenerateSpec, axis_names, distinct_possible, draw
+from pytest_lessons.core.kinds import NUMERIC, expected_problem
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -68,7 +69,8 @@ class Case:
     inputs: dict[str, Any]
     """The arguments, by input name, as plain TOML data."""
     expected: Any
-    """The right answer: a number or a rectangular nested list of numbers."""
+    """The right answer, a value of its kind (:mod:`pytest_lessons.core.kinds`; in format 1
+    always a number or a rectangular nested list of numbers)."""
     rtol: float
     atol: float
     name: str | None = None
@@ -812,14 +814,14 @@ def _build_case(
         for name in outputs:
             if name not in expected:
                 raise ExerciseError(path, f'{where}.expected lacks output "{name}"', line)
-            complaint = numeric_array_problem(expected[name])
+            complaint = expected_problem(expected[name])
             if complaint:
                 raise ExerciseError(path, f"{where}.expected.{name} {complaint}", line)
         for name in expected:
             if name not in outputs:
                 raise ExerciseError(path, f'{where}.expected has unknown output "{name}"', line)
     else:
-        complaint = numeric_array_problem(values["expected"])
+        complaint = expected_problem(values["expected"])
         if complaint:
             raise ExerciseError(path, f"{where}.expected {complaint}", line)
     return Case(
@@ -849,31 +851,6 @@ def _plain_value(value: Any) -> str | None:
 
 
 def numeric_array_problem(value: Any) -> str | None:
-    """None if *value* is a number or a rectangular nested list of numbers, else the problem."""
-    if isinstance(value, bool):
-        return "must be a number or a nested list of numbers, not true/false"
-    if isinstance(value, (int, float)):
-        return None
-    if not isinstance(value, list):
-        return "must be a number or a nested list of numbers"
-    shape = _shape(value)
-    if shape is None:
-        return "must be a rectangular nested list of numbers (every row the same length)"
-    return None
-
-
-def _shape(value: Any) -> tuple[int, ...] | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        return ()
-    if not isinstance(value, list):
-        return None
-    if not value:
-        return (0,)
-    shapes = {_shape(item) for item in value}
-    if len(shapes) != 1 or None in shapes:
-        return None
-    (inner,) = shapes
-    assert inner is not None
-    return (len(value), *inner)
+    """None if *value* is a number or a rectangular nested list of numbers, else the problem
+    (the numeric kind's check, :meth:`pytest_lessons.core.kinds.Numeric.problem`)."""
+    return NUMERIC.problem(value)

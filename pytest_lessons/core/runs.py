@@ -22,7 +22,7 @@ from typing import Any, Callable
 from pytest_lessons.core import fit, model
 from pytest_lessons.core.attempt import Attempt, sizes
 from pytest_lessons.core.compare import Numbers, read_numbers, split_outputs
-from pytest_lessons.core.judge import expected_answer
+from pytest_lessons.core.judge import usable_reference
 from pytest_lessons.core.settings import Limits, Settings
 from pytest_lessons.isolation.outcome import RETURNED, TIMEOUT, Outcome
 from pytest_lessons.isolation.runner import Job, Runner
@@ -175,7 +175,7 @@ class Runs:
             if exercise.reference is not None:
                 job = self.job(exercise, exercise.reference, exercise.entry, inputs)
                 outcome = self.runner.run(job)
-                if outcome.kind == RETURNED and expected_answer(exercise, outcome.answer):
+                if outcome.kind == RETURNED and usable_reference(exercise, outcome.answer):
                     answer = outcome.answer
                 if answer is None:
                     self.reference_outcomes[key] = outcome

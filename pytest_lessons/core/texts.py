@@ -8,7 +8,6 @@ Nothing of the grader's own code is shown.
 
 from __future__ import annotations
 
-import math
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -19,14 +18,14 @@ from typing import Any, Callable
 
 from pytest_lessons.core.compare import (
     Comparison,
+    Problem,
     first_row_shape,
     fmt_index,
-    fmt_number,
-    fmt_shape,
     plural,
     size_one_positions,
 )
 from pytest_lessons.core.diagnose import Diagnosis
+from pytest_lessons.core.kinds import named
 from pytest_lessons.isolation.outcome import (
     DIED,
     INTERNAL,
@@ -488,8 +487,7 @@ def describe_mismatch(
 ) -> Failure:
     """The failure for a returned answer that is not right: the diagnosis (or the comparison's
     own headline), then the evidence."""
-    # Which output is wrong, for an exercise with several: "In out (value 1 of 3): ".
-    part = comparison.headline.split(": ", 1)[0][3:] if comparison.part else ""
+    part = comparison.where  # which output is wrong, for an exercise with several
     if diagnosis is not None and repeat_of:
         first = _in_part(first_sentence(diagnosis.headline), part)
         lines = [f"  (the same mistake as {repeat_of}; its explanation is there)"]
@@ -499,38 +497,19 @@ def describe_mismatch(
             lines += _indent(_wrap(detail))
     else:
         first, lines = comparison.headline, []
-    if diagnosis is not None and comparison.problem not in ("values", "shape"):
+    if diagnosis is not None and comparison.problem not in (Problem.VALUES, Problem.SHAPE):
         lines += _indent(_wrap(comparison.headline))  # e.g. "add .tolist()" still applies
     # A diagnosis of a wrong shape says how it came about; the comparison's generic notes on
     # shapes ("check the sizes you reshape to") would compete with it.
-    if diagnosis is None or comparison.problem != "shape":
+    if diagnosis is None or comparison.problem != Problem.SHAPE:
         for note in comparison.notes:
             lines += _indent(_wrap(note))
     lines.append("")
-    got_shape = fmt_shape(comparison.got_shape) if comparison.got_shape is not None else "-"
-    facts = [("shape", f"expected {fmt_shape(comparison.expected_shape)}   got {got_shape}")]
-    if comparison.worst is not None:
-        total = comparison.total
-        share = 100 * comparison.mismatched / total if total else 0
-        facts.append(("mismatched", f"{comparison.mismatched} of {total} values ({share:.0f}%)"))
-        worst = comparison.worst
-        gap = worst.gap
-        facts.append(
-            (
-                "largest gap",
-                f"at {fmt_index(worst.index)}: got {fmt_number(worst.got, worst.expected)}, "
-                f"expected {fmt_number(worst.expected, worst.got)}"
-                + (f" (allowed ±{comparison.allowed:.2g})" if not math.isnan(gap) else ""),
-            )
-        )
-    lines += _indent(_table(facts))
-    if comparison.rows:
-        rows = [
-            (fmt_index(m.index), fmt_number(m.got, m.expected), fmt_number(m.expected, m.got))
-            for m in comparison.rows
-        ]
-        lines += ["", *_indent(_table([("at", "got", "expected"), *rows]), "    ")]
-        more = comparison.mismatched - len(comparison.rows)
+    kind = named(comparison.kind)
+    lines += _indent(_table(kind.facts(comparison)))
+    listing, more = kind.listing(comparison)
+    if listing:
+        lines += ["", *_indent(_table(listing), "    ")]
         if more > 0:
             lines.append(f"    ... and {more} more")
     lines += mismatch_map(comparison)
@@ -707,11 +686,20 @@ def fault_key(outcome: Outcome, comparison: Comparison | None) -> str:
     if outcome.kind == RETURNED and comparison is not None:
         part = f" in {comparison.part}" if comparison.part else ""
         got, want = comparison.got_shape, comparison.expected_shape
-        if comparison.problem == "shape" and got is not None and size_one_positions(got, want):
+        if (
+            comparison.problem == Problem.SHAPE
+            and got is not None
+            and size_one_positions(got, want)
+        ):
             # A forgotten .squeeze() or .unsqueeze() is the same fault whatever the sizes.
             extra = "an extra" if len(got) > len(want) else "a missing"
             return f"returned {extra} size-1 dimension{part}"
-        if comparison.problem in ("", "values", "shape", "nonfinite"):
+        if comparison.problem in (
+            Problem.PASSED,
+            Problem.VALUES,
+            Problem.SHAPE,
+            Problem.NONFINITE,
+        ):
             return ""
         return f"returned {comparison.problem}{part}"
     return ""
@@ -758,7 +746,7 @@ def describe_hidden(
     values."""
     if outcome.kind == RETURNED:
         what = "your answer is wrong"
-        if comparison is not None and comparison.problem not in ("values", "nonfinite"):
+        if comparison is not None and comparison.problem not in (Problem.VALUES, Problem.NONFINITE):
             what = "your answer does not have the expected type or shape"
         if comparison is not None and comparison.part:
             what += f" (in {comparison.part})"

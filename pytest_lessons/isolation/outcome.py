@@ -23,15 +23,38 @@ import json
 import math
 import re
 from dataclasses import dataclass, field, replace
+from enum import Enum
 from typing import Any
 
-#: Outcome kinds.
-RETURNED = "returned"  # the entry function returned; see Outcome.answer
-RAISED = "raised"  # an exception escaped learner code (import or call)
-SETUP = "setup"  # the learner's file or function cannot be used as it is
-TIMEOUT = "timeout"  # the case took longer than its limit and was stopped
-DIED = "died"  # the process running learner code ended without an answer
-INTERNAL = "internal"  # the grader itself failed; not the learner's fault
+
+class OutcomeKind(str, Enum):
+    """How running one case of learner code ended. A ``str``, so ``kind == "returned"``, JSON
+    and f-strings see the bare word, as the child writes it."""
+
+    __str__ = str.__str__
+    __format__ = str.__format__  # type: ignore[assignment]
+
+    RETURNED = "returned"
+    """The entry function returned; see :attr:`Outcome.answer`."""
+    RAISED = "raised"
+    """An exception escaped learner code (import or call)."""
+    SETUP = "setup"
+    """The learner's file or function cannot be used as it is."""
+    TIMEOUT = "timeout"
+    """The case took longer than its limit and was stopped."""
+    DIED = "died"
+    """The process running learner code ended without an answer."""
+    INTERNAL = "internal"
+    """The grader itself failed; not the learner's fault."""
+
+
+#: The outcome kinds by their short names, as every module imports them.
+RETURNED = OutcomeKind.RETURNED
+RAISED = OutcomeKind.RAISED
+SETUP = OutcomeKind.SETUP
+TIMEOUT = OutcomeKind.TIMEOUT
+DIED = OutcomeKind.DIED
+INTERNAL = OutcomeKind.INTERNAL
 
 TAG = "$"
 
@@ -85,7 +108,8 @@ class Frame:
 class Outcome:
     """The result of running one case of learner code."""
 
-    kind: str
+    kind: OutcomeKind
+    """How the case ended (given as its word, it is read as the :class:`OutcomeKind`)."""
     answer: Any = None
     """With kind ``returned``: the answer in the encoding described in the module docstring."""
     error_type: str = ""
@@ -109,6 +133,10 @@ class Outcome:
     """With setup ``no_entry``: the public names the learner's file defines."""
     details: dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        # A kind given as its word ("returned") is the same kind: one type for every reader.
+        object.__setattr__(self, "kind", OutcomeKind(self.kind))
+
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Outcome:
         """Rebuild an outcome from its JSON form, ignoring unknown keys."""
@@ -124,7 +152,7 @@ class Outcome:
         )
         exit_code = data.get("exit_code")
         return cls(
-            kind=str(data.get("kind", INTERNAL)),
+            kind=OutcomeKind(data.get("kind", INTERNAL)),
             answer=data.get("answer"),
             error_type=str(data.get("error_type", "")),
             message=str(data.get("message", "")),
