@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pytest_lessons.core.grading import Attempt
 from test_grading_core import grader, lesson
 
 from pytest_lessons.core import export, judge, kinds
+from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.compare import Comparison, Problem, compare
 from pytest_lessons.core.diagnose import WATCH_OUT, Diagnosis
 from pytest_lessons.core.results import Status
