@@ -56,14 +56,13 @@ from pytest_lessons.core.texts import (
     OUTPUT_LINES,
     Context,
     Failure,
-    abbreviate,
     context_lines,
     describe,
     describe_hidden,
     fault_key,
     repeated,
-    wrap,
 )
+from pytest_lessons.core.words import abbreviate, wrap
 from pytest_lessons.isolation.outcome import (
     INTERNAL,
     RAISED,

@@ -17,7 +17,7 @@ from typing import Any, Callable, Protocol
 from pytest_lessons.core import model
 from pytest_lessons.core.course import Course
 from pytest_lessons.core.results import CaseResult, Status
-from pytest_lessons.core.texts import wrap
+from pytest_lessons.core.words import case_list, wrap
 
 BAR = 10
 
@@ -83,15 +83,6 @@ def _key(kind: str, state: ExerciseState) -> str:
     return f"lessons/{kind}/{state.slug}-{digest}"
 
 
-def case_ranges(numbers: list[int]) -> str:
-    """``case 3``, ``cases 1, 4``, ``cases 2 to 10``."""
-    label = "case" if len(numbers) == 1 else "cases"
-    ordered = sorted(numbers)
-    if len(ordered) > 2 and ordered == list(range(ordered[0], ordered[-1] + 1)):
-        return f"{label} {ordered[0]} to {ordered[-1]}"
-    return f"{label} {', '.join(str(n) for n in ordered)}"
-
-
 def progress_lines(
     states: list[ExerciseState],
     courses: Sequence[Course] = (),
@@ -112,15 +103,15 @@ def progress_lines(
             status = f"{len(state.passed)} of {state.total} cases"
             if len(state.seen) < state.total:
                 status += f" ({len(state.seen)} run)"
-            watch = "; ".join(f"{i} ({case_ranges(c)})" for i, c in state.mistakes.items())
+            watch = "; ".join(f"{i} ({case_list(c)})" for i, c in state.mistakes.items())
             if watch:
                 status += f"   watch out: {watch}"
             for fault, cases in state.faults.items():
                 if fault == "not run":
-                    status += f"   {case_ranges(cases)} not run (too many timeouts)"
+                    status += f"   {case_list(cases)} not run (too many timeouts)"
                 elif len(cases) > 1:
                     first, *rest = sorted(cases)
-                    status += f"   {case_ranges(rest)} failed as case {first} did"
+                    status += f"   {case_list(rest)} failed as case {first} did"
         lines.append(f"{state.slug.ljust(width)}   {status}")
     for state in states:
         _remember(state, cache)

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from pytest_lessons.core import course, grading, model, settings, summary, texts
+from pytest_lessons.core import course, grading, model, settings, summary, texts, words
 from pytest_lessons.core.results import CaseResult
 from pytest_lessons.core.texts import MAP_TITLE
 from pytest_lessons.isolation import sandbox
@@ -368,7 +368,7 @@ class Feedback:
                 inner = "".join(_case_html(r, t, nested=True) for r, t in shown.repeats)
                 parts.append(
                     '<details style="margin:0 0 0.6em 1em">'
-                    f"<summary>{_e(summary.case_ranges(numbers))} "
+                    f"<summary>{_e(words.case_list(numbers))} "
                     f"{how} {_e(shown.result.label)}</summary>{inner}</details>"
                 )
         tail = [*self.notes, *self.progress]

@@ -15,8 +15,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from pytest_lessons.core.compare import noun, plural
 from pytest_lessons.core.results import CaseResult
+from pytest_lessons.core.words import noun, plural
 from pytest_lessons.reports import classreport, feedback_files, formats, gradebook
 
 #: The placeholder of ``--lesson-report`` that a batch run fills with each learner's name.

@@ -19,7 +19,8 @@ from typing import Any, Callable
 from pytest_lessons.core import course
 from pytest_lessons.core.results import CaseResult, Status
 from pytest_lessons.core.summary import course_order
-from pytest_lessons.core.texts import HEADLINE_LIMIT, first_sentence
+from pytest_lessons.core.texts import HEADLINE_LIMIT
+from pytest_lessons.core.words import first_sentence
 
 #: Exercism's limit on a test's output.
 EXERCISM_OUTPUT = 500
