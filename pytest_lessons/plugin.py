@@ -20,6 +20,7 @@ import pytest
 from pytest_lessons import hooks
 from pytest_lessons.core import course, diagnose, model, settings, summary
 from pytest_lessons.core.diagnose import Diagnosis, Evidence
+from pytest_lessons.core.frontend import SAME_WAY
 from pytest_lessons.core.grading import Attempt
 from pytest_lessons.core.results import CaseResult
 from pytest_lessons.isolation import sandbox
@@ -489,23 +490,20 @@ def pytest_report_from_serializable(config: pytest.Config, data: dict[str, Any])
         report.longrepr = FailureText(report.longrepr, headline, path, lineno)
 
 
-#: The terminal's category for a case that failed for the same reason as an earlier case of
-#: its exercise: counted in the last line, not shown again in the failures and the summary.
-SAME_WAY = "failed the same way"
-
-
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:
+    """A case that failed for the same fault as an earlier case of its exercise: counted as
+    :data:`~pytest_lessons.core.frontend.SAME_WAY` in the last line, not shown again."""
     if report.when != "call" or not report.failed or config.option.verbose > 1:
         return None
-    result = getattr(report, "lessons", None)
+    data = getattr(report, "lessons", None)
     lessons = config.stash.get(KEY, None)
-    if not result or not result.get("fault") or lessons is None:
+    if not data or not data.get("fault") or lessons is None:
         return None
-    key = (str(result["path"]), str(result["learner"]), str(result["fault"]))
-    node, label = lessons.fault_reports.setdefault(key, (report.nodeid, str(result["label"])))
-    if node == report.nodeid:
+    result = CaseResult.from_dict(data)
+    first = lessons.fault_reports.first(result, (report.nodeid, result.label))
+    if first is None or first[0] == report.nodeid:
         return None
-    return SAME_WAY, "F", (f"FAILED (as {label})", {"red": True})
+    return SAME_WAY, "F", (f"FAILED (as {first[1]})", {"red": True})
 
 
 class ClassProgress:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from pytest_lessons.core import texts, words
+from pytest_lessons.core import frontend, texts, words
 from pytest_lessons.core.compare import compare, compare_outputs
 from pytest_lessons.core.diagnose import Diagnosis
 from pytest_lessons.isolation.outcome import Frame, Outcome
@@ -899,12 +899,12 @@ def test_a_wide_map_is_painted_too() -> None:
 
 def test_a_path_is_shown_relative_to_where_pytest_runs_as_the_system_writes_it() -> None:
     start = r"C:\Users\José\José's course"
-    shown = texts.shown_path(start + r"\split_heads\solution.py", start, ntpath)
+    shown = frontend.shown_path(start + r"\split_heads\solution.py", start, ntpath)
     assert shown == r"split_heads\solution.py"
     assert (
-        texts.shown_path(r"D:\split_heads\solution.py", start, ntpath)
+        frontend.shown_path(r"D:\split_heads\solution.py", start, ntpath)
         == r"D:\split_heads\solution.py"
     )
-    assert texts.shown_path(Path("/c/a/solution.py"), Path("/c")) == os.path.join(
+    assert frontend.shown_path(Path("/c/a/solution.py"), Path("/c")) == os.path.join(
         "a", "solution.py"
     )

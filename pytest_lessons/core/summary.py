@@ -16,7 +16,7 @@ from typing import Any, Callable, Protocol
 
 from pytest_lessons.core import model
 from pytest_lessons.core.course import Course
-from pytest_lessons.core.results import CaseResult, Status
+from pytest_lessons.core.results import FAULT, WATCH_OUT, CaseResult, Status
 from pytest_lessons.core.words import case_list, wrap
 
 BAR = 10
@@ -68,10 +68,10 @@ def collect(
         state.seen.add(number)
         if result.passed:
             state.passed.add(number)
-        elif result.diagnosis_kind == "watch_out":
-            state.mistakes.setdefault(str(result.diagnosis), []).append(number)
-        elif result.fault:
-            state.faults.setdefault(str(result.fault), []).append(number)
+        elif (reason := result.reason) is not None and reason[0] == WATCH_OUT:
+            state.mistakes.setdefault(reason[1], []).append(number)
+        elif reason is not None and reason[0] == FAULT:
+            state.faults.setdefault(reason[1], []).append(number)
     keys = sorted(states)
     if order is not None:
         keys.sort(key=lambda key: order(Path(key)))

@@ -9,12 +9,10 @@ Nothing of the grader's own code is shown. This module imports neither pytest no
 from __future__ import annotations
 
 import math
-import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import Any, Callable
 
 from pytest_lessons.core.compare import Comparison, size_one_positions
@@ -673,14 +671,3 @@ def describe_hidden(
         lines += ["", wrapped[0], *_indent(wrapped[1:])]
     lines += ["", "  Its inputs and expected answer are not shown: it is a hidden case."]
     return Failure(f"{label.capitalize()} failed: {what}.", lines)
-
-
-def shown_path(path: Path | str, start: Path | str, flavour: ModuleType = os.path) -> str:
-    """*path* as a message names it: relative to *start* (where pytest or the notebook runs),
-    written the way this system writes paths (``\\`` on Windows). *flavour* is the path module
-    (``ntpath`` or ``posixpath``; this system's by default). A path on another drive than
-    *start* (Windows) is shown whole."""
-    try:
-        return str(flavour.relpath(str(path), str(start)))
-    except ValueError:
-        return str(path)

@@ -31,8 +31,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from pytest_lessons.core import course, grading, model, settings, summary, texts, words
-from pytest_lessons.core.results import CaseResult
+from pytest_lessons.core import course, grading, model, settings, summary, words
+from pytest_lessons.core.frontend import SAME_WAY, FaultGroups, grader_failed, shown_path
+from pytest_lessons.core.results import DETECTOR, FAULT, WATCH_OUT, CaseResult
 from pytest_lessons.core.texts import MAP_TITLE
 from pytest_lessons.isolation import sandbox
 from pytest_lessons.isolation.runner import Runner, make_runner
@@ -280,21 +281,14 @@ class Feedback:
         self.shown: list[Shown] = []
         self.same_way = 0
         """Failing cases counted as failing the same way as an earlier one."""
-        by_key: dict[str, Shown] = {}
+        groups = FaultGroups[Shown]((WATCH_OUT, FAULT, DETECTOR))
         for result, text in graded:
             if result.passed:
                 continue
-            key = ""
-            if result.fault:
-                key = f"fault {result.fault}"
-            elif result.diagnosis:
-                key = f"diagnosis {result.diagnosis}"
-            first = by_key.get(key) if key else None
-            if first is None:
-                shown = Shown(result, text)
+            shown = Shown(result, text)
+            first = groups.first(result, shown)
+            if first is None or first is shown:
                 self.shown.append(shown)
-                if key:
-                    by_key[key] = shown
                 continue
             first.repeats.append((result, text))
             if result.fault:
@@ -377,9 +371,6 @@ class Feedback:
         parts.append("</div>")
         return "".join(parts)
 
-
-#: The terminal's words for a case that failed as an earlier one did (plugin.SAME_WAY).
-SAME_WAY = "failed the same way"
 
 _BOX = "font-family:var(--jp-ui-font-family,sans-serif);line-height:1.4"
 _PRE = "margin:0.2em 0;white-space:pre;overflow-x:auto;font-size:90%"
@@ -568,7 +559,7 @@ class Lessons:
         return find_lesson(name, self.cwd, self.course_folder)
 
     def show(self, path: Path | str) -> str:
-        return texts.shown_path(path, self.cwd)
+        return shown_path(path, self.cwd)
 
     # - running learner code
 
@@ -885,13 +876,8 @@ def _safely(run: Callable[[], Any]) -> Any:
     except NotebookError as error:
         return Text([str(error)])
     except Exception as error:  # the grader's own bug: its traceback is not the learner's
-        return Text(
-            [
-                "The grader itself failed on this cell, not your code "
-                f"({type(error).__name__}: {error}).",
-                "Run the cell again, and if it happens again, tell your instructor.",
-            ]
-        )
+        then = "Run the cell again, and if it happens again, tell your instructor."
+        return Text(grader_failed("this cell", error, then))
 
 
 def lesson_cell(line: str, cell: str | None = None) -> Any:

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from pytest_lessons.core import model
-from pytest_lessons.core.results import CaseResult, Status
+from pytest_lessons.core.results import FAULT, WATCH_OUT, CaseResult, Status
 from pytest_lessons.core.words import case_list
 from pytest_lessons.reports.formats import exercise_order
 from pytest_lessons.reports.gradebook import MISSING, number, with_hidden_faults
@@ -64,10 +64,9 @@ def _points(earned: float, most: float) -> str:
 def _key(r: CaseResult) -> tuple[str, str]:
     """Cases that fail for one reason share a key: a watch-out, a fault no input changes, or
     else each case's own headline."""
-    if r.diagnosis_kind == "watch_out" and r.diagnosis:
-        return ("watch_out", r.diagnosis)
-    if r.fault:
-        return ("fault", r.fault)
+    reason = r.reason
+    if reason is not None and reason[0] in (WATCH_OUT, FAULT):
+        return reason
     return ("case", f"{r.case}")
 
 
