@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from pytest_lessons import notebook
+from pytest_lessons.notebook import magics
 from pytest_lessons.isolation.runner import Job, make_runner
 
 from conftest import DOUBLE_RIGHT, ROOT
@@ -186,13 +187,13 @@ def test_the_course_magic_takes_the_course_folder_or_its_parent(tmp_path: Path) 
         lessons.set_course(str(tmp_path))
     shown = notebook.lesson_course(str(tmp_path))
     assert "holds no lesson" in repr(shown)
-    notebook._LESSONS = notebook.Lessons(cwd=tmp_path, environ={})
+    magics._LESSONS = notebook.Lessons(cwd=tmp_path, environ={})
     try:
         assert repr(notebook.lesson_course("")).startswith(
             "Give the course's folder with `%lesson_course PATH`: there is no course.toml in"
         )
     finally:
-        notebook._LESSONS = None
+        magics._LESSONS = None
 
 
 def test_a_magic_without_a_lesson_says_how_to_name_one() -> None:
