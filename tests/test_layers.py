@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest_lessons
 
 #: The pytest layer: the only modules that may import pytest.
-PYTEST_LAYER = {"plugin", "nodes", "hooks", "session"}
+PYTEST_LAYER = {"plugin", "nodes", "hooks", "session", "terminal"}
 
 PACKAGE = Path(pytest_lessons.__file__).parent
 

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from pytest_lessons import notebook
-from pytest_lessons.notebook import magics
 from pytest_lessons.isolation.runner import Job, make_runner
+from pytest_lessons.notebook import magics
 
 from conftest import DOUBLE_RIGHT, ROOT
 
