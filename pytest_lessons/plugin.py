@@ -20,6 +20,7 @@ import pytest
 from pytest_lessons import hooks
 from pytest_lessons.core import course, diagnose, model, settings, summary
 from pytest_lessons.core.diagnose import Diagnosis, Evidence
+from pytest_lessons.core.frontend import choose_sandbox
 from pytest_lessons.core.grading import Attempt
 from pytest_lessons.isolation import sandbox
 from pytest_lessons.isolation.runner import PoolRunner, make_runner, usable_cpus
@@ -344,14 +345,7 @@ def _sandbox(resolved: settings.Settings) -> tuple[sandbox.Support, sandbox.Poli
     if resolved.isolation == "off":
         return sandbox.Support(0, "learner code runs inside pytest"), None
     try:
-        return sandbox.choose(
-            resolved.value("sandbox"),
-            os.environ,
-            passed=resolved.value("pass_env"),
-            user=resolved.value("sandbox_user"),
-            off_reason="--lesson-sandbox=off was given",
-            limits={key: resolved.value(name) for name, key in sandbox.LIMITS.items()},
-        )
+        return choose_sandbox(resolved, os.environ, "--lesson-sandbox=off was given")
     except sandbox.Unavailable as error:
         raise pytest.UsageError(
             f"--lesson-sandbox=require: no sandbox can be had here: {error}. "

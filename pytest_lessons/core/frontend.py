@@ -4,17 +4,21 @@ One fault, one message: the cases of one exercise and one learner that fail for 
 are explained under the first of them, and the others are counted or folded under it
 (:class:`FaultGroups`, keyed by :attr:`~pytest_lessons.core.results.CaseResult.reason`). The
 words both say the same way are here too: :data:`SAME_WAY`, the apology when the grader
-itself fails (:func:`grader_failed`), and how a path is named (:func:`shown_path`).
+itself fails (:func:`grader_failed`), and how a path is named (:func:`shown_path`); and the
+sandbox both choose from the run settings (:func:`choose_sandbox`).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Generic, TypeVar
 
 from pytest_lessons.core.results import FAULT, CaseResult
+from pytest_lessons.core.settings import Settings
+from pytest_lessons.isolation import sandbox
 
 #: How a case that failed as an earlier case of its exercise did is counted: pytest's last
 #: line (``7 failed the same way``) and a cell's headline alike.
@@ -51,6 +55,24 @@ def grader_failed(where: str, error: BaseException, then: str) -> list[str]:
         f"The grader itself failed on {where}, not your code ({type(error).__name__}: {error}).",
         then,
     ]
+
+
+def choose_sandbox(
+    resolved: Settings, environ: Mapping[str, str], off_reason: str
+) -> tuple[sandbox.Support, sandbox.Policy]:
+    """The sandbox the run settings ask for, read alike by both front ends (its mode, the
+    variables passed, the user learner code runs as, the limits); *off_reason* is what the
+    header says when it is off. Raises :class:`~pytest_lessons.isolation.sandbox.Unavailable`
+    or :class:`~pytest_lessons.isolation.sandbox.NoSuchUser`, which each front end words in
+    its own terms (an option or an environment variable)."""
+    return sandbox.choose(
+        resolved.value("sandbox"),
+        environ,
+        passed=resolved.value("pass_env"),
+        user=resolved.value("sandbox_user"),
+        off_reason=off_reason,
+        limits={key: resolved.value(name) for name, key in sandbox.LIMITS.items()},
+    )
 
 
 def shown_path(path: Path | str, start: Path | str, flavour: ModuleType = os.path) -> str:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Callable
 
 from pytest_lessons.core import course, grading, model, settings, summary
-from pytest_lessons.core.frontend import shown_path
+from pytest_lessons.core.frontend import choose_sandbox, shown_path
 from pytest_lessons.core.results import CaseResult
 from pytest_lessons.isolation import sandbox
 from pytest_lessons.isolation.runner import Runner, make_runner
@@ -216,13 +216,8 @@ class Lessons:
 
     def _sandbox(self, resolved: settings.Settings) -> tuple[sandbox.Policy, sandbox.Support]:
         try:
-            support, policy = sandbox.choose(
-                resolved.value("sandbox"),
-                self.environ,
-                passed=resolved.value("pass_env"),
-                user=resolved.value("sandbox_user"),
-                off_reason="PYTEST_LESSONS_SANDBOX=off was given",
-                limits={key: resolved.value(name) for name, key in sandbox.LIMITS.items()},
+            support, policy = choose_sandbox(
+                resolved, self.environ, "PYTEST_LESSONS_SANDBOX=off was given"
             )
         except sandbox.Unavailable as error:
             raise NotebookError(
