@@ -3,7 +3,8 @@ the groupings read it, one message per reason, and the grader's apology."""
 
 from __future__ import annotations
 
-from pytest_lessons.core.frontend import SAME_WAY, FaultGroups, grader_failed
+from pytest_lessons.core import settings
+from pytest_lessons.core.frontend import SAME_WAY, FaultGroups, choose_sandbox, grader_failed
 from pytest_lessons.core.results import DETECTOR, FAULT, WATCH_OUT
 
 from conftest import case_result
@@ -53,3 +54,21 @@ def test_the_grader_failing_is_said_as_its_own_fault_with_what_to_do() -> None:
         "The grader itself failed on this cell, not your code (KeyError: 'x').",
         "Run the cell again.",
     ]
+
+
+def test_both_front_ends_choose_the_sandbox_from_the_same_settings() -> None:
+    given = {
+        "sandbox": "off",
+        "pass_env": "LESSON_TOKEN",
+        "sandbox_user": "nobody",
+        "disk": "64",
+        "open_files": "100",
+        "processes": "8",
+    }
+    resolved = settings.resolve(option=given.get, ini=lambda name: None, environ={})
+    environ = {"LESSON_TOKEN": "kept", "SECRET": "dropped", "PATH": "/bin"}
+    support, policy = choose_sandbox(resolved, environ, "--lesson-sandbox=off was given")
+    assert support.abi == 0 and support.reason == "--lesson-sandbox=off was given"
+    assert policy.env.get("LESSON_TOKEN") == "kept" and "SECRET" not in policy.env
+    assert policy.uid is None  # off: learner code stays the user it is
+    # The limits reach the policy only with seccomp (tests/test_run_settings.py shows them).
