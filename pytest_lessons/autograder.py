@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path, PurePath
 
 from pytest_lessons.core import model
-from pytest_lessons.core.compare import plural
+from pytest_lessons.core.words import plural
 from pytest_lessons.isolation import files as learner_files
 
 

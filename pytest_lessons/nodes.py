@@ -18,6 +18,7 @@ import pytest
 from pytest_lessons.core import authoring, export, model
 from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.diagnose import Diagnosis, Evidence, best
+from pytest_lessons.core.frontend import grader_failed
 from pytest_lessons.core.grader import Diagnoser, broken_result
 from pytest_lessons.core.results import CaseResult
 from pytest_lessons.core.submissions import Roll
@@ -301,8 +302,7 @@ def repr_failure(
     if item.config.option.verbose > 1:
         return pytest.Item.repr_failure(item, excinfo, style)
     # The learner never sees the grader's own traceback; -vv shows it to its developers.
-    return (
-        "The grader itself failed on this case, not your code "
-        f"({excinfo.typename}: {excinfo.value}).\n"
-        "Run again with -vv to see where, and tell your instructor.\n"
+    said = grader_failed(
+        "this case", excinfo.value, "Run again with -vv to see where, and tell your instructor."
     )
+    return "\n".join(said) + "\n"

@@ -3,17 +3,17 @@
 It collects ``exercise.toml`` files, resolves the run settings once, owns the runner that
 executes learner code, registers the diagnosis hooks and their built-in implementations, and
 writes the ``lessons`` summary (progress, hints, worked solutions). Loading it imports neither
-torch nor any learner code.
+torch nor any learner code. It holds the hookimpls; what they write in the terminal (the
+header, the fold of repeated faults, a class's progress line, the results collected from
+reports) is :mod:`pytest_lessons.terminal`'s.
 """
 
 from __future__ import annotations
 
-import importlib.metadata
-import json
 import os
 import time
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import pytest
 
@@ -21,17 +21,24 @@ from pytest_lessons import hooks
 from pytest_lessons.core import course, diagnose, model, settings, summary
 from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.diagnose import Diagnosis, Evidence
-from pytest_lessons.core.results import CaseResult
+from pytest_lessons.core.frontend import choose_sandbox
 from pytest_lessons.core.runs import LOOP_TIMEOUTS
 from pytest_lessons.core.submissions import ShardError, parse_shard
 from pytest_lessons.isolation import sandbox
 from pytest_lessons.isolation.runner import PoolRunner, make_runner, usable_cpus
 from pytest_lessons.nodes import BrokenExercise, CaseItem, ExerciseFile, FailureText
 from pytest_lessons.reports import formats
-from pytest_lessons.reports.classreport import class_lines, progress_line
+from pytest_lessons.reports.classreport import class_lines
 from pytest_lessons.reports.options import OUTPUT_OPTIONS, PYTEST
 from pytest_lessons.reports.outputs import OptionError, Outputs, check, write, write_report
 from pytest_lessons.session import KEY, LessonSession
+from pytest_lessons.terminal import (
+    UNSANDBOXED_GRADING,
+    ClassProgress,
+    ResultCollector,
+    header_lines,
+    same_way,
+)
 
 _STARTED = pytest.StashKey[float]()
 _OUTPUTS = pytest.StashKey[Outputs]()
@@ -273,14 +280,7 @@ def _sandbox(resolved: settings.Settings) -> tuple[sandbox.Support, sandbox.Poli
     if resolved.isolation == "off":
         return sandbox.Support(0, "learner code runs inside pytest"), None
     try:
-        return sandbox.choose(
-            resolved.value("sandbox"),
-            os.environ,
-            passed=resolved.value("pass_env"),
-            user=resolved.value("sandbox_user"),
-            off_reason="--lesson-sandbox=off was given",
-            limits={key: resolved.value(name) for name, key in sandbox.LIMITS.items()},
-        )
+        return choose_sandbox(resolved, os.environ, "--lesson-sandbox=off was given")
     except sandbox.Unavailable as error:
         raise pytest.UsageError(
             f"--lesson-sandbox=require: no sandbox can be had here: {error}. "
@@ -300,48 +300,7 @@ def pytest_report_header(config: pytest.Config) -> str | list[str] | None:
     lessons = config.stash.get(KEY, None)
     if lessons is None:
         return None
-    resolved = lessons.settings
-    redirected = config.stash.get(_REDIRECTED, [])
-    try:
-        torch = f"torch {importlib.metadata.version('torch')}"
-    except importlib.metadata.PackageNotFoundError:
-        torch = "torch not installed"
-    timeout = resolved.value("timeout")
-    if resolved.isolation == "off":
-        why = f" because {resolved.isolation_reason}" if resolved.isolation_reason else ""
-        return [
-            f"lessons: NOT isolated{why}: learner code runs inside pytest ({torch}); "
-            "use this for debugging, never for grading",
-            *redirected,
-        ]
-    support = lessons.support
-    if support.abi:
-        boxed = f"sandbox Landlock ABI {support.abi}" + (" + seccomp" if support.seccomp else "")
-    else:
-        boxed = "sandbox OFF"
-    lines = [
-        f"lessons: learner code runs isolated ({resolved.isolation}, {boxed}, {torch}, "
-        f"timeout {timeout:g} s a case, answers up to {resolved.value('answer_size'):g} MiB)",
-        "lessons: " + sandbox_line(lessons),
-    ]
-    if _grading(config) and not lessons.support.abi:
-        lines.append(UNSANDBOXED_GRADING)
-    return lines + redirected
-
-
-#: Said at the start and the end of a grading run without the sandbox.
-UNSANDBOXED_GRADING = (
-    "lessons: WARNING: grading without a sandbox. Learner code can read the expected answers "
-    "and change the course's files; run the grader as a separate user or in a container "
-    "(docs/ci-grading.md, 'What the sandbox protects')."
-)
-
-
-def sandbox_line(lessons: LessonSession) -> str:
-    """What protects the course from learner code in this run, in one line."""
-    if lessons.policy is None:
-        return "sandbox off"
-    return sandbox.describe(lessons.support, lessons.policy)
+    return header_lines(lessons, _grading(config), config.stash.get(_REDIRECTED, []))
 
 
 def _courses(paths: Any) -> list[course.Course]:
@@ -426,158 +385,8 @@ def pytest_report_from_serializable(config: pytest.Config, data: dict[str, Any])
         report.longrepr = FailureText(report.longrepr, headline, path, lineno)
 
 
-#: The terminal's category for a case that failed for the same reason as an earlier case of
-#: its exercise: counted in the last line, not shown again in the failures and the summary.
-SAME_WAY = "failed the same way"
-
-
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:
-    if report.when != "call" or not report.failed or config.option.verbose > 1:
-        return None
-    result = getattr(report, "lessons", None)
-    lessons = config.stash.get(KEY, None)
-    if not result or not result.get("fault") or lessons is None:
-        return None
-    key = (str(result["path"]), str(result["learner"]), str(result["fault"]))
-    node, label = lessons.fault_reports.setdefault(key, (report.nodeid, str(result["label"])))
-    if node == report.nodeid:
-        return None
-    return SAME_WAY, "F", (f"FAILED (as {label})", {"red": True})
-
-
-class ClassProgress:
-    """A class run's quiet terminal: no letter per case and no failure texts (they are in the
-    feedback files and reports), but a progress line: learners done, cases, time left."""
-
-    def __init__(self) -> None:
-        self.cases: dict[str, int] = {}
-        self.done: dict[str, int] = {}
-        self.shown = 0
-        self.started = time.monotonic()
-        self.reporter: Any = None
-
-    @pytest.hookimpl(trylast=True)
-    def pytest_sessionstart(self, session: pytest.Session) -> None:
-        self.reporter = session.config.pluginmanager.get_plugin("terminalreporter")
-        if self.reporter is not None:
-            self.reporter.showfspath = False
-            # Warnings stay; the failures' lines go to the feedback files and reports.
-            self.reporter.reportchars = "w" if "w" in self.reporter.reportchars else ""
-        session.config.option.tbstyle = "no"
-
-    def pytest_collection_finish(self, session: pytest.Session) -> None:
-        for item in session.items:
-            learner = getattr(item, "learner", None)
-            if learner is not None:
-                self.cases[learner] = self.cases.get(learner, 0) + 1
-        self.started = time.monotonic()
-
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
-        """Under pytest-xdist the workers collect: count a class's cases from one's ids
-        (``path::learner/case-id``)."""
-        if self.cases:
-            return
-        for nodeid in ids:
-            name = nodeid.rsplit("::", 1)[-1]
-            if "/" in name:
-                learner = name.rsplit("/", 1)[0]
-                self.cases[learner] = self.cases.get(learner, 0) + 1
-        self.started = time.monotonic()
-
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_report_teststatus(self, report: pytest.TestReport, config: pytest.Config) -> Any:
-        if report.when != "call":
-            return None
-        same = pytest_report_teststatus(report, config)
-        return (same[0] if same else report.outcome), "", ""
-
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        data = getattr(report, "lessons", None)
-        if report.when != "call" or not data or self.reporter is None:
-            return
-        learner = str(data["learner"])
-        self.done[learner] = self.done.get(learner, 0) + 1
-        done, total = sum(self.done.values()), sum(self.cases.values()) or 1
-        finished = sum(1 for who, n in self.done.items() if n >= self.cases.get(who, 0))
-        line = progress_line(
-            done, total, finished, len(self.cases), time.monotonic() - self.started
-        )
-        if _on_a_terminal(self.reporter):
-            self.reporter.rewrite(line)
-            if done >= total:
-                self.reporter.write_line("")
-        elif done * 10 // total > self.shown:
-            # Without a terminal to redraw (a CI log), a line at each tenth.
-            self.shown = done * 10 // total
-            self.reporter.write_line(line)
-
-
-def _on_a_terminal(reporter: pytest.TerminalReporter) -> bool:
-    """Whether pytest writes to a terminal. pytest 7 has ``isatty`` as a bool attribute,
-    pytest 8 and newer as a method."""
-    isatty: Any = cast(Any, reporter).isatty
-    return bool(isatty() if callable(isatty) else isatty)
-
-
-class ResultCollector:
-    """Gathers each case's result from its report, also from pytest-xdist workers, and hands
-    each to pytest's JUnit XML writer as a suite-level property (see :func:`junit_property`)."""
-
-    def __init__(self, lessons: LessonSession) -> None:
-        self.lessons = lessons
-        self.junit: Any = None
-        self.looked = False
-
-    def _junit(self, config: pytest.Config) -> Any:
-        # pytest's JUnit writer (--junitxml) is registered without a public name; its public
-        # method add_global_property is what the record_testsuite_property fixture calls.
-        if not self.looked:
-            self.looked = True
-            self.junit = next(
-                (
-                    plugin
-                    for plugin in config.pluginmanager.get_plugins()
-                    if callable(getattr(plugin, "add_global_property", None))
-                ),
-                None,
-            )
-        return self.junit
-
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        data = getattr(report, "lessons", None)
-        if data and report.when == "call":
-            result = CaseResult.from_dict(data)
-            self.lessons.results.append(result)
-            config = self.lessons.config
-            junit = self._junit(config) if config is not None else None
-            if junit is not None:
-                junit.add_global_property(*junit_property(report.nodeid, result))
-
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        junit = self._junit(session.config)
-        if junit is not None and self.lessons.results:
-            totals = formats.totals(self.lessons.results)
-            junit.add_global_property("lessons:points", f"{totals['points']:g}")
-            junit.add_global_property("lessons:max_points", f"{totals['max_points']:g}")
-
-
-def junit_property(nodeid: str, result: CaseResult) -> tuple[str, str]:
-    """A case's grading data as a JUnit ``<property>`` of the test suite: name ``lessons:`` and
-    the test's node id, value a JSON object. Properties inside a ``<testcase>`` are not valid
-    for Jenkins' xUnit (junit-10.xsd) nor pytest's default ``junit_family`` (xunit2); a
-    suite's ``<properties>`` is valid for both."""
-    data: dict[str, Any] = {
-        "exercise": result.exercise,
-        "points": result.points,
-        "max_points": result.max_points,
-    }
-    if result.diagnosis_kind == "watch_out":
-        data["watch_out"] = result.diagnosis
-    if result.learner:
-        data["learner"] = result.learner
-    return f"lessons:{nodeid}", json.dumps(data, ensure_ascii=False, sort_keys=True)
+    return same_way(report, config)
 
 
 def _grading(config: pytest.Config) -> bool:

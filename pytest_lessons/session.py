@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from pytest_lessons.core import settings
+from pytest_lessons.core.frontend import FaultGroups, shown_path
 from pytest_lessons.core.grader import Grader
 from pytest_lessons.core.results import CaseResult
 from pytest_lessons.core.submissions import Roll
-from pytest_lessons.core.texts import shown_path
 from pytest_lessons.isolation import sandbox
 from pytest_lessons.isolation.runner import Runner
 
@@ -30,9 +30,9 @@ class LessonSession:
     runner: Runner
     invocation_dir: Path
     config: pytest.Config | None = None
-    fault_reports: dict[tuple[str, str, str], tuple[str, str]] = field(default_factory=dict)
-    """(exercise file, learner, fault) -> (node id, label) of the first report with it, as
-    the terminal saw them (also from pytest-xdist workers)."""
+    fault_reports: FaultGroups[tuple[str, str]] = field(default_factory=FaultGroups)
+    """The first report of each fault: its (node id, label), as the terminal saw them (also
+    from pytest-xdist workers)."""
     results: list[CaseResult] = field(default_factory=list)
     """Every case's result, as it arrived on its report (also from xdist workers)."""
     submissions: Path | None = None

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from pytest_lessons import __main__ as merging
-from pytest_lessons.core import course, submissions
+from pytest_lessons.core import submissions
 from pytest_lessons.core.results import CaseResult, Status
 from pytest_lessons.core.submissions import ShardError
 from pytest_lessons.reports import classreport, formats, outputs, registry
@@ -105,7 +105,6 @@ def test_the_class_table_lists_exercises_in_the_course_order(tmp_path: Path) -> 
     ]
     # Merged where the course is not (or is broken): by name, as before.
     (tmp_path / "course.toml").write_text("[course]\nlessons = 1\n")
-    course.load.cache_clear()
     names = [line.split(":")[0] for line in classreport.class_lines(results)[1::2]]
     assert names == sorted(lessons)
 

@@ -14,13 +14,12 @@ from pytest_lessons.core.compare import (
     compare,
     compare_outputs,
     compare_values,
-    fmt_index,
-    fmt_number,
     nested,
     read_numbers,
     size_one_positions,
     split_outputs,
 )
+from pytest_lessons.core.words import fmt_index, fmt_number
 from pytest_lessons.isolation.child import encode_answer
 from pytest_lessons.isolation.outcome import TAG
 

@@ -102,7 +102,7 @@ def test_a_broken_lesson_fails_the_check_naming_exercise_watch_out_and_case(
             "*combine_heads: lesson check*",
             "*- combine_heads: the reference fails case 2: the case at line * of exercise.toml "
             "expects [[][[]6[]][]], the reference returns [[][[]5[]][]]",
-            "*- combine_heads: watch-out missing-scale (mistake reshape_without_transpose): on cases 1, 2, 3, 5, 6, 7, 8, 9, 10 watch-out missing-transpose fires instead",
+            "*- combine_heads: watch-out missing-scale (mistake reshape_without_transpose): on cases 1 to 3, 5 to 10 watch-out missing-transpose fires instead",
             "*- combine_heads: watch-outs missing-transpose and missing-scale: their mistakes give the same answer on every case, so the cases cannot tell them apart.*",
             "*- combine_heads: watch-outs causal-mask and causal-again: *",
         ]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -17,6 +18,7 @@ import pytest
 
 from pytest_lessons import notebook
 from pytest_lessons.isolation.runner import Job, make_runner
+from pytest_lessons.notebook import magics
 
 from conftest import DOUBLE_RIGHT, ROOT
 
@@ -157,6 +159,24 @@ def test_a_lesson_is_found_by_name_in_the_nearest_course_or_by_path(tmp_path: Pa
         notebook.find_lesson("combine_heads", tmp_path, None)
 
 
+def test_a_kernel_reads_an_edited_course_toml_again(tmp_path: Path) -> None:
+    # A kernel lives for hours: the course an author edits meanwhile is the one it grades in.
+    for name in ("split_heads", "combine_heads"):
+        shutil.copytree(ROOT / "exercises" / name, tmp_path / name)
+    toml = tmp_path / "course.toml"
+    toml.write_text('[course]\nlessons = ["split_heads"]\n', encoding="utf-8")
+    first = notebook.find_lesson("split_heads", tmp_path, None).course
+    assert first is not None and [p.parent.name for p in first.lessons] == ["split_heads"]
+    assert notebook.find_lesson("split_heads", tmp_path, None).course is first  # read once
+    toml.write_text('[course]\nlessons = ["split_heads", "combine_heads"]\n', encoding="utf-8")
+    again = notebook.find_lesson("combine_heads", tmp_path, None).course
+    assert again is not None
+    assert [p.parent.name for p in again.lessons] == ["split_heads", "combine_heads"]
+    toml.write_text("[course]\nlessons = 1\n", encoding="utf-8")
+    with pytest.raises(notebook.NotebookError, match=r"course\.lessons must be a list"):
+        notebook.find_lesson("split_heads", tmp_path, None)
+
+
 def test_the_course_magic_takes_the_course_folder_or_its_parent(tmp_path: Path) -> None:
     lessons = notebook.Lessons(cwd=tmp_path, environ={})
     said = lessons.set_course(str(ROOT)).text()
@@ -167,13 +187,13 @@ def test_the_course_magic_takes_the_course_folder_or_its_parent(tmp_path: Path) 
         lessons.set_course(str(tmp_path))
     shown = notebook.lesson_course(str(tmp_path))
     assert "holds no lesson" in repr(shown)
-    notebook._LESSONS = notebook.Lessons(cwd=tmp_path, environ={})
+    magics._LESSONS = notebook.Lessons(cwd=tmp_path, environ={})
     try:
         assert repr(notebook.lesson_course("")).startswith(
             "Give the course's folder with `%lesson_course PATH`: there is no course.toml in"
         )
     finally:
-        notebook._LESSONS = None
+        magics._LESSONS = None
 
 
 def test_a_magic_without_a_lesson_says_how_to_name_one() -> None:

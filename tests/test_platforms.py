@@ -18,7 +18,8 @@ from pathlib import Path, PureWindowsPath
 import pytest
 
 from pytest_lessons.core import settings
-from pytest_lessons.core.texts import Context, describe_error, shown_path
+from pytest_lessons.core.frontend import shown_path
+from pytest_lessons.core.texts import Context, describe_error
 from pytest_lessons.isolation.outcome import RAISED, Frame, Outcome
 
 from conftest import DOUBLE_TOML, dedent, said

@@ -10,6 +10,7 @@ import pytest
 from pytest_lessons.core import summary
 from pytest_lessons.core.course import Course
 from pytest_lessons.core.results import CaseResult
+from pytest_lessons.core.words import case_list
 
 from conftest import case_result
 
@@ -312,11 +313,16 @@ def test_render_reads_hints_and_passes_from_the_cache(tmp_path: Path) -> None:
 
 
 def test_cases_are_named_one_by_one_or_as_a_range() -> None:
-    assert summary.case_ranges([3]) == "case 3"
-    assert summary.case_ranges([4, 1]) == "cases 1, 4"
-    assert summary.case_ranges([2, 1]) == "cases 1, 2"  # two in a row: no range
-    assert summary.case_ranges([3, 2, 4]) == "cases 2 to 4"
-    assert summary.case_ranges([1, 2, 4]) == "cases 1, 2, 4"
+    # One wording for every list of cases: the summary, the feedback files, the lesson check.
+    assert case_list([3]) == "case 3"
+    assert case_list([4, 1]) == "cases 1, 4"
+    assert case_list([2, 1]) == "cases 1, 2"  # two in a row: no range
+    assert case_list([3, 2, 4]) == "cases 2 to 4"
+    assert case_list([1, 2, 4]) == "cases 1, 2, 4"
+    assert case_list([1, 3, 5, 6, 7, 10, 9, 8]) == "cases 1, 3, 5 to 10"
+    assert case_list([], [4]) == "hidden case 4"
+    assert case_list([1], [4, 5, 6]) == "case 1; hidden cases 4 to 6"
+    assert case_list([]) == ""
 
 
 def test_progress_says_which_cases_failed_as_another_did_or_were_not_run(tmp_path: Path) -> None:

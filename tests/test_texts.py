@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from pytest_lessons.core import texts
+from pytest_lessons.core import frontend, texts, words
 from pytest_lessons.core.compare import compare, compare_outputs
 from pytest_lessons.core.diagnose import Diagnosis
 from pytest_lessons.isolation.outcome import Frame, Outcome
@@ -53,10 +53,10 @@ def test_a_failure_renders_its_headline_wrapped_then_its_lines() -> None:
 
 
 def test_wrap_keeps_lines_within_the_width() -> None:
-    assert texts._wrap("aa bb cc", 5) == ["aa bb", "cc"]
-    assert texts._wrap("aa bb", 5) == ["aa bb"]
-    assert texts._wrap("toolongword x", 5) == ["toolongword", "x"]
-    assert texts._wrap("") == []
+    assert words.wrap("aa bb cc", 5) == ["aa bb", "cc"]
+    assert words.wrap("aa bb", 5) == ["aa bb"]
+    assert words.wrap("toolongword x", 5) == ["toolongword", "x"]
+    assert words.wrap("") == []
     assert texts._indent(["a", "", "b"], "> ") == ["> a", "", "> b"]
 
 
@@ -471,14 +471,14 @@ def test_the_map_covers_the_last_two_dimensions_and_only_small_grids() -> None:
 
 
 def test_abbreviate_cuts_long_inputs_with_their_shape() -> None:
-    assert texts.abbreviate([1, 2]) == "[1, 2]"
+    assert words.abbreviate([1, 2]) == "[1, 2]"
     long = [[1.5] * 40] * 3
-    text = texts.abbreviate(long)
-    assert len(text) == texts.INPUT_WIDTH and text.endswith(" ... (shape [3, 40])")
-    assert texts.abbreviate("x" * 200, 20) == "'xxxxxxxxxxxxxxx ..."
-    assert texts.abbreviate([[]] * 60, 30).endswith(" ... (shape [60, 0])")
+    text = words.abbreviate(long)
+    assert len(text) == words.INPUT_WIDTH and text.endswith(" ... (shape [3, 40])")
+    assert words.abbreviate("x" * 200, 20) == "'xxxxxxxxxxxxxxx ..."
+    assert words.abbreviate([[]] * 60, 30).endswith(" ... (shape [60, 0])")
     exact = "x" * 158
-    assert texts.abbreviate(exact) == repr(exact)
+    assert words.abbreviate(exact) == repr(exact)
 
 
 def test_context_lines_show_inputs_file_and_printed_output() -> None:
@@ -602,9 +602,9 @@ def test_printed_output_keeps_its_spaces_and_letters() -> None:
 
 
 def test_an_abbreviated_input_gives_the_shape_of_its_first_row() -> None:
-    text = texts.abbreviate([[0] * 100, [0] * 2])
+    text = words.abbreviate([[0] * 100, [0] * 2])
     assert text.endswith(" ... (shape [2, 100])")
-    assert texts.abbreviate([[0] * 100]).endswith(" ... (shape [1, 100])")
+    assert words.abbreviate([[0] * 100]).endswith(" ... (shape [1, 100])")
 
 
 def denied(details: dict[str, Any], error_type: str = "PermissionError") -> texts.Failure:
@@ -870,7 +870,7 @@ def test_every_detail_of_a_diagnosis_is_shown_then_the_comparisons_advice() -> N
     comparison = compare([1.0, 2.0], tensor, 1e-4, 1e-4)
     found = Diagnosis("x", "Watch out: this.", details=("One.", "Two."))
     lines = texts.describe_mismatch(comparison, context(), found).lines
-    assert lines[:3] == ["  One.", "  Two.", "  " + texts.wrap(comparison.headline)[0]]
+    assert lines[:3] == ["  One.", "  Two.", "  " + words.wrap(comparison.headline)[0]]
     shape = compare([1.0, 2.0], [[1.0], [2.0]], 1e-4, 1e-4)
     assert comparison.problem == "tensor" and shape.problem == "shape"
     lines = texts.describe_mismatch(shape, context(), Diagnosis("x", "Watch out: this.")).lines
@@ -897,9 +897,9 @@ def test_a_nan_gap_line_in_full() -> None:
 
 
 def test_wrap_defaults_to_88_columns_and_render_drops_trailing_blank_lines() -> None:
-    assert texts.wrap("x" * 85 + " yy") == ["x" * 85 + " yy"]
-    assert texts.wrap("x" * 86 + " yy") == ["x" * 86, "yy"]
-    assert texts.wrap("aa bb", 2) == ["aa", "bb"]
+    assert words.wrap("x" * 85 + " yy") == ["x" * 85 + " yy"]
+    assert words.wrap("x" * 86 + " yy") == ["x" * 86, "yy"]
+    assert words.wrap("aa bb", 2) == ["aa", "bb"]
     assert texts.Failure("Do it.", ["", "  a", "", ""]).render() == "Do it.\n\n  a\n"
 
 
@@ -939,12 +939,12 @@ def test_a_wide_map_is_painted_too() -> None:
 
 def test_a_path_is_shown_relative_to_where_pytest_runs_as_the_system_writes_it() -> None:
     start = r"C:\Users\José\José's course"
-    shown = texts.shown_path(start + r"\split_heads\solution.py", start, ntpath)
+    shown = frontend.shown_path(start + r"\split_heads\solution.py", start, ntpath)
     assert shown == r"split_heads\solution.py"
     assert (
-        texts.shown_path(r"D:\split_heads\solution.py", start, ntpath)
+        frontend.shown_path(r"D:\split_heads\solution.py", start, ntpath)
         == r"D:\split_heads\solution.py"
     )
-    assert texts.shown_path(Path("/c/a/solution.py"), Path("/c")) == os.path.join(
+    assert frontend.shown_path(Path("/c/a/solution.py"), Path("/c")) == os.path.join(
         "a", "solution.py"
     )

@@ -609,7 +609,7 @@ def test_lesson_check_shows_a_wrong_expected_value_and_groups_cases(
         "[6, 9], the reference returns [6, 8]" in text
     )
     assert (
-        "on cases 1, 2, 3, 4, 5 the mistake does not return an answer: mistakes.py defines no "
+        "on cases 1 to 5 the mistake does not return an answer: mistakes.py defines no "
         'function plus_tow (did you mean "plus_two"?)' in text
     )
     assert text.count("plus_tow") == 2  # the heading and the one grouped problem

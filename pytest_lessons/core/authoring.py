@@ -22,13 +22,13 @@ from typing import Any
 
 from pytest_lessons.core import course, export, model
 from pytest_lessons.core.attempt import Attempt
-from pytest_lessons.core.compare import plural
 from pytest_lessons.core.generate import draw
 from pytest_lessons.core.grader import Diagnoser, Graded, Grader
 from pytest_lessons.core.judge import judge
 from pytest_lessons.core.kinds import kind_for
 from pytest_lessons.core.results import Status
-from pytest_lessons.core.texts import HEADLINE_LIMIT, abbreviate, first_sentence
+from pytest_lessons.core.texts import HEADLINE_LIMIT
+from pytest_lessons.core.words import abbreviate, case_list, first_sentence, plural
 from pytest_lessons.isolation.outcome import RAISED, RETURNED
 
 #: Extra inputs drawn to find one that tells two look-alike mistakes apart.
@@ -113,7 +113,7 @@ class LessonCheck:
                     )
                 failed.setdefault(what, []).append(case.number)
             for what, numbers in failed.items():
-                problems.append(f"{name}: the reference fails {_cases(numbers)}: {what}")
+                problems.append(f"{name}: the reference fails {case_list(numbers)}: {what}")
 
         starter_file, shipped = starter(exercise, scratch)
         starter_graded = self.grade(starter_file, exercise.entry)
@@ -199,10 +199,10 @@ class LessonCheck:
                     wrong.setdefault(what, []).append(case.number)
             for why, numbers in no_answer.items():
                 problems.append(
-                    f"{where}: on {_cases(numbers)} the mistake does not return an answer: {why}"
+                    f"{where}: on {case_list(numbers)} the mistake does not return an answer: {why}"
                 )
             for what, numbers in wrong.items():
-                problems.append(f"{where}: on {_cases(numbers)} {what}")
+                problems.append(f"{where}: on {case_list(numbers)} {what}")
         problems += self._look_alikes(answers)
         if not problems:
             problems += self._learner_copy(graded_by)
@@ -366,10 +366,6 @@ def _lesson_error(text: str, case: model.Case) -> str:
     headline = text.split("\n", 1)[0]
     inputs = ", ".join(f"{name} = {abbreviate(value, 100)}" for name, value in case.inputs.items())
     return f"{headline} Inputs: {inputs}" if inputs else headline
-
-
-def _cases(numbers: list[int]) -> str:
-    return f"case {numbers[0]}" if len(numbers) == 1 else "cases " + ", ".join(map(str, numbers))
 
 
 def _plain(answer: Any) -> Any:

@@ -19,6 +19,7 @@ from enum import Enum
 from itertools import count
 from typing import Any, Callable
 
+from pytest_lessons.core.words import fmt_index, fmt_shape, noun, plural
 from pytest_lessons.isolation.outcome import TAG, rectangular
 
 #: How many mismatched elements a report lists.
@@ -137,51 +138,12 @@ class _Problem(Exception):
         self.detail = detail
 
 
-def fmt_index(index: tuple[int, ...]) -> str:
-    """``(0, 1)`` as ``[0, 1]``, the way Python indexes nested lists."""
-    return "[" + ", ".join(str(i) for i in index) + "]"
-
-
-def noun(n: int, word: str) -> str:
-    """*word* as it goes with the number *n*: ``value``, ``values``."""
-    return word if n == 1 else f"{word}s"
-
-
-def plural(n: int, word: str) -> str:
-    """``1 value``, ``2 values``."""
-    return f"{n} {noun(n, word)}"
-
-
-def fmt_shape(shape: tuple[int, ...] | None) -> str:
-    return "a single number" if shape == () else fmt_index(shape or ())
-
-
-def fmt_number(value: float, other: float | None = None) -> str:
-    """A short form of *value*; longer when needed to tell it from *other*."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    text = f"{value:.6g}"
-    if other is not None and text == f"{other:.6g}" and value != other:
-        text = repr(float(value))
-    return text
-
-
 def nested(numbers: Numbers) -> Any:
     """*numbers* as a nested list again (a number for shape ``()``), for display."""
     values: list[Any] = list(numbers.flat)
     for size in reversed(numbers.shape[1:]):
         values = [values[i : i + size] for i in range(0, len(values), size)]
     return values[0] if numbers.shape == () else values
-
-
-def first_row_shape(value: Any) -> tuple[int, ...]:
-    """The shape of a nested list read along its first elements (an empty list has size 0):
-    cheap, for words about a value that need not be rectangular (input sizes, abbreviations)."""
-    shape = []
-    while isinstance(value, list):
-        shape.append(len(value))
-        value = value[0] if value else None
-    return tuple(shape)
 
 
 def read_numbers(value: Any) -> Numbers:

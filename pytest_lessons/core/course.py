@@ -17,7 +17,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 
 if sys.version_info >= (3, 11):
@@ -75,9 +74,30 @@ def of(exercises: Iterable[Path]) -> list[Course]:
     return found
 
 
-@cache
+#: Each course file read so far: its modification time and size then, and its course.
+_READ: dict[Path, tuple[tuple[int, int], Course]] = {}
+
+
 def load(path: Path) -> Course:
-    """Read *path*; raise :class:`CourseError` naming the file, line and problem."""
+    """Read *path*; raise :class:`CourseError` naming the file, line and problem.
+
+    A file read before is read again only once it changed (its modification time or size):
+    a pytest run reads its course once, and a notebook kernel, which lives for hours, sees
+    an edited ``course.toml`` at the next cell."""
+    try:
+        found = path.stat()
+    except OSError:
+        return _read(path)  # says why it cannot be read
+    stamp = (found.st_mtime_ns, found.st_size)
+    known = _READ.get(path)
+    if known is not None and known[0] == stamp:
+        return known[1]
+    course = _read(path)
+    _READ[path] = (stamp, course)
+    return course
+
+
+def _read(path: Path) -> Course:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8-sig"))
     except (OSError, UnicodeDecodeError) as exc:

@@ -15,18 +15,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from pytest_lessons.core.compare import (
-    Numbers,
-    first_row_shape,
-    fmt_index,
-    fmt_shape,
-    outside,
-    size_one_positions,
-)
+from pytest_lessons.core.compare import Numbers, outside, size_one_positions
 from pytest_lessons.core.compare import (
     close as close,  # the watch-outs and the tests have always found it here
 )
 from pytest_lessons.core.model import WatchOut
+from pytest_lessons.core.words import first_row_shape, fmt_index, fmt_shape
 
 #: Ranks: a lower rank wins. Learner errors never reach diagnosis (they have no answer).
 WATCH_OUT = 10

@@ -51,15 +51,14 @@ from pytest_lessons.core.texts import (
     OUTPUT_LINES,
     Context,
     Failure,
-    abbreviate,
     context_lines,
     describe,
     describe_hidden,
     fault_key,
     repeated,
-    wrap,
 )
 from pytest_lessons.core.watchouts import WatchOuts
+from pytest_lessons.core.words import abbreviate, wrap
 from pytest_lessons.isolation.outcome import INTERNAL, RAISED, RETURNED, SETUP, Outcome
 from pytest_lessons.isolation.runner import Runner
 from pytest_lessons.isolation.sandbox import Policy

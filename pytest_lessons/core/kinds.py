@@ -37,12 +37,10 @@ from pytest_lessons.core.compare import (
     Comparison,
     close,
     compare,
-    fmt_index,
-    fmt_number,
-    fmt_shape,
     nested,
     read_numbers,
 )
+from pytest_lessons.core.words import fmt_index, fmt_number, fmt_shape
 from pytest_lessons.isolation.outcome import TAG, rectangular
 
 

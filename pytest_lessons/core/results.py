@@ -14,6 +14,9 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+#: The kinds of :attr:`CaseResult.reason`.
+WATCH_OUT, FAULT, DETECTOR = "watch_out", "fault", "detector"
+
 
 class Status(str, Enum):
     """How a case ended. A ``str`` subclass, so ``status == "passed"`` and JSON work as is."""
@@ -164,6 +167,23 @@ class CaseResult:
     def fault_kind(self) -> FaultKind:
         """The kind of :attr:`fault` (derived from it, so the report's fields are unchanged)."""
         return fault_kind(self.fault)
+
+    @property
+    def reason(self) -> tuple[str, str] | None:
+        """Why the case failed, when other cases can fail for that same reason: the lesson's
+        watch-out (``("watch_out", id)``), a fault no input changes (``("fault", key)``) or a
+        generic detector's finding (``("detector", id)``). None for a pass, or for a wrong
+        answer that is only its own. Every grouping of "one reason, one message" reads this
+        (the terminal, a cell, the summary, the feedback files)."""
+        if self.passed:
+            return None
+        if self.diagnosis_kind == WATCH_OUT and self.diagnosis:
+            return WATCH_OUT, self.diagnosis
+        if self.fault:
+            return FAULT, self.fault
+        if self.diagnosis:
+            return DETECTOR, self.diagnosis
+        return None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (JSON types only) for another process or a file."""

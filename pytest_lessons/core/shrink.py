@@ -18,7 +18,7 @@ from pytest_lessons.core.compare import nested, read_numbers
 from pytest_lessons.core.generate import smaller
 from pytest_lessons.core.judge import judge
 from pytest_lessons.core.runs import Runs
-from pytest_lessons.core.texts import abbreviate
+from pytest_lessons.core.words import abbreviate
 from pytest_lessons.isolation.outcome import RAISED, RETURNED, TAG, Outcome
 
 #: How many smaller inputs the shrinker may try for one failing generated case (each try runs

@@ -16,8 +16,8 @@ from typing import Any, Callable, Protocol
 
 from pytest_lessons.core import model
 from pytest_lessons.core.course import Course
-from pytest_lessons.core.results import CaseResult, Status
-from pytest_lessons.core.texts import wrap
+from pytest_lessons.core.results import FAULT, WATCH_OUT, CaseResult, Status
+from pytest_lessons.core.words import case_list, wrap
 
 BAR = 10
 
@@ -68,10 +68,10 @@ def collect(
         state.seen.add(number)
         if result.passed:
             state.passed.add(number)
-        elif result.diagnosis_kind == "watch_out":
-            state.mistakes.setdefault(str(result.diagnosis), []).append(number)
-        elif result.fault:
-            state.faults.setdefault(str(result.fault), []).append(number)
+        elif (reason := result.reason) is not None and reason[0] == WATCH_OUT:
+            state.mistakes.setdefault(reason[1], []).append(number)
+        elif reason is not None and reason[0] == FAULT:
+            state.faults.setdefault(reason[1], []).append(number)
     keys = sorted(states)
     if order is not None:
         keys.sort(key=lambda key: order(Path(key)))
@@ -81,15 +81,6 @@ def collect(
 def _key(kind: str, state: ExerciseState) -> str:
     digest = hashlib.sha1(str(state.path.resolve()).encode()).hexdigest()[:10]
     return f"lessons/{kind}/{state.slug}-{digest}"
-
-
-def case_ranges(numbers: list[int]) -> str:
-    """``case 3``, ``cases 1, 4``, ``cases 2 to 10``."""
-    label = "case" if len(numbers) == 1 else "cases"
-    ordered = sorted(numbers)
-    if len(ordered) > 2 and ordered == list(range(ordered[0], ordered[-1] + 1)):
-        return f"{label} {ordered[0]} to {ordered[-1]}"
-    return f"{label} {', '.join(str(n) for n in ordered)}"
 
 
 def progress_lines(
@@ -112,15 +103,15 @@ def progress_lines(
             status = f"{len(state.passed)} of {state.total} cases"
             if len(state.seen) < state.total:
                 status += f" ({len(state.seen)} run)"
-            watch = "; ".join(f"{i} ({case_ranges(c)})" for i, c in state.mistakes.items())
+            watch = "; ".join(f"{i} ({case_list(c)})" for i, c in state.mistakes.items())
             if watch:
                 status += f"   watch out: {watch}"
             for fault, cases in state.faults.items():
                 if fault == "not run":
-                    status += f"   {case_ranges(cases)} not run (too many timeouts)"
+                    status += f"   {case_list(cases)} not run (too many timeouts)"
                 elif len(cases) > 1:
                     first, *rest = sorted(cases)
-                    status += f"   {case_ranges(rest)} failed as case {first} did"
+                    status += f"   {case_list(rest)} failed as case {first} did"
         lines.append(f"{state.slug.ljust(width)}   {status}")
     for state in states:
         _remember(state, cache)

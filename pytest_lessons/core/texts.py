@@ -8,24 +8,21 @@ Nothing of the grader's own code is shown.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import Any, Callable
 
-from pytest_lessons.core.compare import (
-    Comparison,
-    Problem,
-    first_row_shape,
-    fmt_index,
-    plural,
-    size_one_positions,
-)
+from pytest_lessons.core.compare import Comparison, Problem, size_one_positions
 from pytest_lessons.core.diagnose import Diagnosis
 from pytest_lessons.core.kinds import named
+from pytest_lessons.core.words import (
+    abbreviate,
+    first_sentence,
+    plural,
+    wrap,
+)
 from pytest_lessons.isolation.outcome import (
     DIED,
     INTERNAL,
@@ -36,9 +33,6 @@ from pytest_lessons.isolation.outcome import (
     Outcome,
     clean_text,
 )
-
-#: Longest rendering of one input before it is abbreviated.
-INPUT_WIDTH = 160
 
 #: Longest headline we write, in characters: an exception's message is cut with an ellipsis
 #: only past it. Every field a headline goes into carries at least this much uncut: Gradescope's
@@ -113,7 +107,7 @@ class Failure:
 
     def render(self) -> str:
         """The whole text: the headline wrapped, its continuation indented, then the lines."""
-        wrapped = _wrap(self.headline) or [""]
+        wrapped = wrap(self.headline) or [""]
         return "\n".join([wrapped[0], *_indent(wrapped[1:]), *self.lines]).rstrip() + "\n"
 
 
@@ -144,24 +138,6 @@ class Context:
 
 def _indent(lines: list[str], by: str = "  ") -> list[str]:
     return [by + line if line else "" for line in lines]
-
-
-def _wrap(text: str, width: int = 88) -> list[str]:
-    words, lines, line = text.split(), [], ""
-    for word in words:
-        if line and len(line) + 1 + len(word) > width:
-            lines.append(line)
-            line = word
-        else:
-            line = f"{line} {word}" if line else word
-    if line:
-        lines.append(line)
-    return lines
-
-
-def wrap(text: str, width: int = 88) -> list[str]:
-    """*text* folded into lines of at most *width* characters (a longer word stays whole)."""
-    return _wrap(text, width)
 
 
 def describe_error(outcome: Outcome, ctx: Context) -> Failure:
@@ -345,7 +321,7 @@ def _raised(outcome: Outcome, ctx: Context, where: str) -> Failure:
     lines = ["", *_indent(_traceback(outcome, ctx))]
     for pattern, advice in EXPLANATIONS:
         if re.search(pattern, outcome.message):
-            lines += ["", *_indent(_wrap(advice))]
+            lines += ["", *_indent(wrap(advice))]
             break
     return Failure(raised_headline(outcome, ctx), lines)
 
@@ -494,16 +470,16 @@ def describe_mismatch(
     elif diagnosis is not None:
         first, lines = _in_part(diagnosis.headline, part), []
         for detail in diagnosis.details:
-            lines += _indent(_wrap(detail))
+            lines += _indent(wrap(detail))
     else:
         first, lines = comparison.headline, []
     if diagnosis is not None and comparison.problem not in (Problem.VALUES, Problem.SHAPE):
-        lines += _indent(_wrap(comparison.headline))  # e.g. "add .tolist()" still applies
+        lines += _indent(wrap(comparison.headline))  # e.g. "add .tolist()" still applies
     # A diagnosis of a wrong shape says how it came about; the comparison's generic notes on
     # shapes ("check the sizes you reshape to") would compete with it.
     if diagnosis is None or comparison.problem != Problem.SHAPE:
         for note in comparison.notes:
-            lines += _indent(_wrap(note))
+            lines += _indent(wrap(note))
     lines.append("")
     kind = named(comparison.kind)
     lines += _indent(_table(kind.facts(comparison)))
@@ -523,12 +499,6 @@ def _in_part(headline: str, part: str) -> str:
     if headline.startswith("Watch out: "):
         return f"Watch out, in {part}: {headline[len('Watch out: ') :]}"
     return f"In {part}: {headline}"
-
-
-def first_sentence(text: str) -> str:
-    """The first sentence of a headline: what to do, without the why."""
-    end = text.find(". ")
-    return text if end < 0 else text[: end + 1]
 
 
 #: The largest grid a mismatch map draws (rows, columns of the last two dimensions).
@@ -605,16 +575,6 @@ def _table(rows: Sequence[tuple[str, ...]]) -> list[str]:
     return [
         "   ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows
     ]
-
-
-def abbreviate(value: Any, width: int = INPUT_WIDTH) -> str:
-    """A one-line rendering of an input, cut with its shape when too long."""
-    text = repr(value)
-    if len(text) <= width:
-        return text
-    shape = first_row_shape(value)
-    suffix = f" ... (shape {fmt_index(shape)})" if shape else " ..."
-    return text[: width - len(suffix)] + suffix
 
 
 #: Lines of printed output one failing case shows (its first and last half); the reports keep
@@ -769,18 +729,7 @@ def describe_hidden(
         what = "the grader itself failed on it, not your code"
     lines = []
     if diagnosis is not None and diagnosis.kind == "watch_out" and not diagnosis.shows_values:
-        wrapped = _wrap(diagnosis.headline)
+        wrapped = wrap(diagnosis.headline)
         lines += ["", wrapped[0], *_indent(wrapped[1:])]
     lines += ["", "  Its inputs and expected answer are not shown: it is a hidden case."]
     return Failure(f"{label.capitalize()} failed: {what}.", lines)
-
-
-def shown_path(path: Path | str, start: Path | str, flavour: ModuleType = os.path) -> str:
-    """*path* as a message names it: relative to *start* (where pytest or the notebook runs),
-    written the way this system writes paths (``\\`` on Windows). *flavour* is the path module
-    (``ntpath`` or ``posixpath``; this system's by default). A path on another drive than
-    *start* (Windows) is shown whole."""
-    try:
-        return str(flavour.relpath(str(path), str(start)))
-    except ValueError:
-        return str(path)

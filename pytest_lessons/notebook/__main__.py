@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from pytest_lessons.notebook import main
+from pytest_lessons.notebook.submission import main
 
 if __name__ == "__main__":
     sys.exit(main())

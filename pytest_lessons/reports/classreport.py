@@ -20,8 +20,8 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from pytest_lessons.core.compare import noun, plural
 from pytest_lessons.core.results import CaseResult, FaultKind, Status, fault_detail
+from pytest_lessons.core.words import noun, plural
 from pytest_lessons.reports.gradebook import build, number
 from pytest_lessons.reports.tallies import (
     by_exercise,

@@ -17,7 +17,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from pytest_lessons.core import model
-from pytest_lessons.core.results import CaseResult, Status
+from pytest_lessons.core.results import FAULT, WATCH_OUT, CaseResult, Status
+from pytest_lessons.core.words import case_list
 from pytest_lessons.reports.formats import not_handed_in
 from pytest_lessons.reports.gradebook import number
 from pytest_lessons.reports.tallies import exercise_order, with_hidden_faults
@@ -52,27 +53,9 @@ def hints_of(results: Sequence[CaseResult]) -> dict[str, list[Hint]]:
 
 def _cases(results: Sequence[CaseResult]) -> str:
     """``case 3``, ``cases 1, 4``, ``cases 5 to 10``, hidden cases named as such."""
-    parts: list[str] = []
-    for hidden in (False, True):
-        numbers = sorted(r.case for r in results if r.hidden == hidden)
-        if not numbers:
-            continue
-        runs: list[str] = []
-        start = prev = numbers[0]
-        for n in [*numbers[1:], None]:
-            if n is not None and n == prev + 1:
-                prev = n
-                continue
-            if start == prev:
-                runs.append(f"{start}")
-            else:
-                runs.append(f"{start}, {prev}" if prev == start + 1 else f"{start} to {prev}")
-            if n is not None:
-                start = prev = n
-        kind = "hidden case" if hidden else "case"
-        plural = "s" if len(numbers) > 1 else ""
-        parts.append(f"{kind}{plural} {', '.join(runs)}")
-    return "; ".join(parts)
+    return case_list(
+        [r.case for r in results if not r.hidden], [r.case for r in results if r.hidden]
+    )
 
 
 def _points(earned: float, most: float) -> str:
@@ -82,16 +65,10 @@ def _points(earned: float, most: float) -> str:
 def _key(r: CaseResult) -> tuple[str, str]:
     """Cases that fail for one reason share a key: a watch-out, a fault no input changes, or
     else each case's own headline."""
-    if r.diagnosis_kind == "watch_out" and r.diagnosis:
-        return ("watch_out", r.diagnosis)
-    if r.fault:
-        return ("fault", r.fault)
+    reason = r.reason
+    if reason is not None and reason[0] in (WATCH_OUT, FAULT):
+        return reason
     return ("case", f"{r.case}")
-
-
-def _first_sentence(headline: str) -> str:
-    end = headline.find(". ")
-    return headline if end < 0 else headline[: end + 1]
 
 
 def exercise_section(results: Sequence[CaseResult], hints: Sequence[Hint]) -> list[str]:

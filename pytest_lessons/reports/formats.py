@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from pytest_lessons.core.results import CaseResult, FaultKind, Status
-from pytest_lessons.core.texts import HEADLINE_LIMIT, first_sentence
+from pytest_lessons.core.texts import HEADLINE_LIMIT
+from pytest_lessons.core.words import first_sentence
 
 # Re-exported: the analysis every report shares moved to tallies.
 from pytest_lessons.reports.tallies import exercise_order as exercise_order

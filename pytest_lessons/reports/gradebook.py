@@ -24,8 +24,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_lessons.core.compare import plural
 from pytest_lessons.core.results import CaseResult
+from pytest_lessons.core.words import plural
 from pytest_lessons.reports.formats import MISSING as MISSING
 from pytest_lessons.reports.formats import exercise_order, not_handed_in, text_cell
 from pytest_lessons.reports.tallies import with_hidden_faults as with_hidden_faults

@@ -1,0 +1,107 @@
+"""General word helpers: counts, indexes and shapes, numbers, sentences, lines and lists of
+cases, as every message and report writes them. Nothing here knows about a case's outcome or
+an expected answer; :mod:`~pytest_lessons.core.texts` and the reports build on these.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+#: Longest rendering of one input before it is abbreviated.
+INPUT_WIDTH = 160
+
+
+def noun(n: int, word: str) -> str:
+    """*word* as it goes with the number *n*: ``value``, ``values``."""
+    return word if n == 1 else f"{word}s"
+
+
+def plural(n: int, word: str) -> str:
+    """``1 value``, ``2 values``."""
+    return f"{n} {noun(n, word)}"
+
+
+def fmt_index(index: tuple[int, ...]) -> str:
+    """``(0, 1)`` as ``[0, 1]``, the way Python indexes nested lists."""
+    return "[" + ", ".join(str(i) for i in index) + "]"
+
+
+def fmt_shape(shape: tuple[int, ...] | None) -> str:
+    return "a single number" if shape == () else fmt_index(shape or ())
+
+
+def fmt_number(value: float, other: float | None = None) -> str:
+    """A short form of *value*; longer when needed to tell it from *other*."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    text = f"{value:.6g}"
+    if other is not None and text == f"{other:.6g}" and value != other:
+        text = repr(float(value))
+    return text
+
+
+def first_row_shape(value: Any) -> tuple[int, ...]:
+    """The shape of a nested list read along its first elements (an empty list has size 0):
+    cheap, for words about a value that need not be rectangular (input sizes, abbreviations)."""
+    shape = []
+    while isinstance(value, list):
+        shape.append(len(value))
+        value = value[0] if value else None
+    return tuple(shape)
+
+
+def abbreviate(value: Any, width: int = INPUT_WIDTH) -> str:
+    """A one-line rendering of an input, cut with its shape when too long."""
+    text = repr(value)
+    if len(text) <= width:
+        return text
+    shape = first_row_shape(value)
+    suffix = f" ... (shape {fmt_index(shape)})" if shape else " ..."
+    return text[: width - len(suffix)] + suffix
+
+
+def wrap(text: str, width: int = 88) -> list[str]:
+    """*text* folded into lines of at most *width* characters (a longer word stays whole)."""
+    words, lines, line = text.split(), [], ""
+    for word in words:
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    if line:
+        lines.append(line)
+    return lines
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of a headline: what to do, without the why."""
+    end = text.find(". ")
+    return text if end < 0 else text[: end + 1]
+
+
+def case_list(numbers: Iterable[int], hidden: Iterable[int] = ()) -> str:
+    """Cases by number, as every message and report lists them: ``case 3``, ``cases 1, 4``,
+    ``cases 2 to 10``, ``cases 1, 2, 5 to 9``; a run of three or more as a range. *hidden*
+    cases are listed apart, after the others: ``case 1; hidden cases 4, 5``."""
+    parts: list[str] = []
+    for kind, group in (("case", numbers), ("hidden case", hidden)):
+        ordered = sorted(group)
+        if not ordered:
+            continue
+        runs: list[str] = []
+        start = prev = ordered[0]
+        for n in [*ordered[1:], None]:
+            if n is not None and n == prev + 1:
+                prev = n
+                continue
+            if start == prev:
+                runs.append(f"{start}")
+            else:
+                runs.append(f"{start}, {prev}" if prev == start + 1 else f"{start} to {prev}")
+            if n is not None:
+                start = prev = n
+        parts.append(f"{noun(len(ordered), kind)} {', '.join(runs)}")
+    return "; ".join(parts)
