@@ -3,6 +3,6 @@ feedback files), made from :class:`~pytest_lessons.core.results.CaseResult` list
 
 Import rule: reports import the standard library, their own modules and the core's data and
 words (``core.results``, ``core.model``, ``core.course``, ``core.summary``,
-``core.submissions``); never the grader, the isolation layer, pytest or a front end
+``core.submissions``, ``core.words``); never the grader, the isolation layer, pytest or a front end
 (``tests/test_layers.py`` checks it).
 """
