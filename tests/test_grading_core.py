@@ -183,7 +183,7 @@ def test_the_loop_budget_stops_running_an_exercise_after_two_limits(tmp_path: Pa
     assert [r.fault for r, _ in results] == ["timeout", "timeout", "not run", "not run", "not run"]
     assert results[2][0].headline == (
         "Make solve finish sooner, then run the lesson again: this case was not run, because "
-        "cases 1 and 2 of double already ran out of time."
+        "cases 1, 2 of double already ran out of time."
     )
     assert f"Each case may run {limit:g} s." in results[2][1]
     # The terminal counts the rest as failing the same way (by their fault), not the core.

@@ -67,7 +67,7 @@ def test_a_loop_spends_two_limits_then_the_rest_is_reported_not_run(
     assert "Make solve finish sooner: it ran longer than 1 s and was stopped." in text
     assert (
         "Make solve finish sooner, then run the lesson again: this case was not run, because "
-        "cases 1 and 2 of double already ran out of time." in text
+        "cases 1, 2 of double already ran out of time." in text
     )
     assert "they score no points" in text
     assert "double 0 of 5 cases case 2 failed as case 1 did cases 3 to 5 not run" in text

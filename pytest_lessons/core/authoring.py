@@ -27,8 +27,7 @@ from pytest_lessons.core.grader import Diagnoser, Graded, Grader
 from pytest_lessons.core.judge import judge
 from pytest_lessons.core.kinds import kind_for
 from pytest_lessons.core.results import Status
-from pytest_lessons.core.texts import HEADLINE_LIMIT
-from pytest_lessons.core.words import abbreviate, case_list, first_sentence, plural
+from pytest_lessons.core.words import HEADLINE_LIMIT, abbreviate, case_list, first_sentence, plural
 from pytest_lessons.isolation.outcome import RAISED, RETURNED
 
 #: Extra inputs drawn to find one that tells two look-alike mistakes apart.

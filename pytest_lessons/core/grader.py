@@ -58,7 +58,7 @@ from pytest_lessons.core.texts import (
     repeated,
 )
 from pytest_lessons.core.watchouts import WatchOuts
-from pytest_lessons.core.words import abbreviate, wrap
+from pytest_lessons.core.words import abbreviate, case_list, wrap
 from pytest_lessons.isolation.outcome import INTERNAL, RAISED, RETURNED, SETUP, Outcome
 from pytest_lessons.isolation.runner import Runner
 from pytest_lessons.isolation.sandbox import Policy
@@ -276,12 +276,11 @@ class Grader:
         result = self._result(attempt, verdict, None, None, text)
         return Graded(result, text)
 
-    def _not_run(self, attempt: Attempt, timed_out: list[str], limit: float) -> _Verdict:
+    def _not_run(self, attempt: Attempt, timed_out: list[model.Case], limit: float) -> _Verdict:
         """A case left out because the exercise's time for loops is spent."""
-        numbers = [label.split()[-1] for label in timed_out]
-        cases = f"case {numbers[0]}"
-        if len(numbers) > 1:
-            cases = f"cases {', '.join(numbers[:-1])} and {numbers[-1]}"
+        cases = case_list(
+            [c.number for c in timed_out if not c.hidden], [c.number for c in timed_out if c.hidden]
+        )
         failure = Failure(
             f"Make {attempt.entry} finish sooner, then run the lesson again: this case was not "
             f"run, because {cases} of {attempt.exercise.slug} already ran out of time.",

@@ -49,7 +49,7 @@ class Runs:
     """The sandbox for each job, asked for when the first job is made (after collection,
     when the whole course is known)."""
 
-    timed_out: dict[tuple[str, str], list[tuple[str, float]]] = field(default_factory=dict)
+    timed_out: dict[tuple[str, str], list[tuple[model.Case, float]]] = field(default_factory=dict)
     """(exercise file, learner) -> the cases that ran out of time, with their limit."""
     outcomes: dict[tuple[str, str, str, int], Outcome] = field(default_factory=dict)
     """(learner's file, entry, exercise file, case) -> the learner's outcome on it."""
@@ -70,13 +70,13 @@ class Runs:
 
     # --- the loop budget -----------------------------------------------------------------
 
-    def budget_spent(self, attempt: Attempt) -> list[str] | None:
-        """The cases of the attempt's exercise that ran out of time (their labels), once
-        together they spent the exercise's loop budget; None while time is left."""
+    def budget_spent(self, attempt: Attempt) -> list[model.Case] | None:
+        """The cases of the attempt's exercise that ran out of time, once together they spent
+        the exercise's loop budget; None while time is left."""
         timed_out = self.timed_out.setdefault(attempt.mine, [])
         limit = self.limits(attempt.exercise).timeout
         if sum(seconds for _, seconds in timed_out) >= LOOP_BUDGET * limit - 1e-9:
-            return [label for label, _ in timed_out]
+            return [case for case, _ in timed_out]
         return None
 
     def any_timed_out(self, attempt: Attempt) -> bool:
@@ -141,9 +141,7 @@ class Runs:
             job = self.learner_job(attempt)
             outcome = self.runner.run(job)
             if outcome.kind == TIMEOUT:
-                self.timed_out.setdefault(attempt.mine, []).append(
-                    (f"case {case.number}", job.timeout)
-                )
+                self.timed_out.setdefault(attempt.mine, []).append((case, job.timeout))
             self.outcomes[key] = outcome
         return self.outcomes[key]
 

@@ -18,6 +18,7 @@ from pytest_lessons.core.compare import Comparison, Problem, size_one_positions
 from pytest_lessons.core.diagnose import Diagnosis
 from pytest_lessons.core.kinds import named
 from pytest_lessons.core.words import (
+    HEADLINE_LIMIT,
     abbreviate,
     first_sentence,
     plural,
@@ -33,15 +34,6 @@ from pytest_lessons.isolation.outcome import (
     Outcome,
     clean_text,
 )
-
-#: Longest headline we write, in characters: an exception's message is cut with an ellipsis
-#: only past it. Every field a headline goes into carries at least this much uncut: Gradescope's
-#: test ``output``, JUnit's ``message`` attribute, Exercism's ``message`` and our json report
-#: set no limit; our GitHub Classroom result keeps a message up to this same length
-#: (:func:`pytest_lessons.reports.formats.classroom`; only its fallbacks for an over-full result cut
-#: further, and say so). 500 is Exercism's limit on a test's
-#: output, the smallest limit any of these programs documents for text it shows per test.
-HEADLINE_LIMIT = 500
 
 _SIGNALS = {
     "SIGSEGV": "a segmentation fault (a crash in native code)",

@@ -9,6 +9,15 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+#: Longest headline we write, in characters: an exception's message is cut with an ellipsis
+#: only past it. Every field a headline goes into carries at least this much uncut: Gradescope's
+#: test ``output``, JUnit's ``message`` attribute, Exercism's ``message`` and our json report
+#: set no limit; our GitHub Classroom result keeps a message up to this same length
+#: (:func:`pytest_lessons.reports.formats.classroom`; only its fallbacks for an over-full result cut
+#: further, and say so). 500 is Exercism's limit on a test's
+#: output, the smallest limit any of these programs documents for text it shows per test.
+HEADLINE_LIMIT = 500
+
 #: Longest rendering of one input before it is abbreviated.
 INPUT_WIDTH = 160
 

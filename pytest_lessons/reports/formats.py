@@ -17,8 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from pytest_lessons.core.results import CaseResult, FaultKind, Status
-from pytest_lessons.core.texts import HEADLINE_LIMIT
-from pytest_lessons.core.words import first_sentence
+from pytest_lessons.core.words import HEADLINE_LIMIT, first_sentence
 
 # Re-exported: the analysis every report shares moved to tallies.
 from pytest_lessons.reports.tallies import exercise_order as exercise_order
@@ -101,7 +100,7 @@ def gradescope(
 CLASSROOM_BUDGET = 64 * 1024
 
 #: Longest name and test code kept per test in a classroom result (a message keeps a whole
-#: headline, up to :data:`~pytest_lessons.core.texts.HEADLINE_LIMIT`).
+#: headline, up to :data:`~pytest_lessons.core.words.HEADLINE_LIMIT`).
 CLASSROOM_TEXT = 300
 
 CLASSROOM_CUT = (
