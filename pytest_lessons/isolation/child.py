@@ -1,5 +1,5 @@
 """The code that runs next to learner code: load the learner's file, call the entry function,
-turn what it returns into plain data (see :mod:`pytest_lessons.outcome`).
+turn what it returns into plain data (see :mod:`pytest_lessons.isolation.outcome`).
 
 Everything here runs in the process that runs learner code (a forked or spawned child, or the
 pytest process when isolation is off), so it must assume the learner can break anything in this
@@ -65,7 +65,7 @@ _LARGEST_FLOAT = 2**1023
 
 
 def encode_answer(value: Any) -> Any:
-    """Turn *value* into the answer encoding of :mod:`pytest_lessons.outcome`."""
+    """Turn *value* into the answer encoding of :mod:`pytest_lessons.isolation.outcome`."""
     dense = _dense(value)
     if dense is not None:
         return dense
@@ -514,7 +514,7 @@ def gate_writer(fd: int) -> Callable[[bytes], None]:
 
 
 def main() -> None:  # pragma: no cover - runs as a spawned child; tested through the runner
-    """Spawned child (used where fork is not available): ``python -m pytest_lessons.child
+    """Spawned child (used where fork is not available): ``python -m pytest_lessons.isolation.child
     [--gate=FD] [module to preload ...]`` imports those modules first, then reads on stdin a
     line with the sandbox's shared part (JSON or ``null``; see
     :func:`pytest_lessons.isolation.sandbox.prepare_rules`) and its request as JSON (so it can be

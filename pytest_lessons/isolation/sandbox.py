@@ -29,7 +29,8 @@ but Landlock's own folder and file ahead (:func:`prepare_rules`), off the case's
 fork server's first case builds them all on its clock. Landlock (Linux 5.13 and later,
 unprivileged, per process) confines files, TCP and signals; each ABI version adds protections
 (see :data:`PROTECTIONS`). The seccomp filter is an allow-list (:data:`ALLOWED`,
-:data:`CHECKED`); the limits, capabilities and namespaces are in :mod:`pytest_lessons.walls`.
+:data:`CHECKED`); the limits, capabilities and namespaces are in
+:mod:`pytest_lessons.isolation.walls`.
 Where Landlock is missing, :func:`probe` says why and the rest (the clean environment, the
 private folder, the dropped user) still applies. This module imports neither pytest nor torch.
 """
@@ -216,7 +217,7 @@ class Policy:
     namespaces_reason: str = ""
     """Why not, for the header."""
     process_cap: str = ""
-    """How the process cap is kept (see :attr:`pytest_lessons.walls.Walls.processes`)."""
+    """How the process cap is kept (see :attr:`pytest_lessons.isolation.walls.Walls.processes`)."""
 
     def request(self, private: Path, own_file: Path) -> dict[str, Any]:
         """The plain data a child applies with :func:`confine`: this policy, the case's private
@@ -447,7 +448,7 @@ def make_policy(
     )
 
 
-#: The run settings (see :mod:`pytest_lessons.settings`) a case's walls take their limits
+#: The run settings (see :mod:`pytest_lessons.core.settings`) a case's walls take their limits
 #: from, and the name each has in :attr:`Policy.limits`.
 LIMITS = {"disk": "disk_mb", "open_files": "open_files", "processes": "processes"}
 

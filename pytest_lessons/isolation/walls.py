@@ -2,9 +2,9 @@
 limits it cannot raise, no capabilities, and namespaces of its own where the system offers them.
 
 Everything here runs in the child before learner code loads (see
-:func:`pytest_lessons.sandbox.confine`), except :func:`probe`, which the pytest process calls
-once. Linux only; elsewhere each step is a no-op that :func:`probe` reports as missing. This
-module imports neither pytest nor torch.
+:func:`pytest_lessons.isolation.sandbox.confine`), except :func:`probe`, which the pytest
+process calls once. Linux only; elsewhere each step is a no-op that :func:`probe` reports as
+missing. This module imports neither pytest nor torch.
 """
 
 from __future__ import annotations

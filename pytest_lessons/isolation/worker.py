@@ -1,6 +1,6 @@
 """The fork server: a process that imports torch once, then forks one fresh child per case.
 
-Started by :class:`pytest_lessons.runner.ForkRunner` while pytest collects, so the cost of
+Started by :class:`pytest_lessons.isolation.runner.ForkRunner` while pytest collects, so the cost of
 ``import torch`` overlaps collection. The worker itself never runs learner code: each case runs
 in a child forked from it, in a process group of its own, which the worker kills whole when the
 case ends or its time is up. This works against loops that swallow ``BaseException``, hangs in
@@ -9,7 +9,7 @@ native code and processes the learner forks.
 Protocol (one JSON document per line): the runner writes *jobs* to the worker's stdin; the worker
 first writes ``{"ready": ...}``, then one *report* per job to the file descriptor that was its
 stdout (its own fd 1 then points at /dev/null, so stray prints cannot corrupt the protocol). A
-job holds the child request (see :func:`pytest_lessons.child.run_case`) plus ``timeout``,
+job holds the child request (see :func:`pytest_lessons.isolation.child.run_case`) plus ``timeout``,
 ``memory_mb``, ``output_cap`` and ``result`` (the file the child writes its outcome to). The
 expected answers are never part of a job. POSIX only; see the runner for Windows.
 
@@ -681,7 +681,8 @@ def _fork_siblings(protocol_fd: int, siblings: list[tuple[int, int]]) -> tuple[i
 
 
 def main() -> None:  # pragma: no cover - runs as the worker process; tested through the runner
-    """Entry point: ``python -m pytest_lessons.worker [--sibling=J,R ...] [module ...]``."""
+    """Entry point: ``python -m pytest_lessons.isolation.worker [--sibling=J,R ...]
+    [module ...]``."""
     protocol_fd = os.dup(1)
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
