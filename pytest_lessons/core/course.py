@@ -10,6 +10,23 @@ Each entry is a lesson's folder, relative to ``course.toml``. Collection runs th
 order, the ``lessons`` summary lists them in it, and the progress line counts every lesson of the
 course, also those the run did not select. Without a ``course.toml`` lessons run in folder order
 and the progress line counts the lessons of the run.
+
+A longer course groups its lessons in chapters instead of one list; the course's order is the
+chapters' order, and the summary counts each chapter the run touched (``chapter 2: 3/5``):
+
+```toml
+[course]
+title = "A GPT workshop"
+
+[[chapter]]
+title = "Tensors"
+lessons = ["outer_product", "causal_mask"]
+
+[[chapter]]
+number = 7            # optional: chapters are numbered 1, 2, ... in order otherwise
+title = "Attention"
+lessons = ["split_heads", "causal_attention"]
+```
 """
 
 from __future__ import annotations
@@ -18,6 +35,7 @@ import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -35,12 +53,34 @@ class CourseError(Exception):
 
 
 @dataclass(frozen=True)
+class Chapter:
+    """A named group of a course's lessons, in the course's order."""
+
+    number: int
+    """As the learner reads it: ``chapter 2``."""
+    title: str
+    lessons: tuple[Path, ...]
+    """The chapter's lessons' ``exercise.toml`` files, in order."""
+
+
+@dataclass(frozen=True)
 class Course:
     """A course file and its lessons' ``exercise.toml`` files, in the author's order."""
 
     path: Path
     title: str
     lessons: tuple[Path, ...]
+    chapters: tuple[Chapter, ...] = ()
+    """The course's chapters (empty for a course of one list of lessons)."""
+
+    def chapter(self, exercise: Path) -> Chapter | None:
+        """The chapter holding the lesson whose file is *exercise* (None: no chapters, or
+        not in the course)."""
+        resolved = Path(exercise).resolve()
+        for chapter in self.chapters:
+            if resolved in chapter.lessons:
+                return chapter
+        return None
 
     def position(self, exercise: Path) -> int | None:
         """Where the lesson whose file is *exercise* comes in the course (None: not in it)."""
@@ -107,23 +147,63 @@ def _read(path: Path) -> Course:
     table = data.get("course")
     if not isinstance(table, dict):
         raise CourseError(f"{path}: a [course] table with a lessons list is required")
+    unknown = sorted(set(data) - {"course", "chapter"})
+    if unknown:
+        raise CourseError(f"{path}: unknown table [{unknown[0]}] (known: [course], [[chapter]])")
     unknown = sorted(set(table) - {"title", "lessons"})
     if unknown:
         raise CourseError(f"{path}: unknown key course.{unknown[0]} (known: title, lessons)")
-    lessons = table.get("lessons")
+    raw_chapters = data.get("chapter")
+    if raw_chapters is None:
+        listed = _lessons(path, table.get("lessons"), "course.lessons", [])
+        return Course(path.resolve(), str(table.get("title", "")), tuple(listed))
+    if "lessons" in table:
+        raise CourseError(
+            f"{path}: give the lessons either in course.lessons or in [[chapter]] tables, not both"
+        )
+    if not isinstance(raw_chapters, list) or not raw_chapters:
+        raise CourseError(f"{path}: [[chapter]] must be tables, each with a title and lessons")
+    files: list[Path] = []
+    chapters: list[Chapter] = []
+    for place, raw in enumerate(raw_chapters, start=1):
+        where = f"chapter {place}"
+        unknown = sorted(set(raw) - {"number", "title", "lessons"})
+        if unknown:
+            raise CourseError(
+                f"{path}: unknown key {unknown[0]} in the {where} table (known: number, title, "
+                "lessons)"
+            )
+        number = raw.get("number", chapters[-1].number + 1 if chapters else place)
+        if isinstance(number, bool) or not isinstance(number, int) or number < 0:
+            raise CourseError(f"{path}: the {where} table's number must be a whole number")
+        if chapters and number <= chapters[-1].number:
+            raise CourseError(
+                f"{path}: chapter numbers must increase; the {where} table's number {number} "
+                f"comes after {chapters[-1].number}"
+            )
+        title = raw.get("title")
+        if not isinstance(title, str) or not title.strip():
+            raise CourseError(f"{path}: the {where} table needs a title")
+        mine = _lessons(path, raw.get("lessons"), f"the lessons of chapter {number}", files)
+        chapters.append(Chapter(number, title.strip(), tuple(mine)))
+        files.extend(mine)
+    return Course(path.resolve(), str(table.get("title", "")), tuple(files), tuple(chapters))
+
+
+def _lessons(path: Path, lessons: Any, named: str, before: list[Path]) -> list[Path]:
+    """The ``exercise.toml`` files of a list of lesson folders, *named* as the message says
+    it, none of them among *before* (the course's lessons so far)."""
     if not isinstance(lessons, list) or not all(isinstance(x, str) for x in lessons):
-        raise CourseError(f"{path}: course.lessons must be a list of lesson folder names")
-    files = []
+        raise CourseError(f"{path}: {named} must be a list of lesson folder names")
+    files: list[Path] = []
     for name in lessons:
         file = (path.parent / name / EXERCISE_FILE).resolve()
         if not file.is_file():
-            raise CourseError(
-                f"{path}: course.lessons names {name!r}, which has no {EXERCISE_FILE}"
-            )
-        if file in files:
-            raise CourseError(f"{path}: course.lessons names {name!r} twice")
+            raise CourseError(f"{path}: {named} names {name!r}, which has no {EXERCISE_FILE}")
+        if file in files or file in before:
+            raise CourseError(f"{path}: {named} names {name!r}, which the course already lists")
         files.append(file)
-    return Course(path.resolve(), str(table.get("title", "")), tuple(files))
+    return files
 
 
 @dataclass(frozen=True)
@@ -142,8 +222,12 @@ class Unlisted:
 
     def advice(self, shown: str) -> str:
         """What to do, then why, with *shown* the course file as the reader sees it."""
+        try:
+            where = "a chapter's lessons" if load(self.course).chapters else "course.lessons"
+        except CourseError:
+            where = "course.lessons"
         return (
-            f"add {self.name!r} to course.lessons in {shown}, or move the lesson out of the "
+            f"add {self.name!r} to {where} in {shown}, or move the lesson out of the "
             "course's folder: it is beside the course's lessons but not in the course, so it "
             "runs outside the course's order and its progress"
         )

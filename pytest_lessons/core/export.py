@@ -111,24 +111,33 @@ def write_course(target: Path, exercise: model.Exercise) -> Path | None:
         return None  # the run itself stops on a broken course.toml, and says why
     if found is None:
         return None
-    lessons = []
+    copied: dict[Path, str] = {}
     for file in found.lessons:
         try:
             slug = model.load(file).slug
         except (model.ExerciseError, OSError):
             continue
         if (target / slug / model.EXERCISE_FILE).is_file():
-            lessons.append(slug)
-    text = "\n".join(
-        [
-            "# The learners' copy of the course, made by pytest --lesson-export.",
-            "",
-            "[course]",
-            f"title = {_value(found.title)}",
-            f"lessons = {_value(lessons)}",
-            "",
-        ]
-    )
+            copied[file] = slug
+    lines = [
+        "# The learners' copy of the course, made by pytest --lesson-export.",
+        "",
+        "[course]",
+        f"title = {_value(found.title)}",
+    ]
+    if not found.chapters:
+        lines.append(f"lessons = {_value(list(copied.values()))}")
+    for chapter in found.chapters:
+        mine = [copied[file] for file in chapter.lessons if file in copied]
+        if mine:  # a chapter none of whose lessons is copied would be an empty list
+            lines += [
+                "",
+                "[[chapter]]",
+                f"number = {chapter.number}",
+                f"title = {_value(chapter.title)}",
+                f"lessons = {_value(mine)}",
+            ]
+    text = "\n".join([*lines, ""])
     path = target / course.COURSE_FILE
     handle, temporary = tempfile.mkstemp(dir=target, prefix=".course-", suffix=".toml")
     with os.fdopen(handle, "w", encoding="utf-8") as out:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Callable, Protocol
 
 from pytest_lessons.core import model
-from pytest_lessons.core.course import Course
+from pytest_lessons.core.course import Chapter, Course
 from pytest_lessons.core.results import FAULT, WATCH_OUT, CaseResult, Status
 from pytest_lessons.core.words import case_list, wrap
 
@@ -91,10 +91,18 @@ def progress_lines(
     """One line per exercise, then the course line ``lessons: 1/3 passed [###-------]``.
 
     A lesson of one of *courses* counts whether this run selected it or not: one it did not
-    run counts as passed when its last complete run passed (remembered in *cache*)."""
+    run counts as passed when its last complete run passed (remembered in *cache*). In a
+    course of chapters, each chapter's lessons come under its heading (``chapter 2:
+    Tokenization``), and the course line ends with the count of every chapter the run
+    touched (``chapter 2: 3/5``)."""
     width = max(len(s.slug) for s in states)
     lines = []
+    heading: Chapter | None = None
     for state in states:
+        chapter = _chapter(state, courses)
+        if chapter is not None and chapter != heading:
+            lines.append(f"chapter {chapter.number}: {chapter.title}")
+        heading = chapter
         if state.broken:
             status = "exercise.toml is broken"
         elif state.complete:
@@ -126,8 +134,33 @@ def progress_lines(
                 counted[str(lesson)] = _last_passed(lesson, cache)
     done = sum(counted.values())
     filled = round(BAR * done / len(counted))
-    lines.append(f"lessons: {done}/{len(counted)} passed [{'#' * filled}{'-' * (BAR - filled)}]")
+    line = f"lessons: {done}/{len(counted)} passed [{'#' * filled}{'-' * (BAR - filled)}]"
+    touched = [
+        chapter
+        for chapter in _chapters(courses)
+        if chapter.lessons and any(_chapter(state, courses) == chapter for state in states)
+    ]
+    if touched:
+        line += "   " + ", ".join(
+            f"chapter {c.number}: {sum(counted[str(lesson)] for lesson in c.lessons)}"
+            f"/{len(c.lessons)}"
+            for c in touched
+        )
+    lines.append(line)
     return lines
+
+
+def _chapters(courses: Sequence[Course]) -> list[Chapter]:
+    return [chapter for course in courses for chapter in course.chapters]
+
+
+def _chapter(state: ExerciseState, courses: Sequence[Course]) -> Chapter | None:
+    """The chapter of one of *courses* that holds the state's exercise, if any."""
+    for course in courses:
+        chapter = course.chapter(state.path)
+        if chapter is not None:
+            return chapter
+    return None
 
 
 def state_key(path: Path) -> str:
