@@ -25,7 +25,9 @@ and :mod:`~pytest_lessons.core.diagnose` are the numeric kind's own machinery.
 To add a kind: a class with the members of :class:`Kind` (its comparisons carry
 ``kind=`` its :attr:`~Kind.name`, and a :class:`~pytest_lessons.core.compare.Problem` code,
 new members there if none fits), placed in :data:`KINDS`; ``tests/test_judge.py`` plugs a
-sketched ``Exact`` kind in this way. CONTRIBUTING lists what else a format feature needs.
+sketched ``Exact`` kind in this way. A kind in :data:`KINDS` makes the values it accepts valid
+``expected`` values in every ``exercise.toml`` at once; CONTRIBUTING.md ("Add a kind of
+expected value") lists every place that then changes.
 """
 
 from __future__ import annotations
@@ -50,8 +52,10 @@ class Kind(Protocol):
     name: str
     """Its name: in :attr:`Comparison.kind`, and what a lesson would declare."""
     offers_evidence: bool
-    """Whether a wrong answer of this kind goes to the detectors and watch-outs as
-    :class:`~pytest_lessons.core.diagnose.Evidence` (numbers)."""
+    """Whether this kind's comparisons fill :attr:`Comparison.got` and ``expected`` with
+    numbers. Those two fields decide (``Grader._diagnosis``) whether a wrong answer goes to the
+    detectors and watch-outs as :class:`~pytest_lessons.core.diagnose.Evidence`; nothing reads
+    this flag today."""
 
     def accepts(self, value: Any) -> bool:
         """Whether *value* (as TOML gives it, or encoded from the worker) is of this kind:

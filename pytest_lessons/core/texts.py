@@ -2,7 +2,9 @@
 failure text pytest shows.
 
 Order: one headline (what to do, then why), then the evidence: shapes, how many values are off,
-the largest gap, a short table, the case's inputs, where the learner's code is, what it printed.
+the largest gap, a short table (these rows are the kind's ``facts`` and ``listing``, in
+:mod:`~pytest_lessons.core.kinds`), the case's inputs, where the learner's code is, what it
+printed.
 Nothing of the grader's own code is shown.
 """
 

@@ -1,9 +1,9 @@
 """Report formats for other programs, from one result model (``results.CaseResult``).
 
 Each format is one function from results to the file's data, registered by a row of
-:data:`pytest_lessons.reports.registry.FORMATS` (README, "Where to change things": the
-row, its renderer here, and a test against the consumer's own code in
-tests/test_consumers.py). A result's ``status`` is one of
+:data:`pytest_lessons.reports.registry.FORMATS` (CONTRIBUTING.md, "Add a report format": the
+row, its renderer here, a test against the consumer's own code in tests/test_consumers.py,
+and the tests that list the formats by hand). A result's ``status`` is one of
 :class:`~pytest_lessons.core.results.Status`; each dialect maps it to its own words. Messages of
 hidden cases were made safe before they got here.
 """

@@ -4,9 +4,10 @@ the merge command and the writer read.
 A :class:`Format` row says what the rest of the code used to ask four places for: the
 renderer, whether its file holds one learner or a whole class (a class run writes a
 ``holds="learner"`` format once per learner), and the phrase ``--help`` shows for it. A
-:class:`Layout` row does the same for a gradebook. To add a format (README, "Where to change
-things"): one row here, one renderer in :mod:`~pytest_lessons.reports.formats`,
-one consumer test in tests/test_consumers.py. This module imports neither pytest nor torch.
+:class:`Layout` row does the same for a gradebook. To add a format: one row here, one renderer
+in :mod:`~pytest_lessons.reports.formats`, one consumer test in tests/test_consumers.py, and
+the tests that name each format's data by hand (CONTRIBUTING.md, "Add a report format", lists
+every place). This module imports neither pytest nor torch.
 """
 
 from __future__ import annotations
