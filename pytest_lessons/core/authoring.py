@@ -528,7 +528,8 @@ def margins(
         f"atol {case.atol:g})"
     ]
     width = max(len(name) for name, _, _ in rows)
-    lines += [f"  {name:<{width}}  {value:>8}  {where}" for name, value, where in rows]
+    digits = max(len(value) for _, value, _ in rows)
+    lines += [f"  {name:<{width}}  {value:>{digits}}  {where}" for name, value, where in rows]
     lines += [f"  WARNING: {warning}" for warning in warnings]
     return lines
 
@@ -556,6 +557,11 @@ def regenerate(grader: Grader, exercise: model.Exercise) -> list[str]:
     line per snapshot case. Raises :class:`LessonProblem` in a learner's copy (there is no
     reference to compute with, and the answers there are the course's to give), and when the
     reference fails on a case."""
+    if export.is_learner_copy(exercise) and not export.marked(exercise):
+        raise LessonProblem(
+            f"Add {exercise.slug}'s reference.py, then regenerate: the snapshots are computed "
+            "from it.\n"
+        )
     if export.is_learner_copy(exercise):
         raise LessonProblem(
             f"Regenerate snapshots in the course's own folder, not here: {exercise.slug} is a "
@@ -578,7 +584,7 @@ def regenerate(grader: Grader, exercise: model.Exercise) -> list[str]:
         text = snapshot_text(new)
         old_text = file.read_text(encoding="utf-8") if file.is_file() else None
         if old_text == text:
-            lines.append(f"{case.snapshot} ({case.label}): unchanged")
+            lines.append(f"{exercise.slug}: {case.snapshot} ({case.label}): unchanged")
             continue
         file.parent.mkdir(parents=True, exist_ok=True)
         file.write_text(text, encoding="utf-8")
@@ -590,7 +596,7 @@ def regenerate(grader: Grader, exercise: model.Exercise) -> list[str]:
             except ValueError:
                 old = None
             said = changes(old, new)
-        lines.append(f"{case.snapshot} ({case.label}): {said}")
+        lines.append(f"{exercise.slug}: {case.snapshot} ({case.label}): {said}")
     return lines
 
 

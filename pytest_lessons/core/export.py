@@ -44,6 +44,11 @@ def is_learner_copy(exercise: model.Exercise) -> bool:
     with :data:`MARK`, or it has no reference to compute answers with."""
     if exercise.reference is None or not exercise.reference.is_file():
         return True
+    return marked(exercise)
+
+
+def marked(exercise: model.Exercise) -> bool:
+    """Whether *exercise*'s file starts with :data:`MARK` (was written by the export)."""
     try:
         with exercise.path.open(encoding="utf-8-sig") as handle:
             return handle.readline().rstrip("\n") == MARK
