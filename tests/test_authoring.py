@@ -198,8 +198,8 @@ def test_variants_must_pass_and_the_margins_table_warns_within_ten_times(tmp_pat
     assert check.notes == [
         "double: margins (gaps in tolerances: 1 is the edge; rtol 0, atol 0.01)",
         "  reference.py       0  largest, on case 1",
-        "  variant exact      0  largest, on case 1",
-        "  variant rounded  0.4  largest, on case 1",
+        "  variant exact      0  largest, on case 1; 0 from reference.py's answers",
+        "  variant rounded  0.4  largest, on case 1; 0.4 from reference.py's answers",
         "  mistake tripled  200  smallest, on case 1; caught on 2 of 2",
         "  mistake nudged     5  smallest, on case 1; caught on 2 of 2",
         "  WARNING: variant rounded is within 2.5x of the tolerance on case 1: a right answer "
@@ -346,7 +346,7 @@ def test_regenerate_prints_the_changes_and_the_margins_and_refuses_in_a_learner_
             "double: snapshots/long.json (case 3 (long)): written, 2 values",
             "double: margins (gaps in tolerances: 1 is the edge; rtol 0.0001, atol 0.0001)",
             "  reference.py              0  largest, on case 1 (typed)",
-            "  variant with_floats  0.0033  largest, on case 1 (typed)",
+            "  variant with_floats  0.0033  largest, on case 1 (typed); 0.0033 from reference.py's answers",
         ]
     )
     (pytester.path / "double" / "reference.py").write_text(REFERENCE.replace("2 * v", "2 * v + 1"))

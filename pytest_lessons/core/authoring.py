@@ -491,7 +491,18 @@ def margins(
         measured = True
         largest, case = max(gaps, key=lambda pair: pair[0])
         name = "reference.py" if variant == "reference" else f"variant {variant}"
-        rows.append((name, _times(largest), f"largest, on {case.label}"))
+        where = f"largest, on {case.label}"
+        if variant != "reference" and "reference" in right:
+            # The variant's own difference, which typed (rounded) answers may hide.
+            own = [
+                gap(exercise, r.answer, g.answer, c.rtol, c.atol)
+                for (c, g), (_, r) in zip(graded_list, right["reference"])
+                if g.answer is not None and r.answer is not None
+            ]
+            own = [x for x in own if not math.isnan(x)]
+            if own:
+                where += f"; {_times(max(own))} from reference.py's answers"
+        rows.append((name, _times(largest), where))
         if largest * MARGIN > 1:
             warnings.append(
                 f"{name} is within {_factor(1 / largest)} of the tolerance on "

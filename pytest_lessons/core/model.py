@@ -794,7 +794,7 @@ def _generate_spec(raw: Any, inputs: tuple[str, ...], path: Path) -> GenerateSpe
         if name not in inputs:
             raise ExerciseError(path, f'generate.inputs has unknown input "{name}"')
         if isinstance(names, dict):
-            kinds[name] = _input_spec(names, name, axes, path)
+            kinds[name] = _input_spec(names, name, axes, path, table["values"])
             names = list(kinds[name].axes)
         elif isinstance(names, str):
             names = [names]  # the input is this axis's size
@@ -842,9 +842,14 @@ def _axes_of(shape: Any, kind: generate.InputSpec | None) -> tuple[str, ...] | s
 
 
 def _input_spec(
-    raw: dict[str, Any], name: str, axes: dict[str, tuple[int, int]], path: Path
+    raw: dict[str, Any],
+    name: str,
+    axes: dict[str, tuple[int, int]],
+    path: Path,
+    values: list[float],
 ) -> generate.InputSpec:
-    """An input of ``[generate.inputs]`` written as a table (format version 2)."""
+    """An input of ``[generate.inputs]`` written as a table (format version 2); a float input
+    without its own range draws from the table's *values*."""
     where = f"generate.inputs.{name}"
     table = _read_table(raw, GENERATE_INPUT_FIELDS, where, path, None)
     kind = table["kind"]
@@ -859,7 +864,7 @@ def _input_spec(
             raise ExerciseError(path, f'{where}.{key} is not for kind = "{kind}"')
     if kind == "int" and table["range"] is not None and table["below"] is not None:
         raise ExerciseError(path, f"{where}: give range or below, not both")
-    low, high = table["range"] or ([0, 1] if kind == "int" else [-1.0, 1.0])
+    low, high = table["range"] or ([0, 1] if kind == "int" else values)
     if kind == "int" and (
         any(type(b) is not int for b in (low, high)) and table["range"] is not None
     ):
