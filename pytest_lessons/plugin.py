@@ -159,8 +159,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="DIR",
         default=None,
         help="Write the learner's copy of each collected lesson to DIR/<lesson>: the starter, "
-        "public cases, generated cases frozen with their answers, watch-outs and hints; no "
-        "reference, no hidden cases, no worked solution.",
+        "public cases, generated and computed cases frozen with their answers, public "
+        "snapshots, watch-outs and hints; no reference, no variants, no hidden cases, no "
+        "worked solution.",
     )
     group.addoption(
         "--lesson-hints",

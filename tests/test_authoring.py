@@ -73,6 +73,8 @@ def test_computed_and_snapshot_answers_grade_regenerate_and_freeze(tmp_path: Pat
         "snapshots/long.json is missing: write it with pytest --lesson-check --lesson-regenerate.\n"
     )
     assert runner.ran("reference.py") == 1
+    with pytest.raises(authoring.LessonProblem, match="Write double's snapshots/long.json first"):
+        authoring.learner_copy(grade, exercise)  # an export would ship a case with no answer
 
     # --lesson-regenerate writes each snapshot, then says what changed in each.
     assert authoring.regenerate(grade, exercise) == [

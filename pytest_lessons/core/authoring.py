@@ -37,7 +37,7 @@ from pytest_lessons.core.kinds import kind_for
 from pytest_lessons.core.results import Status
 from pytest_lessons.core.texts import HEADLINE_LIMIT
 from pytest_lessons.core.words import abbreviate, case_list, first_sentence, plural
-from pytest_lessons.isolation.outcome import RAISED, RETURNED
+from pytest_lessons.isolation.outcome import RAISED, RETURNED, TAG
 
 #: Extra inputs drawn to find one that tells two look-alike mistakes apart.
 SEARCH = 40
@@ -402,6 +402,12 @@ def learner_copy(grader: Grader, exercise: model.Exercise) -> tuple[str, list[in
                     "case cannot be frozen into the learner's copy.\n"
                 )
             answers[case.number] = export.plain_answer(exercise, answer)
+        elif case.source == "snapshot" and case.expected is None and not case.hidden:
+            raise LessonProblem(
+                f"Write {exercise.slug}'s {case.snapshot} first (pytest --lesson-check "
+                f"--lesson-regenerate): {case.label} takes its answer from it, and a learner's "
+                "copy cannot compute it.\n"
+            )
     raw = model.read_toml(exercise.path.read_text(encoding="utf-8-sig"))
     return export.learner_toml(raw, exercise, answers)
 
@@ -430,7 +436,7 @@ def gap(exercise: model.Exercise, expected: Any, answer: Any, rtol: float, atol:
     NaN when the two are not numbers of the same shape (no margin to speak of)."""
     pairs = [(expected, answer)]
     if exercise.outputs:
-        if isinstance(expected, dict) and "type" not in expected:
+        if isinstance(expected, dict) and TAG not in expected:
             wanted: list[Any] | None = [expected.get(name) for name in exercise.outputs]
         else:
             wanted = split_outputs(expected, len(exercise.outputs))
