@@ -71,7 +71,8 @@ class Case:
     """The arguments, by input name, as plain TOML data."""
     expected: Any
     """The right answer, a value of its kind (:mod:`pytest_lessons.core.kinds`; in format 1
-    always a number or a rectangular nested list of numbers)."""
+    always a number or a rectangular nested list of numbers). None where the reference
+    computes it (:attr:`from_reference`) and for a snapshot not written yet."""
     rtol: float
     atol: float
     name: str | None = None
