@@ -6,18 +6,27 @@ generated inputs of every kind. What only a pytest run shows is at the end (pyte
 from __future__ import annotations
 
 import json
+import re
+import sys
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 from test_grading_core import double, grader
 
+from pytest_lessons import schema
 from pytest_lessons.core import authoring, export, model
 from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.generate import draw, smaller
 from pytest_lessons.core.results import Status
 
 from conftest import said
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 COMPUTED = """
 [exercise]
@@ -73,7 +82,9 @@ def test_computed_and_snapshot_answers_grade_regenerate_and_freeze(tmp_path: Pat
         "snapshots/long.json is missing: write it with pytest --lesson-check --lesson-regenerate.\n"
     )
     assert runner.ran("reference.py") == 1
-    with pytest.raises(authoring.LessonProblem, match="Write double's snapshots/long.json first"):
+    with pytest.raises(
+        authoring.LessonProblem, match=re.escape("Write double's snapshots/long.json first")
+    ):
         authoring.learner_copy(grade, exercise)  # an export would ship a case with no answer
 
     # --lesson-regenerate writes each snapshot, then says what changed in each.
@@ -269,6 +280,9 @@ def test_generated_inputs_of_every_kind_arrive_as_python_values(tmp_path: Path) 
         assert all(type(i) is int for i in inputs["ids"])
         assert inputs["words"] == case.inputs["words"][: sizes["width"]]
     assert draw(spec) == [(c.sizes, c.inputs) for c in exercise.cases]  # the same each time
+    # The editor's schema takes the new forms as the plugin does.
+    for text in (GENERATED, COMPUTED):
+        jsonschema.validate(tomllib.loads(text), json.loads(schema.SHIPPED.read_text()))
 
 
 @pytest.mark.parametrize(
