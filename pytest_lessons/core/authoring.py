@@ -127,7 +127,9 @@ class LessonCheck:
                         "again with pytest --lesson-check --lesson-regenerate"
                     )
                 elif graded.status == Status.INTERNAL and case.source == "snapshot":
-                    what = f"{case.snapshot} is missing; write it with --lesson-regenerate"
+                    what = (
+                        f"{case.snapshot} is missing or not JSON; write it with --lesson-regenerate"
+                    )
                 elif graded.status == Status.FAILED and not case.from_reference:
                     # A wrong expected value is the likeliest cause: show both, in full.
                     what = (
@@ -585,7 +587,8 @@ def regenerate(grader: Grader, exercise: model.Exercise) -> list[str]:
             "learner's copy (made by --lesson-export, without reference.py), so its answers "
             "cannot be computed again.\n"
         )
-    lines = []
+    # Every answer first: a reference that fails on one case leaves every file as it was.
+    computed = []
     for case in exercise.cases:
         if case.source != "snapshot" or case.snapshot is None:
             continue
@@ -594,26 +597,25 @@ def regenerate(grader: Grader, exercise: model.Exercise) -> list[str]:
             why = grader.reference_failure(exercise, case).split("\n", 1)[0]
             raise LessonProblem(
                 f"Fix {exercise.slug}'s reference.py: it fails on {case.label}, so "
-                f"{case.snapshot} cannot be written: {why}\n"
+                f"{case.snapshot} cannot be written (no snapshot was): {why}\n"
             )
-        new = export.plain_answer(exercise, answer)
-        file = exercise.folder / case.snapshot
+        computed.append((case, case.snapshot, export.plain_answer(exercise, answer)))
+    lines = []
+    for case, snapshot, new in computed:
+        file = exercise.folder / snapshot
         text = snapshot_text(new)
         old_text = file.read_text(encoding="utf-8") if file.is_file() else None
         if old_text == text:
-            lines.append(f"{exercise.slug}: {case.snapshot} ({case.label}): unchanged")
+            lines.append(f"{exercise.slug}: {snapshot} ({case.label}): unchanged")
             continue
         file.parent.mkdir(parents=True, exist_ok=True)
         file.write_text(text, encoding="utf-8")
-        if old_text is None:
-            said = f"written, {plural(_count(new), 'value')}"
-        else:
-            try:
-                old = json.loads(old_text)
-            except ValueError:
-                old = None
-            said = changes(old, new)
-        lines.append(f"{exercise.slug}: {case.snapshot} ({case.label}): {said}")
+        said = f"written, {plural(_count(new), 'value')}"
+        try:
+            said = changes(json.loads(old_text), new) if old_text is not None else said
+        except ValueError:
+            said += " (the old file was not JSON)"
+        lines.append(f"{exercise.slug}: {snapshot} ({case.label}): {said}")
     return lines
 
 

@@ -408,7 +408,7 @@ class Grader:
         with the author's file and line (or what it returned instead), and the inputs."""
         if case.source == "snapshot":
             return (
-                f"{case.snapshot} is missing: write it with pytest --lesson-check "
+                f"{case.snapshot} is missing or not JSON: write it with pytest --lesson-check "
                 "--lesson-regenerate.\n"
             )
         if exercise.reference is None:
