@@ -249,11 +249,21 @@ class LessonCheckItem(pytest.Item):
     def __init__(self, *, exercise: model.Exercise, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.exercise = exercise
+        self.lesson_notes: list[str] = []
+        """What the check tells the author besides problems: snapshot changes, margins."""
 
     def runtest(self) -> None:
         grader = session_of(self.config).grader
-        check = authoring.LessonCheck(grader, self.exercise, diagnoser(self))
+        exercise = self.exercise
+        if self.config.getoption("lesson_regenerate"):
+            try:
+                self.lesson_notes += authoring.regenerate(grader, exercise)
+                exercise = model.load(exercise.path)  # the check reads the new snapshots
+            except (authoring.LessonProblem, model.ExerciseError) as problem:
+                raise LessonFailure(str(problem)) from None
+        check = authoring.LessonCheck(grader, exercise, diagnoser(self))
         problems = check.problems()
+        self.lesson_notes += check.notes
         if problems:
             raise LessonFailure(authoring.check_text(self.exercise, problems))
 

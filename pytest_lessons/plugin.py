@@ -68,6 +68,23 @@ class GenericDetectors:
         return diagnose.detect(evidence)
 
 
+class CheckNotes:
+    """What ``--lesson-check`` tells an author besides problems (snapshot changes, margins),
+    gathered from the reports and shown once at the end."""
+
+    def __init__(self) -> None:
+        self.notes: list[str] = []
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.notes += getattr(report, "lessons_notes", None) or []
+
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        if self.notes:
+            terminalreporter.write_sep("=", "lessons: lesson check")
+            for line in self.notes:
+                terminalreporter.write_line(line, yellow="WARNING:" in line)
+
+
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     pluginmanager.add_hookspecs(hooks)
 
@@ -123,8 +140,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         dest="lesson_check",
         action="store_true",
         default=False,
-        help="Check each collected lesson instead of grading it: the reference passes every "
-        "case, the starter fails, and each mistake gets its own watch-out and no other.",
+        help="Check each collected lesson instead of grading it: the reference and each "
+        "variant of variants.py pass every case, the starter fails, and each mistake gets its "
+        "own watch-out and no other; prints each lesson's margins to its tolerance.",
+    )
+    group.addoption(
+        "--lesson-regenerate",
+        dest="lesson_regenerate",
+        action="store_true",
+        default=False,
+        help="With --lesson-check: first rewrite each lesson's snapshot files (expected = "
+        "{ snapshot = ... }) from its reference.py, printing what changed; refused in a "
+        "learner's copy.",
     )
     group.addoption(
         "--lesson-export",
@@ -132,8 +159,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="DIR",
         default=None,
         help="Write the learner's copy of each collected lesson to DIR/<lesson>: the starter, "
-        "public cases, generated cases frozen with their answers, watch-outs and hints; no "
-        "reference, no hidden cases, no worked solution.",
+        "public cases, generated and computed cases frozen with their answers, public "
+        "snapshots, watch-outs and hints; no reference, no variants, no hidden cases, no "
+        "worked solution.",
     )
     group.addoption(
         "--lesson-hints",
@@ -192,6 +220,11 @@ def pytest_configure(config: pytest.Config) -> None:
         shards = parse_shard(shard) if shard is not None else None
     except (OptionError, ShardError) as error:
         raise pytest.UsageError(str(error)) from None
+    if config.getoption("lesson_regenerate") and not config.getoption("lesson_check"):
+        raise pytest.UsageError(
+            "Give --lesson-regenerate with --lesson-check: it rewrites a lesson's snapshots "
+            "from its reference, then checks the lesson."
+        )
     config.stash[_OUTPUTS] = outputs
     support, policy = _sandbox(resolved)
     lessons = LessonSession(
@@ -224,6 +257,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(ResultCollector(lessons), "lessons.results")
     config.pluginmanager.register(WatchOutMatcher(lessons), "lessons.watch_outs")
     config.pluginmanager.register(GenericDetectors(), "lessons.detectors")
+    config.pluginmanager.register(CheckNotes(), "lessons.check_notes")
     if (
         submissions is not None
         and not config.getoption("lesson_show_failures")
@@ -369,6 +403,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if isinstance(item, (CaseItem, BrokenExercise)) and result is not None:
         # Plain data on the report, so the summary also works under pytest-xdist.
         report.lessons = result.to_dict()
+    notes = getattr(item, "lesson_notes", None) if call.when == "call" else None
+    if notes:
+        report.lessons_notes = notes  # plain lines, so they also travel from xdist workers
     if isinstance(report.longrepr, FailureText):
         crash = report.longrepr.reprcrash
         report.lessons_crash = [crash.path, crash.lineno, crash.message]

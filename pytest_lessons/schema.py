@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pytest_lessons.core import model
+from pytest_lessons.core import generate, model
 
 SHIPPED = Path(__file__).with_name("exercise.schema.json")
 
@@ -60,7 +60,7 @@ CHECKS: dict[Any, dict[str, Any]] = {
         "propertyNames": _NAME,
         "additionalProperties": {
             "type": "array",
-            "items": {"type": "integer", "minimum": 1, "maximum": 64},
+            "items": {"type": "integer", "minimum": 1, "maximum": generate.SIZE_CEILING},
             "minItems": 2,
             "maxItems": 2,
         },
@@ -69,9 +69,23 @@ CHECKS: dict[Any, dict[str, Any]] = {
     model._any_table: {
         "type": "object",
         "additionalProperties": {
-            "anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]
+            "anyOf": [
+                {"type": "string"},
+                {"type": "array", "items": {"type": "string"}},
+                {"$ref": "#/$defs/generated_input"},
+            ]
         },
     },
+    model._max_size: {"type": "integer", "minimum": 1, "maximum": generate.SIZE_CEILING},
+    model._max_elements: {"type": "integer", "minimum": 1, "maximum": generate.ELEMENTS_CEILING},
+    model._input_kind: {"enum": list(generate.INPUT_KINDS)},
+    model._size_range: {
+        "type": "array",
+        "items": {"type": "integer", "minimum": 0},
+        "minItems": 2,
+        "maxItems": 2,
+    },
+    model._alphabet: {"type": "string", "minLength": 1},
 }
 
 
@@ -92,6 +106,16 @@ def _table(fields: tuple[model.Field, ...], extra: Any = False) -> dict[str, Any
     return table
 
 
+def _generate() -> dict[str, Any]:
+    """``[generate]``: axes up to the default :data:`~pytest_lessons.core.generate.MAX_SIZE`
+    unless the table raises ``max_size`` (the plugin checks the axes against its value)."""
+    table = _table(model.GENERATE_FIELDS)
+    most = {"items": {"maximum": generate.MAX_SIZE}}
+    table["if"] = {"not": {"required": ["max_size"]}}
+    table["then"] = {"properties": {"axes": {"additionalProperties": most}}}
+    return table
+
+
 def build() -> dict[str, Any]:
     """The schema of exercise.toml, format version 1."""
     return {
@@ -108,11 +132,15 @@ def build() -> dict[str, Any]:
             "watch_out": {"type": "array", "items": _table(model.WATCH_OUT_FIELDS)},
             "hint": {"type": "array", "items": _table(model.HINT_FIELDS)},
             "solution": _table(model.SOLUTION_FIELDS),
-            "generate": _table(model.GENERATE_FIELDS),
+            "generate": _generate(),
         },
         "required": ["exercise"],
         "additionalProperties": False,
-        "$defs": {"nested": _NESTED, "value": _VALUE},
+        "$defs": {
+            "nested": _NESTED,
+            "value": _VALUE,
+            "generated_input": _table(model.GENERATE_INPUT_FIELDS),
+        },
     }
 
 

@@ -4,15 +4,22 @@ prove a lesson sound before learners see it.
 For every exercise: its file is valid (collection already says when not); the reference passes
 every case, generated ones included; the starter fails; each watch-out's mistake function fails
 at least one case and, wherever it fails, gets exactly its own watch-out; and no two mistakes give
-the same answer on every case (the cases could not tell them apart). Each problem names the
-exercise, the watch-out and the case. The mistakes are graded exactly as a learner's answer is:
-through :meth:`Grader.grade <pytest_lessons.core.grader.Grader.grade>`.
+the same answer on every case (the cases could not tell them apart); each variant of
+``variants.py`` (a known-correct alternative) passes every case. Each problem names the
+exercise, the watch-out and the case. The mistakes and variants are graded exactly as a
+learner's answer is: through :meth:`Grader.grade <pytest_lessons.core.grader.Grader.grade>`.
+
+Besides problems the check has notes for the author (:attr:`LessonCheck.notes`): for a lesson
+judged within a tolerance, the margins table (:func:`margins`), and under ``--lesson-regenerate``
+what changed in each snapshot file (:func:`regenerate`).
 """
 
 from __future__ import annotations
 
 import ast
 import difflib
+import json
+import math
 import re
 import subprocess
 import tempfile
@@ -22,19 +29,24 @@ from typing import Any
 
 from pytest_lessons.core import course, export, model
 from pytest_lessons.core.attempt import Attempt
+from pytest_lessons.core.compare import read_numbers, split_outputs
 from pytest_lessons.core.generate import draw
 from pytest_lessons.core.grader import Diagnoser, Graded, Grader
 from pytest_lessons.core.judge import judge
 from pytest_lessons.core.kinds import kind_for
 from pytest_lessons.core.results import Status
 from pytest_lessons.core.words import HEADLINE_LIMIT, abbreviate, case_list, first_sentence, plural
-from pytest_lessons.isolation.outcome import RAISED, RETURNED
+from pytest_lessons.isolation.outcome import RAISED, RETURNED, TAG
 
 #: Extra inputs drawn to find one that tells two look-alike mistakes apart.
 SEARCH = 40
 
 #: The learner name the check's grading runs under (its caches are kept apart by it).
 CHECKER = "(lesson check)"
+
+#: A right answer closer to the edge of the tolerance than this share of it, or a mistake
+#: caught by less than this many times it, gets a warning in the margins table.
+MARGIN = 10.0
 
 
 class LessonProblem(Exception):
@@ -54,6 +66,9 @@ class LessonCheck:
         self.grader = grader
         self.exercise = exercise
         self.diagnose = diagnose
+        self.notes: list[str] = []
+        """What the check tells the author besides problems (the margins table), set by
+        :meth:`problems`."""
 
     def grade(
         self,
@@ -90,11 +105,13 @@ class LessonCheck:
             problems.append(f"{name}: {outside.advice(str(outside.course))}")
 
         reference = exercise.reference
+        right: dict[str, Grades] = {}
         if reference is None or not reference.is_file():
             problems.append(f"{name}: reference.py is missing")
         else:
             failed: dict[str, list[int]] = {}
-            for case, graded in self.grade(reference, exercise.entry):
+            right["reference"] = self.grade(reference, exercise.entry)
+            for case, graded in right["reference"]:
                 if graded.passed:
                     continue
                 what = first_sentence(graded.result.headline)
@@ -103,7 +120,16 @@ class LessonCheck:
                     what = graded.result.headline
                 if graded.result.lesson_error:
                     what = _lesson_error(graded.result.lesson_error, case)
-                if graded.status == Status.FAILED and not case.generated:
+                if graded.status == Status.FAILED and case.source == "snapshot":
+                    what = (
+                        f"{case.snapshot} no longer holds the reference's answer; write it "
+                        "again with pytest --lesson-check --lesson-regenerate"
+                    )
+                elif graded.status == Status.INTERNAL and case.source == "snapshot":
+                    what = (
+                        f"{case.snapshot} is missing or not JSON; write it with --lesson-regenerate"
+                    )
+                elif graded.status == Status.FAILED and not case.from_reference:
                     # A wrong expected value is the likeliest cause: show both, in full.
                     what = (
                         f"the case at line {case.line} of exercise.toml expects "
@@ -113,6 +139,7 @@ class LessonCheck:
                 failed.setdefault(what, []).append(case.number)
             for what, numbers in failed.items():
                 problems.append(f"{name}: the reference fails {case_list(numbers)}: {what}")
+            problems += self._variants(right)
 
         starter_file, shipped = starter(exercise, scratch)
         starter_graded = self.grade(starter_file, exercise.entry)
@@ -124,6 +151,7 @@ class LessonCheck:
 
         mistakes = exercise.mistakes or exercise.folder / "mistakes.py"
         answers: dict[str, list[Any]] = {}
+        wrong_lists: dict[str, Grades] = {}
         # Who is graded, and how the full course graded them: for the learner's copy below.
         graded_by: dict[str, tuple[Path, str, Grades]] = {
             f"the starter {exercise.solution.name}": (starter_file, exercise.entry, starter_graded)
@@ -166,6 +194,7 @@ class LessonCheck:
                 )
             label = f"{watch.id}={argument}" if argument else watch.id
             answers[label] = [graded.answer for _, graded in graded_list]
+            wrong_lists[label] = graded_list
             # Where the reference itself failed, the case says nothing of the mistake (that
             # failure is a problem of its own, above).
             failing = [
@@ -203,6 +232,7 @@ class LessonCheck:
             for what, numbers in wrong.items():
                 problems.append(f"{where}: on {case_list(numbers)} {what}")
         problems += self._look_alikes(answers)
+        self.notes = margins(self.grader, exercise, right, wrong_lists)
         if not problems:
             problems += self._learner_copy(graded_by)
         return problems
@@ -235,6 +265,38 @@ class LessonCheck:
                 problems.append(
                     f"{name}: {who} passes every case of the learner's copy: only hidden "
                     "cases catch it, so a learner would never see it caught"
+                )
+        return problems
+
+    def _variants(self, right: dict[str, Grades]) -> list[str]:
+        """Grade every variant of ``variants.py``; each must pass every case. Fills *right*
+        with each variant's grades (for the margins)."""
+        exercise = self.exercise
+        path = exercise.variants
+        if path is None or not path.is_file():
+            return []
+        problems = []
+        names = variant_names(path)
+        if not names:
+            problems.append(
+                f"{exercise.slug}: {path.name} defines no function: each variant is a "
+                f"function with {exercise.entry}'s parameters"
+            )
+        for variant in names:
+            graded_list = self.grade(path, variant)
+            right[variant] = graded_list
+            failing: dict[str, list[int]] = {}
+            for case, graded in graded_list:
+                if graded.passed or graded.result.lesson_error:
+                    continue  # where the reference fails, that is a problem of its own
+                what = first_sentence(graded.result.headline)
+                if graded.outcome is not None and graded.outcome.kind == RAISED:
+                    what = graded.result.headline
+                failing.setdefault(what, []).append(case.number)
+            for what, numbers in failing.items():
+                problems.append(
+                    f"{exercise.slug}: variant {variant} of {path.name} is a right answer but "
+                    f"fails {case_list(numbers)}: {what} Widen the tolerance, or fix the variant"
                 )
         return problems
 
@@ -333,7 +395,7 @@ def learner_copy(grader: Grader, exercise: model.Exercise) -> tuple[str, list[in
     fails on one."""
     answers = {}
     for case in exercise.cases:
-        if case.generated and not case.hidden:
+        if case.from_reference and not case.hidden:
             answer = grader.runs.reference_answer(exercise, case.inputs)
             if answer is None:
                 raise LessonProblem(
@@ -341,8 +403,263 @@ def learner_copy(grader: Grader, exercise: model.Exercise) -> tuple[str, list[in
                     "case cannot be frozen into the learner's copy.\n"
                 )
             answers[case.number] = export.plain_answer(exercise, answer)
+        elif case.source == "snapshot" and case.expected is None and not case.hidden:
+            raise LessonProblem(
+                f"Write {exercise.slug}'s {case.snapshot} first (pytest --lesson-check "
+                f"--lesson-regenerate): {case.label} takes its answer from it, and a learner's "
+                "copy cannot compute it.\n"
+            )
     raw = model.read_toml(exercise.path.read_text(encoding="utf-8-sig"))
     return export.learner_toml(raw, exercise, answers)
+
+
+def variant_names(path: Path) -> list[str]:
+    """The variants of the author's ``variants.py`` at *path*: its public top-level functions,
+    in order (read with ``ast``: author code runs only in the worker)."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError):
+        return []
+    return [
+        node.name
+        for node in tree.body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and not node.name.startswith("_")
+    ]
+
+
+# --- margins -------------------------------------------------------------------------------
+
+
+def gap(exercise: model.Exercise, expected: Any, answer: Any, rtol: float, atol: float) -> float:
+    """How far *answer* is from *expected*, in tolerances: the largest, over every value, of
+    ``|got - expected| / (atol + rtol * |expected|)``; 1 is the edge (above it fails).
+    NaN when the two are not numbers of the same shape (no margin to speak of)."""
+    pairs = [(expected, answer)]
+    if exercise.outputs:
+        if isinstance(expected, dict) and TAG not in expected:
+            wanted: list[Any] | None = [expected.get(name) for name in exercise.outputs]
+        else:
+            wanted = split_outputs(expected, len(exercise.outputs))
+        got = split_outputs(answer, len(exercise.outputs))
+        if wanted is None or got is None:
+            return math.nan
+        pairs = list(zip(wanted, got))
+    worst = 0.0
+    for want, have in pairs:
+        if kind_for(want).name != "numeric":
+            return math.nan  # an exact kind: no tolerance, no margin
+        try:
+            a, b = read_numbers(want), read_numbers(have)
+        except Exception:  # not numbers: no margin to speak of
+            return math.nan
+        if a.shape != b.shape:
+            return math.nan
+        for x, y in zip(a.flat, b.flat):
+            if math.isnan(x) or math.isnan(y):
+                worst = max(worst, 0.0 if math.isnan(x) and math.isnan(y) else math.inf)
+                continue
+            allowed = atol + rtol * abs(x)
+            if x == y:
+                continue
+            worst = max(worst, abs(y - x) / allowed if allowed > 0 else math.inf)
+    return worst
+
+
+def _expected(grader: Grader, exercise: model.Exercise, case: model.Case) -> Any:
+    if case.from_reference:
+        return grader.runs.reference_answer(exercise, case.inputs)
+    return case.expected
+
+
+def margins(
+    grader: Grader,
+    exercise: model.Exercise,
+    right: dict[str, Grades],
+    wrong: dict[str, Grades],
+) -> list[str]:
+    """The margins table of a lesson judged within a tolerance (empty for any other): for each
+    right answer (the variants of ``variants.py``) its largest gap over the cases, and for each
+    known mistake its smallest gap over the cases that catch it, both in tolerances, with a
+    warning when a right answer comes within :data:`MARGIN` times of the edge, or a mistake is
+    caught by less than :data:`MARGIN` times it."""
+    rows: list[tuple[str, str, str]] = []
+    warnings: list[str] = []
+    measured = False
+    for variant, graded_list in right.items():
+        gaps = [
+            (gap(exercise, _expected(grader, exercise, c), g.answer, c.rtol, c.atol), c)
+            for c, g in graded_list
+            if g.answer is not None
+        ]
+        gaps = [(x, c) for x, c in gaps if not math.isnan(x)]
+        if not gaps:
+            continue
+        measured = True
+        largest, case = max(gaps, key=lambda pair: pair[0])
+        name = "reference.py" if variant == "reference" else f"variant {variant}"
+        where = f"largest, on {case.label}"
+        if variant != "reference" and "reference" in right:
+            # The variant's own difference, which typed (rounded) answers may hide.
+            own = [
+                gap(exercise, r.answer, g.answer, c.rtol, c.atol)
+                for (c, g), (_, r) in zip(graded_list, right["reference"])
+                if g.answer is not None and r.answer is not None
+            ]
+            own = [x for x in own if not math.isnan(x)]
+            if own:
+                where += f"; {_times(max(own))} from reference.py's answers"
+        rows.append((name, _times(largest), where))
+        if largest * MARGIN > 1:
+            warnings.append(
+                f"{name} is within {_factor(1 / largest)} of the tolerance on "
+                f"{case.label}: a right answer computed another way may fail; widen rtol/atol, "
+                "or make the cases less sensitive to rounding (smaller values, fewer steps)"
+            )
+    for label, graded_list in wrong.items():
+        gaps = [
+            (gap(exercise, _expected(grader, exercise, c), g.answer, c.rtol, c.atol), c)
+            for c, g in graded_list
+            if g.answer is not None
+        ]
+        caught = [(x, c) for x, c in gaps if not math.isnan(x) and x > 1]
+        if not [x for x, _ in gaps if not math.isnan(x)]:
+            continue
+        measured = True
+        if not caught:
+            rows.append((f"mistake {label}", "-", "caught on no case"))
+            continue
+        smallest, case = min(caught, key=lambda pair: pair[0])
+        where = f"smallest, on {case.label}; caught on {len(caught)} of {len(gaps)}"
+        rows.append((f"mistake {label}", _times(smallest), where))
+        if smallest < MARGIN:
+            warnings.append(
+                f"mistake {label} is caught by only {_factor(smallest)} the tolerance on "
+                f"{case.label}: a slightly wider tolerance lets it pass there; add a case "
+                "where it differs more, or tighten rtol/atol"
+            )
+    if not measured:
+        return []
+    case = exercise.cases[0]
+    lines = [
+        f"{exercise.slug}: margins (gaps in tolerances: 1 is the edge; rtol {case.rtol:g}, "
+        f"atol {case.atol:g})"
+    ]
+    width = max(len(name) for name, _, _ in rows)
+    digits = max(len(value) for _, value, _ in rows)
+    lines += [f"  {name:<{width}}  {value:>{digits}}  {where}" for name, value, where in rows]
+    lines += [f"  WARNING: {warning}" for warning in warnings]
+    return lines
+
+
+def _times(value: float) -> str:
+    if math.isinf(value):
+        return "inf"
+    return f"{value:,.0f}" if value >= 100 else f"{value:.2g}"
+
+
+def _factor(value: float) -> str:
+    return "inf" if math.isinf(value) else f"{value:.2g}x"
+
+
+# --- snapshots -----------------------------------------------------------------------------
+
+
+def snapshot_text(value: Any) -> str:
+    """A snapshot file's text: the expected value as JSON, floats written to round-trip."""
+    return json.dumps(value) + "\n"
+
+
+def regenerate(grader: Grader, exercise: model.Exercise) -> list[str]:
+    """Rewrite the snapshot files of *exercise* from its reference, and say what changed, one
+    line per snapshot case. Raises :class:`LessonProblem` in a learner's copy (there is no
+    reference to compute with, and the answers there are the course's to give), and when the
+    reference fails on a case."""
+    if export.is_learner_copy(exercise) and not export.marked(exercise):
+        raise LessonProblem(
+            f"Add {exercise.slug}'s reference.py, then regenerate: the snapshots are computed "
+            "from it.\n"
+        )
+    if export.is_learner_copy(exercise):
+        raise LessonProblem(
+            f"Regenerate snapshots in the course's own folder, not here: {exercise.slug} is a "
+            "learner's copy (made by --lesson-export, without reference.py), so its answers "
+            "cannot be computed again.\n"
+        )
+    # Every answer first: a reference that fails on one case leaves every file as it was.
+    computed = []
+    for case in exercise.cases:
+        if case.source != "snapshot" or case.snapshot is None:
+            continue
+        answer = grader.runs.reference_answer(exercise, case.inputs)
+        if answer is None:
+            why = grader.reference_failure(exercise, case).split("\n", 1)[0]
+            raise LessonProblem(
+                f"Fix {exercise.slug}'s reference.py: it fails on {case.label}, so "
+                f"{case.snapshot} cannot be written (no snapshot was): {why}\n"
+            )
+        computed.append((case, case.snapshot, export.plain_answer(exercise, answer)))
+    lines = []
+    for case, snapshot, new in computed:
+        file = exercise.folder / snapshot
+        text = snapshot_text(new)
+        old_text = file.read_text(encoding="utf-8") if file.is_file() else None
+        if old_text == text:
+            lines.append(f"{exercise.slug}: {snapshot} ({case.label}): unchanged")
+            continue
+        file.parent.mkdir(parents=True, exist_ok=True)
+        file.write_text(text, encoding="utf-8")
+        said = f"written, {plural(_count(new), 'value')}"
+        try:
+            said = changes(json.loads(old_text), new) if old_text is not None else said
+        except ValueError:
+            said += " (the old file was not JSON)"
+        lines.append(f"{exercise.slug}: {snapshot} ({case.label}): {said}")
+    return lines
+
+
+def _leaves(value: Any, at: tuple[Any, ...] = ()) -> list[tuple[tuple[Any, ...], Any]]:
+    if isinstance(value, dict):
+        return [leaf for key in sorted(value) for leaf in _leaves(value[key], (*at, key))]
+    if isinstance(value, list):
+        return [leaf for i, item in enumerate(value) for leaf in _leaves(item, (*at, i))]
+    return [(at, value)]
+
+
+def _count(value: Any) -> int:
+    return len(_leaves(value))
+
+
+def changes(old: Any, new: Any) -> str:
+    """What changed from *old* to *new*, in the author's terms: how many values, the largest
+    gap between numbers and where (``3 of 40 values changed, largest gap 0.002 at [1, 4]:
+    0.5012 -> 0.5032``), or that the value's shape changed."""
+    before, after = _leaves(old), _leaves(new)
+    if [at for at, _ in before] != [at for at, _ in after]:
+        return (
+            f"the value's shape changed ({plural(len(before), 'value')} before, {len(after)} now)"
+        )
+    changed = [(at, a, b) for (at, a), (_, b) in zip(before, after) if a != b]
+    if not changed:
+        return "the same values, written anew"
+    said = f"{len(changed)} of {plural(len(after), 'value')} changed"
+    numeric = [
+        (abs(b - a), at, a, b)
+        for at, a, b in changed
+        if isinstance(a, (int, float))
+        and isinstance(b, (int, float))
+        and not isinstance(a, bool)
+        and not isinstance(b, bool)
+    ]
+    if numeric:
+        size, at, a, b = max(numeric, key=lambda row: row[0])
+        where = "[" + ", ".join(str(i) for i in at) + "]"
+        said += f", largest gap {size:.2g} at {where}: {a:.6g} -> {b:.6g}"
+    else:
+        at, a, b = changed[0]
+        where = "[" + ", ".join(str(i) for i in at) + "]"
+        said += f", first at {where}: {abbreviate(a, 40)} -> {abbreviate(b, 40)}"
+    return said
 
 
 def _function_source(path: Path, name: str) -> str | None:

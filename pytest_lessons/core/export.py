@@ -1,12 +1,16 @@
 """A learner's copy of a lesson: what ``pytest --lesson-export=DIR`` writes.
 
-The copy holds the starter ``solution.py``, the public cases, each generated case frozen into a
-plain case with the expected answer the reference gave, the watch-outs with their
-``mistakes.py``, the hints, and any ``conftest.py`` of the lesson. It holds no ``reference.py``,
-no hidden case, no ``[generate]`` table (it needs the reference) and no worked solution (the
-``[solution]`` steps explain the reference): the worked solution is withheld, for the
-instructor to publish after the deadline. The learner's copy grades the starter and every
-mistake as the full course does on the cases it keeps; ``--lesson-check`` proves it.
+The copy holds the starter ``solution.py``, the public cases, each generated case and each case
+computed from the reference (``expected = { from = "reference" }``) frozen into a plain case
+with the expected answer the reference gave, the snapshot files of its public snapshot cases
+(already frozen answers), the watch-outs with their ``mistakes.py``, the hints, and any
+``conftest.py`` of the lesson. It holds no ``reference.py``, no ``variants.py`` (right answers
+too), no hidden case, no ``[generate]`` table (it needs the reference) and no worked solution
+(the ``[solution]`` steps explain the reference): the worked solution is withheld, for the
+instructor to publish after the deadline. Its first line (:data:`MARK`) says it is a learner's
+copy, so author-only commands (``--lesson-regenerate``) refuse to run in it. The learner's
+copy grades the starter and every mistake as the full course does on the cases it keeps;
+``--lesson-check`` proves it.
 """
 
 from __future__ import annotations
@@ -27,9 +31,29 @@ from pytest_lessons.core.judge import plain_answer as plain_answer
 #: Files of a lesson's folder that a learner's copy keeps besides ``exercise.toml``.
 KEPT = ("conftest.py",)
 
-#: Keys of ``[exercise]`` a learner's copy drops: the reference, and the total points (each
-#: kept case carries its own points instead, as the full course scaled them).
-DROPPED = ("reference", "points")
+#: Keys of ``[exercise]`` a learner's copy drops: the reference and the variants, and the total
+#: points (each kept case carries its own points instead, as the full course scaled them).
+DROPPED = ("reference", "variants", "points")
+
+#: The first line of a learner's ``exercise.toml``: what tells a learner's copy from the course.
+MARK = "# A learner's copy of this lesson, made by pytest --lesson-export: the starter, the"
+
+
+def is_learner_copy(exercise: model.Exercise) -> bool:
+    """Whether *exercise* is a learner's copy (made by ``--lesson-export``): its file starts
+    with :data:`MARK`, or it has no reference to compute answers with."""
+    if exercise.reference is None or not exercise.reference.is_file():
+        return True
+    return marked(exercise)
+
+
+def marked(exercise: model.Exercise) -> bool:
+    """Whether *exercise*'s file starts with :data:`MARK` (was written by the export)."""
+    try:
+        with exercise.path.open(encoding="utf-8-sig") as handle:
+            return handle.readline().rstrip("\n") == MARK
+    except OSError:
+        return False
 
 
 def learner_toml(
@@ -39,8 +63,8 @@ def learner_toml(
     case of the full course it comes from.
 
     *raw* is the full course's file as TOML data, *exercise* its model, *answers* the expected
-    answer (as :func:`plain_answer` gives it) of each generated case that is not hidden, by
-    case number."""
+    answer (as :func:`plain_answer` gives it) of each case the reference computes (generated or
+    ``from = "reference"``) that is not hidden, by case number."""
     head = {k: v for k, v in raw["exercise"].items() if k not in DROPPED}
     cases: list[dict[str, Any]] = []
     origin: list[int] = []
@@ -54,6 +78,8 @@ def learner_toml(
             entry["expected"] = answers[case.number]
         else:
             entry = {k: v for k, v in written[case.number - 1].items() if k != "hidden"}
+            if case.source == "reference":
+                entry["expected"] = answers[case.number]
         entry["points"] = case.points
         if case.rtol != exercise.rtol:
             entry["rtol"] = case.rtol
@@ -62,8 +88,8 @@ def learner_toml(
         cases.append(entry)
         origin.append(case.number)
     lines = [
-        "# A learner's copy of this lesson, made by pytest --lesson-export: the starter, the",
-        "# public cases and generated ones frozen with their answers. No reference, no hidden",
+        MARK,
+        "# public cases and computed ones frozen with their answers. No reference, no hidden",
         "# cases, no worked solution.",
         "",
         "[exercise]",
@@ -95,6 +121,13 @@ def write_files(folder: Path, exercise: model.Exercise, text: str) -> Path:
     for name in KEPT:
         if (exercise.folder / name).is_file():
             shutil.copyfile(exercise.folder / name, folder / name)
+    for case in exercise.cases:
+        # A public snapshot is a frozen answer already; a hidden case's stays with the course.
+        if case.snapshot is not None and not case.hidden:
+            source = exercise.folder / case.snapshot
+            if source.is_file():
+                (folder / case.snapshot).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(source, folder / case.snapshot)
     write_course(folder.parent, exercise)
     return target
 

@@ -1,10 +1,16 @@
 """Generated cases: inputs drawn at random from a ``[generate]`` table, the same for the same seed.
 
 Each case draws one size per named axis, all different from each other, so an answer with two
-axes swapped cannot pass by accident; then fills every input with values from a range. Expected
-answers are not drawn here: they come from the lesson's ``reference.py`` when the case runs.
-When a generated case fails, :func:`smaller` proposes smaller inputs, so the report can show a
-small input that fails the same way.
+axes swapped cannot pass by accident; then fills every input with values from a range. An input
+written as a table (:class:`InputSpec`) says its own kind: floats, integers (token ids below a
+vocabulary axis, seeds), booleans, strings from an alphabet, and rows of their own lengths
+(ragged). Expected answers are not drawn here: they come from the lesson's ``reference.py`` when
+the case runs. When a generated case fails, :func:`smaller` proposes smaller inputs, so the
+report can show a small input that fails the same way.
+
+Sizes are bounded (:data:`MAX_SIZE`, :data:`MAX_ELEMENTS`, settable per lesson up to
+:data:`SIZE_CEILING` and :data:`ELEMENTS_CEILING`): every input travels to the worker as data,
+and a case must stay quick to send and to grade.
 """
 
 from __future__ import annotations
@@ -13,6 +19,60 @@ import random
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
+
+#: The largest axis size a lesson may draw unless its ``[generate]`` sets ``max_size``.
+MAX_SIZE = 64
+#: The most a lesson's ``max_size`` may be.
+SIZE_CEILING = 4096
+#: The most values (numbers, booleans, characters) one generated case may hold over all its
+#: inputs, unless ``[generate]`` sets ``max_elements``; counted at the ranges' upper bounds.
+MAX_ELEMENTS = 100_000
+#: The most a lesson's ``max_elements`` may be (sent as JSON, a million floats cost about a
+#: second a case).
+ELEMENTS_CEILING = 1_000_000
+
+#: The kinds of value an input may be drawn as.
+INPUT_KINDS = ("float", "int", "bool", "str")
+
+#: The characters strings are drawn from unless an input gives its ``alphabet``.
+LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    """One input of ``[generate.inputs]`` written as a table: what each value is drawn as."""
+
+    kind: str
+    """One of :data:`INPUT_KINDS`; ints and bools arrive as Python ints and bools."""
+    axes: tuple[str, ...] = ()
+    """Its axes, outermost first (none: one value)."""
+    low: float = 0.0
+    """Lowest value drawn (``range``), for float and int."""
+    high: float = 1.0
+    """Highest value drawn (``range``, inclusive), for float and int."""
+    below: str | None = None
+    """For int: draw below this axis's size instead of up to ``high`` (token ids of a vocabulary
+    axis: 0 .. vocab - 1)."""
+    decimals: int | None = None
+    """For float: digits kept (None: the table's ``decimals``)."""
+    ragged: tuple[int, int] | None = None
+    """One more, innermost, dimension whose length each row draws on its own, in this range."""
+    alphabet: str = LETTERS
+    """For str: the characters drawn."""
+    length: tuple[int, int] = (1, 8)
+    """For str: the range of each string's length."""
+
+    def elements(self, axes: dict[str, tuple[int, int]]) -> int:
+        """The most values one draw holds, at every range's upper bound."""
+        count = 1
+        for axis in self.axes:
+            for name in axis_names(axis):
+                count *= axes[name][1]
+        if self.ragged is not None:
+            count *= max(self.ragged[1], 1)
+        if self.kind == "str":
+            count *= max(self.length[1], 1)
+        return count
 
 
 @dataclass(frozen=True)
@@ -32,6 +92,9 @@ class GenerateSpec:
     hidden: bool
     ranges: dict[str, tuple[float, float]] = field(default_factory=dict)
     """Input name -> its own [lowest, highest] drawn value, instead of ``values``."""
+    kinds: dict[str, InputSpec] = field(default_factory=dict)
+    """Input name -> how it is drawn, for inputs written as a table (their axes are also in
+    :attr:`inputs`); the others are floats from ``values``, as in format version 1."""
 
 
 def distinct_possible(axes: dict[str, tuple[int, int]]) -> bool:
@@ -81,6 +144,28 @@ def axis_names(axis: str) -> list[str]:
     return [name.strip() for name in axis.split("*")]
 
 
+def _leaf(kind: InputSpec, spec: GenerateSpec, sizes: dict[str, int], rng: random.Random) -> Any:
+    if kind.kind == "int":
+        high = sizes[kind.below] - 1 if kind.below is not None else int(kind.high)
+        return rng.randint(int(kind.low), max(int(kind.low), high))
+    if kind.kind == "bool":
+        return rng.random() < 0.5
+    if kind.kind == "str":
+        return "".join(rng.choice(kind.alphabet) for _ in range(rng.randint(*kind.length)))
+    decimals = spec.decimals if kind.decimals is None else kind.decimals
+    return round(rng.uniform(kind.low, kind.high), decimals)
+
+
+def _fill_kind(
+    shape: list[int], kind: InputSpec, spec: GenerateSpec, sizes: dict[str, int], rng: random.Random
+) -> Any:
+    if shape:
+        return [_fill_kind(shape[1:], kind, spec, sizes, rng) for _ in range(shape[0])]
+    if kind.ragged is not None:
+        return [_leaf(kind, spec, sizes, rng) for _ in range(rng.randint(*kind.ragged))]
+    return _leaf(kind, spec, sizes, rng)
+
+
 def _input(
     name: str,
     axes: tuple[str, ...] | str,
@@ -90,6 +175,9 @@ def _input(
 ) -> Any:
     if isinstance(axes, str):
         return sizes[axes]
+    kind = spec.kinds.get(name)
+    if kind is not None:
+        return _fill_kind([size_of(a, sizes) for a in axes], kind, spec, sizes, rng)
     bounds = spec.ranges.get(name, spec.values)
     return _fill([size_of(a, sizes) for a in axes], spec, rng, bounds)
 
@@ -112,6 +200,15 @@ def _cut(value: Any, depth: int, size: int) -> Any:
     return [_cut(item, depth - 1, size) for item in value]
 
 
+def _floats(spec: GenerateSpec, name: str) -> bool:
+    """Whether input *name* is drawn as floats (rounding them makes a simpler input; rounding
+    an int, a bool or a string would change its kind)."""
+    if isinstance(spec.inputs[name], str):
+        return False
+    kind = spec.kinds.get(name)
+    return kind is None or kind.kind == "float"
+
+
 def _round(value: Any) -> Any:
     if isinstance(value, list):
         return [_round(v) for v in value]
@@ -131,6 +228,8 @@ def smaller(
         if "*" in axis
         for name in axis_names(axis)
     }
+    # Integers drawn below an axis's size (token ids) would fall outside a cut axis.
+    in_products |= {kind.below for kind in spec.kinds.values() if kind.below is not None}
     for axis, (low, _) in spec.axes.items():
         if sizes[axis] <= max(low, 1) or axis in in_products:
             continue  # an axis inside a product cannot be cut by slicing
@@ -146,8 +245,7 @@ def smaller(
                 cut[name] = value
         yield shorter, cut
     rounded = {
-        name: value if isinstance(spec.inputs[name], str) else _round(value)
-        for name, value in inputs.items()
+        name: _round(value) if _floats(spec, name) else value for name, value in inputs.items()
     }
     if rounded != inputs:
         yield sizes, rounded

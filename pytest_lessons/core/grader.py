@@ -161,10 +161,11 @@ class Grader:
             limit = self.runs.limits(exercise).timeout
             return self._not_run(attempt, timed_out, limit), None, None, None
         expected = case.expected
-        if case.generated:
+        if case.from_reference:
             expected = self.runs.reference_answer(exercise, case.inputs)
-            if expected is None:
-                return self._lesson_failed(attempt), None, None, None
+        if expected is None and (case.from_reference or case.source == "snapshot"):
+            # The reference failed, or the snapshot is not written yet.
+            return self._lesson_failed(attempt), None, None, None
         outcome = self.runs.learner_outcome(attempt)
         comparison: Comparison | None = None
         diagnosis: Diagnosis | None = None
@@ -404,6 +405,11 @@ class Grader:
     def reference_failure(self, exercise: model.Exercise, case: model.Case) -> str:
         """Why the reference gave no answer on *case*, for the lesson's author: the exception
         with the author's file and line (or what it returned instead), and the inputs."""
+        if case.source == "snapshot":
+            return (
+                f"{case.snapshot} is missing or not JSON: write it with pytest --lesson-check "
+                "--lesson-regenerate.\n"
+            )
         if exercise.reference is None:
             return f"{exercise.slug} has no reference.py to compute {case.label}'s answer.\n"
         outcome = self.runs.reference_outcome(exercise, case.inputs)

@@ -8,6 +8,7 @@ key is adding a :class:`Field`.
 from __future__ import annotations
 
 import difflib
+import json
 import math
 import re
 import sys
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from pytest_lessons.core import fit
+from pytest_lessons.core import fit, generate
 from pytest_lessons.core.generate import GenerateSpec, axis_names, distinct_possible, draw
 from pytest_lessons.core.kinds import NUMERIC, expected_problem
 
@@ -70,7 +71,8 @@ class Case:
     """The arguments, by input name, as plain TOML data."""
     expected: Any
     """The right answer, a value of its kind (:mod:`pytest_lessons.core.kinds`; in format 1
-    always a number or a rectangular nested list of numbers)."""
+    always a number or a rectangular nested list of numbers). None where the reference
+    computes it (:attr:`from_reference`) and for a snapshot not written yet."""
     rtol: float
     atol: float
     name: str | None = None
@@ -85,6 +87,18 @@ class Case:
     """Drawn from ``[generate]``: ``expected`` is None until the reference computes it."""
     sizes: dict[str, int] | None = None
     """For a generated case: the size drawn for each axis."""
+    source: str | None = None
+    """Where a hand-written case's expected value comes from when the author did not type it:
+    ``"reference"`` (computed by ``reference.py`` when the case runs, as for a generated case)
+    or ``"snapshot"`` (read from :attr:`snapshot`; ``expected`` is None while the file is not
+    written yet). None: typed in ``exercise.toml``."""
+    snapshot: str | None = None
+    """For a snapshot case: its file, relative to the exercise folder."""
+
+    @property
+    def from_reference(self) -> bool:
+        """Whether the reference computes this case's expected value when the case runs."""
+        return self.generated or self.source == "reference"
 
     @property
     def label(self) -> str:
@@ -180,6 +194,9 @@ class Exercise:
     generate: GenerateSpec | None = None
     outputs: tuple[str, ...] = ()
     """Names of the several values the entry function returns, in order; empty for one."""
+    variants: Path | None = None
+    """The author's ``variants.py`` (absolute): known-correct alternatives to the reference,
+    each of which ``--lesson-check`` requires to pass every case."""
 
     @property
     def points(self) -> float:
@@ -300,10 +317,53 @@ def _axes(value: Any) -> str | None:
             or not isinstance(bounds, list)
             or len(bounds) != 2
             or any(type(b) is not int for b in bounds)
-            or not 1 <= bounds[0] <= bounds[1] <= 64
+            or not 1 <= bounds[0] <= bounds[1] <= generate.SIZE_CEILING
         ):
-            return f'axis "{name}" must be [smallest, largest]: whole sizes from 1 to 64, in order'
+            return (
+                # The default limit: a lesson that raises max_size is told of it apart.
+                f'axis "{name}" must be [smallest, largest]: whole sizes from 1 to '
+                f"{generate.MAX_SIZE}, in order"
+            )
     return None
+
+
+def _max_size(value: Any) -> str | None:
+    ceiling = generate.SIZE_CEILING
+    return _integer(value) or (
+        f"must be between 1 and {ceiling}" if not 1 <= value <= ceiling else None
+    )
+
+
+def _max_elements(value: Any) -> str | None:
+    ceiling = generate.ELEMENTS_CEILING
+    return _integer(value) or (
+        f"must be between 1 and {ceiling}" if not 1 <= value <= ceiling else None
+    )
+
+
+def _input_kind(value: Any) -> str | None:
+    return (
+        None
+        if value in generate.INPUT_KINDS
+        else "must be one of " + ", ".join(generate.INPUT_KINDS)
+    )
+
+
+def _size_range(value: Any) -> str | None:
+    if (
+        not isinstance(value, list)
+        or len(value) != 2
+        or any(type(v) is not int for v in value)
+        or not 0 <= value[0] <= value[1]
+    ):
+        return "must be [shortest, longest]: two whole numbers from 0, in order"
+    return None
+
+
+def _alphabet(value: Any) -> str | None:
+    if isinstance(value, str) and value:
+        return None
+    return "must be a string of at least one character"
 
 
 def _ranges(value: Any) -> str | None:
@@ -363,6 +423,12 @@ EXERCISE_FIELDS: tuple[Field, ...] = (
     ),
     Field("reference", _relative_file, "The author's right answer.", default="reference.py"),
     Field("mistakes", _relative_file, "The author's known wrong answers.", default="mistakes.py"),
+    Field(
+        "variants",
+        _relative_file,
+        "The author's known-correct alternatives to the reference (each must pass every case).",
+        default="variants.py",
+    ),
 )
 
 WATCH_OUT_FIELDS: tuple[Field, ...] = (
@@ -453,6 +519,45 @@ GENERATE_FIELDS: tuple[Field, ...] = (
     Field("decimals", _decimals, "Digits each drawn value is rounded to.", default=2),
     Field("points", _non_negative, "What each generated case is worth.", default=1),
     Field("hidden", _boolean, "Hide the generated cases' inputs and answers.", default=False),
+    Field(
+        "max_size",
+        _max_size,
+        f"The largest size an axis may have (at most {generate.SIZE_CEILING}).",
+        default=generate.MAX_SIZE,
+    ),
+    Field(
+        "max_elements",
+        _max_elements,
+        "The most values (numbers, booleans, characters) one case may hold over all its "
+        f"inputs, at the ranges' upper bounds (at most {generate.ELEMENTS_CEILING}).",
+        default=generate.MAX_ELEMENTS,
+    ),
+)
+
+GENERATE_INPUT_FIELDS: tuple[Field, ...] = (
+    Field("kind", _input_kind, "What each value is: float, int, bool or str.", default="float"),
+    Field("axes", _strings, "Its axes, outermost first (none: one value).", default=[]),
+    Field(
+        "range",
+        _range,
+        "For float and int: [lowest, highest] value drawn, both included.",
+        default=None,
+    ),
+    Field(
+        "below",
+        _identifier,
+        "For int: an axis whose size the values stay below (token ids of a vocabulary).",
+        default=None,
+    ),
+    Field("decimals", _decimals, "For float: digits kept (default: the table's).", default=None),
+    Field(
+        "ragged",
+        _size_range,
+        "[shortest, longest]: one more, innermost, dimension whose length each row draws.",
+        default=None,
+    ),
+    Field("alphabet", _alphabet, "For str: the characters drawn.", default=generate.LETTERS),
+    Field("length", _size_range, "For str: [shortest, longest] string.", default=[1, 8]),
 )
 
 #: Top-level tables and arrays of tables the format knows.
@@ -666,6 +771,7 @@ def _build(
         solution_steps=tuple(step.strip() for step in steps),
         mistakes=path.parent / ex["mistakes"],
         reference=path.parent / ex["reference"],
+        variants=path.parent / ex["variants"],
         generate=spec,
         outputs=tuple(ex["outputs"] or ()),
     )
@@ -684,12 +790,17 @@ def _generate_spec(raw: Any, inputs: tuple[str, ...], path: Path) -> GenerateSpe
     for name in inputs:
         if name not in shapes:
             raise ExerciseError(path, f'generate.inputs lacks input "{name}"')
+    kinds: dict[str, generate.InputSpec] = {}
     for name, names in shapes.items():
         if name not in inputs:
             raise ExerciseError(path, f'generate.inputs has unknown input "{name}"')
-        if isinstance(names, str):
+        if isinstance(names, dict):
+            kinds[name] = _input_spec(names, name, axes, path, table["values"])
+            names = list(kinds[name].axes)
+        elif isinstance(names, str):
             names = [names]  # the input is this axis's size
         elif not isinstance(names, list) or not all(isinstance(a, str) for a in names):
+            # Format version 1's words; the table form is in the README and the schema.
             raise ExerciseError(
                 path, f"generate.inputs.{name} must be a list of axis names, or one axis name"
             )
@@ -705,20 +816,118 @@ def _generate_spec(raw: Any, inputs: tuple[str, ...], path: Path) -> GenerateSpe
             raise ExerciseError(
                 path, f"generate.ranges.{name}: this input is an axis size, drawn from its axis"
             )
+        if name in kinds:
+            raise ExerciseError(
+                path, f"generate.ranges.{name}: this input is a table: give its range there"
+            )
+    _size_limits(table, axes, shapes, kinds, path)
     return GenerateSpec(
+        kinds=kinds,
         ranges={name: (float(b[0]), float(b[1])) for name, b in ranges.items()},
         count=table["count"],
         seed=table["seed"],
         axes=axes,
-        inputs={
-            name: shapes[name] if isinstance(shapes[name], str) else tuple(shapes[name])
-            for name in inputs
-        },
+        inputs={name: _axes_of(shapes[name], kinds.get(name)) for name in inputs},
         values=(float(table["values"][0]), float(table["values"][1])),
         decimals=table["decimals"],
         points=float(table["points"]),
         hidden=table["hidden"],
     )
+
+
+def _axes_of(shape: Any, kind: generate.InputSpec | None) -> tuple[str, ...] | str:
+    """An input's axes as :attr:`GenerateSpec.inputs` holds them, whichever form it has."""
+    if kind is not None:
+        return kind.axes
+    return shape if isinstance(shape, str) else tuple(shape)
+
+
+def _input_spec(
+    raw: dict[str, Any],
+    name: str,
+    axes: dict[str, tuple[int, int]],
+    path: Path,
+    values: list[float],
+) -> generate.InputSpec:
+    """An input of ``[generate.inputs]`` written as a table (format version 2); a float input
+    without its own range draws from the table's *values*."""
+    where = f"generate.inputs.{name}"
+    table = _read_table(raw, GENERATE_INPUT_FIELDS, where, path, None)
+    kind = table["kind"]
+    allowed = {
+        "float": {"range", "decimals"},
+        "int": {"range", "below"},
+        "bool": set(),
+        "str": {"alphabet", "length"},
+    }[kind]
+    for key in ("range", "below", "decimals", "alphabet", "length"):
+        if key in raw and key not in allowed:
+            raise ExerciseError(path, f'{where}.{key} is not for kind = "{kind}"')
+    if kind == "int" and table["range"] is not None and table["below"] is not None:
+        raise ExerciseError(path, f"{where}: give range or below, not both")
+    low, high = table["range"] or ([0, 1] if kind == "int" else values)
+    if kind == "int" and (
+        any(type(b) is not int for b in (low, high)) and table["range"] is not None
+    ):
+        raise ExerciseError(path, f'{where}.range must be two whole numbers for kind = "int"')
+    if kind == "int" and table["range"] is None and table["below"] is None:
+        raise ExerciseError(
+            path, f'{where} needs range = [lowest, highest] or below = "an axis" for kind = "int"'
+        )
+    for axis in [*table["axes"], *([table["below"]] if table["below"] else [])]:
+        for part in axis_names(axis):
+            if part not in axes:
+                raise ExerciseError(path, f'{where} names unknown axis "{part}"')
+    return generate.InputSpec(
+        kind=kind,
+        axes=tuple(table["axes"]),
+        low=low,
+        high=high,
+        below=table["below"],
+        decimals=table["decimals"],
+        ragged=tuple(table["ragged"]) if table["ragged"] is not None else None,
+        alphabet=table["alphabet"],
+        length=(table["length"][0], table["length"][1]),
+    )
+
+
+def _size_limits(
+    table: dict[str, Any],
+    axes: dict[str, tuple[int, int]],
+    shapes: dict[str, Any],
+    kinds: dict[str, generate.InputSpec],
+    path: Path,
+) -> None:
+    """The lesson's size limits hold at every range's upper bound: no case can be drawn too
+    big to send and grade quickly."""
+    largest = table["max_size"]
+    for name, (_, high) in axes.items():
+        if high > largest and largest == generate.MAX_SIZE:
+            # Format version 1's words, where the lesson keeps the default limit.
+            raise ExerciseError(
+                path,
+                f'generate.axes axis "{name}" must be [smallest, largest]: whole sizes from 1 '
+                f"to {largest}, in order",
+            )
+        if high > largest:
+            raise ExerciseError(
+                path,
+                f'generate.axes: axis "{name}" may reach {high}, above generate.max_size = '
+                f"{largest}; raise max_size (at most {generate.SIZE_CEILING}) or lower the axis",
+            )
+    total = 0
+    for name, shape in shapes.items():
+        if name in kinds:
+            total += kinds[name].elements(axes)
+        elif isinstance(shape, list):
+            total += generate.InputSpec("float", tuple(shape)).elements(axes)
+    if total > table["max_elements"]:
+        raise ExerciseError(
+            path,
+            f"generate: a case may hold {total} values at the axes' largest sizes, above "
+            f"generate.max_elements = {table['max_elements']}; raise max_elements (at most "
+            f"{generate.ELEMENTS_CEILING}) or lower the axes",
+        )
 
 
 def _watch_out(w: dict[str, Any], path: Path, ex: dict[str, Any], data: dict[str, Any]) -> WatchOut:
@@ -804,6 +1013,16 @@ def _build_case(
         if complaint:
             raise ExerciseError(path, f"{where}.{name} {complaint}", line)
     outputs = ex["outputs"]
+    source, snapshot = _expected_source(values["expected"], outputs, where, path, line)
+    if source == "reference" and not (path.parent / ex["reference"]).is_file():
+        raise ExerciseError(
+            path, f"{where}.expected is computed from {ex['reference']}, which is missing", line
+        )
+    if source is not None:
+        expected = None
+        if snapshot is not None:
+            expected = _read_snapshot(path, snapshot, outputs, where, line)
+        return _case(raw, number, inputs, ex, values, line, expected, source, snapshot)
     if outputs:
         expected = values["expected"]
         if not isinstance(expected, dict):
@@ -824,17 +1043,94 @@ def _build_case(
         complaint = expected_problem(values["expected"])
         if complaint:
             raise ExerciseError(path, f"{where}.expected {complaint}", line)
+    return _case(raw, number, inputs, ex, values, line, values["expected"])
+
+
+def _case(
+    raw: dict[str, Any],
+    number: int,
+    inputs: tuple[str, ...],
+    ex: dict[str, Any],
+    values: dict[str, Any],
+    line: int | None,
+    expected: Any,
+    source: str | None = None,
+    snapshot: str | None = None,
+) -> Case:
     return Case(
         number=number,
         inputs={name: raw[name] for name in inputs},
-        expected=values["expected"],
+        expected=expected,
         rtol=float(values["rtol"] if values["rtol"] is not None else ex["rtol"]),
         atol=float(values["atol"] if values["atol"] is not None else ex["atol"]),
         name=values["name"],
         line=line,
         points=float(values["points"]),
         hidden=values["hidden"],
+        source=source,
+        snapshot=snapshot,
     )
+
+
+#: The keys of an ``expected`` table that say where a computed expected value comes from.
+SOURCES = ("from", "snapshot")
+
+
+def _expected_source(
+    value: Any, outputs: list[str] | None, where: str, path: Path, line: int | None
+) -> tuple[str | None, str | None]:
+    """Where a case's expected value comes from: ``{ from = "reference" }`` (computed when
+    the case runs), ``{ snapshot = "snapshots/x.json" }`` (a file beside the lesson), else
+    (None, None): the value is typed in the case. A table of one such key is a source, unless
+    the exercise has an output of that name."""
+    if not isinstance(value, dict) or len(value) != 1:
+        return None, None
+    ((key, given),) = value.items()
+    if key not in SOURCES or key in (outputs or ()):
+        return None, None
+    if key == "from":
+        if given != "reference":
+            raise ExerciseError(
+                path, f'{where}.expected.from must be "reference" (the one source today)', line
+            )
+        return "reference", None
+    if (
+        not isinstance(given, str)
+        or not given.endswith(".json")
+        or Path(given).is_absolute()
+        or ".." in Path(given).parts
+    ):
+        raise ExerciseError(
+            path,
+            f"{where}.expected.snapshot must be a .json file inside the exercise folder, such "
+            'as "snapshots/case_3.json"',
+            line,
+        )
+    return "snapshot", given
+
+
+def _read_snapshot(
+    path: Path, snapshot: str, outputs: list[str] | None, where: str, line: int | None
+) -> Any:
+    """A snapshot case's expected value from its file; None while the file is not written or
+    not JSON (``--lesson-check --lesson-regenerate`` writes it, so the lesson must still load;
+    the case cannot pass until then)."""
+    file = path.parent / snapshot
+    try:
+        value = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    parts = value if outputs and isinstance(value, dict) else {"": value}
+    if outputs and (not isinstance(value, dict) or set(value) != set(outputs)):
+        raise ExerciseError(
+            path, f"{where}.expected: {snapshot} must hold a table of the outputs", line
+        )
+    for name, part in parts.items():
+        complaint = expected_problem(part)
+        if complaint:
+            shown = f" (output {name})" if name else ""
+            raise ExerciseError(path, f"{where}.expected: {snapshot}{shown} {complaint}", line)
+    return value
 
 
 def _plain_value(value: Any) -> str | None:

@@ -166,12 +166,11 @@ class WatchOuts:
         for case in exercise.cases:
             if case.number == attempt.case.number:
                 continue
-            if case.generated:
+            expected = case.expected
+            if case.from_reference:
                 expected = self.runs.reference_answer(exercise, case.inputs)
-                if expected is None:
-                    continue
-            else:
-                expected = case.expected
+            if expected is None and (case.from_reference or case.source == "snapshot"):
+                continue  # no answer to compare with: the reference failed, or no snapshot
             outcome = self.runs.learner_outcome(attempt.on(case))
             if outcome.kind != RETURNED:
                 continue
