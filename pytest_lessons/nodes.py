@@ -261,7 +261,7 @@ class LessonCheckItem(pytest.Item):
                 exercise = model.load(exercise.path)  # the check reads the new snapshots
             except (authoring.LessonProblem, model.ExerciseError) as problem:
                 raise LessonFailure(str(problem)) from None
-        check = authoring.LessonCheck(grader, exercise, diagnoser(self))
+        check = authoring.LessonCheck(grader, exercise, diagnoser(self), committed)
         problems = check.problems()
         self.lesson_notes += check.notes
         if problems:
@@ -316,3 +316,19 @@ def repr_failure(
         "this case", excinfo.value, "Run again with -vv to see where, and tell your instructor."
     )
     return "\n".join(said) + "\n"
+
+
+def committed(path: Path) -> bytes | None:
+    """*path* as git has it in the last commit of its repository; None where the file is not
+    in git or git is missing. The lesson check grades this starter: what learners get, not
+    the author's working copy (an author who solved the lesson to try it)."""
+    try:
+        return subprocess.run(
+            ["git", "show", f"HEAD:./{path.name}"],
+            cwd=path.parent,
+            capture_output=True,
+            check=True,
+            timeout=10,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None

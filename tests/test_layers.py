@@ -76,12 +76,7 @@ NEVER: dict[str, tuple[str, ...]] = {
 
 #: Today's code against the rules above, each named with why it is allowed and until when. A
 #: pair that no longer occurs fails the test, so the list only shrinks.
-EXCEPTIONS: dict[tuple[str, str], str] = {
-    # The lesson check grades the starter as it is committed (`git show HEAD:solution.py`);
-    # that read of the repository belongs to the pytest front end, which can hand it in once
-    # the grader split (4.7, day 2) gives the lesson check its inputs.
-    ("core.authoring", "subprocess"): "git show of the committed starter",
-}
+EXCEPTIONS: dict[tuple[str, str], str] = {}
 
 
 @functools.cache

@@ -21,11 +21,10 @@ import difflib
 import json
 import math
 import re
-import subprocess
 import tempfile
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from pytest_lessons.core import course, export, model
 from pytest_lessons.core.attempt import Attempt
@@ -56,16 +55,28 @@ class LessonProblem(Exception):
 Grades = list[tuple[model.Case, Graded]]
 
 
+#: How a front end reads a file as it is committed: its bytes in the last commit, None where
+#: the file is not under version control (or no version control answers).
+Committed = Callable[[Path], "bytes | None"]
+
+
 class LessonCheck:
     """The authoring check of one exercise, graded by *grader* and diagnosed by *diagnose*
-    (the front end's diagnosis, so a lesson's own ``conftest.py`` counts as for learners)."""
+    (the front end's diagnosis, so a lesson's own ``conftest.py`` counts as for learners).
+    *committed* reads the starter as it is committed, so the check grades what learners
+    will get; the core asks no version control itself."""
 
     def __init__(
-        self, grader: Grader, exercise: model.Exercise, diagnose: Diagnoser | None = None
+        self,
+        grader: Grader,
+        exercise: model.Exercise,
+        diagnose: Diagnoser | None = None,
+        committed: Committed = lambda path: None,
     ) -> None:
         self.grader = grader
         self.exercise = exercise
         self.diagnose = diagnose
+        self.committed = committed
         self.notes: list[str] = []
         """What the check tells the author besides problems (the margins table), set by
         :meth:`problems`."""
@@ -141,7 +152,7 @@ class LessonCheck:
                 problems.append(f"{name}: the reference fails {case_list(numbers)}: {what}")
             problems += self._variants(right)
 
-        starter_file, shipped = starter(exercise, scratch)
+        starter_file, shipped = starter(exercise, scratch, self.committed)
         starter_graded = self.grade(starter_file, exercise.entry)
         if all(graded.passed for _, graded in starter_graded):
             problems.append(
@@ -366,20 +377,15 @@ def check_text(exercise: model.Exercise, problems: list[str]) -> str:
     )
 
 
-def starter(exercise: model.Exercise, scratch: Path) -> tuple[Path, str]:
-    """The starter as it will be shipped: the committed file when the lesson is in git and
-    the working copy differs (an author who solved the lesson to test it, copied into
-    *scratch*), else the file; and words saying which."""
+def starter(
+    exercise: model.Exercise, scratch: Path, committed: Committed = lambda path: None
+) -> tuple[Path, str]:
+    """The starter as it will be shipped: the committed file (as *committed* reads it) when
+    it differs from the file on disk (then a copy in *scratch*), else the file; and words
+    saying which."""
     solution = exercise.solution
-    try:
-        shipped = subprocess.run(
-            ["git", "show", f"HEAD:./{solution.name}"],
-            cwd=solution.parent,
-            capture_output=True,
-            check=True,
-            timeout=10,
-        ).stdout
-    except (OSError, subprocess.SubprocessError):
+    shipped = committed(solution)
+    if shipped is None:
         return solution, ""
     if solution.is_file() and solution.read_bytes() == shipped:
         return solution, ""
