@@ -371,13 +371,18 @@ def what_is(value: Any) -> str:
 
 
 def _where(path: tuple[Any, ...]) -> str:
-    """A place in a value: ``position 17`` in a list, ``[2, 3]`` in nested lists, ``[256][0]``
-    under a key (a path's parts are ``(index,)`` for a list or tuple position, ``("key",
-    key)`` for a key)."""
+    """A place in a value: ``[2, 3]`` in nested lists, ``[256][0]`` under a key (a path's
+    parts are ``(index,)`` for a list or tuple position, ``("key", key)`` for a key)."""
     if all(len(part) == 1 for part in path):
-        index = tuple(part[0] for part in path)
-        return f"position {index[0]}" if len(index) == 1 else fmt_index(index)
+        return fmt_index(tuple(part[0] for part in path))
     return "".join(f"[{part[1]!r}]" if len(part) == 2 else f"[{part[0]}]" for part in path)
+
+
+def _position(path: tuple[Any, ...]) -> str:
+    """:func:`_where`, but ``position 17`` for a place in a flat list (a token sequence)."""
+    if len(path) == 1 and len(path[0]) == 1:
+        return f"position {path[0][0]}"
+    return _where(path)
 
 
 def _show(value: Any) -> str:
@@ -573,7 +578,7 @@ class Scalar(Exact):
             return Difference(
                 Problem.VALUES, path, f"expected {want}{at}, got {got}", lead="Check your condition"
             )
-        text = f"at {_where(path)}: expected {want}, got {got}" if path else f"expected {want}, got {got}"
+        text = f"at {_position(path)}: expected {want}, got {got}" if path else f"expected {want}, got {got}"
         return Difference(Problem.VALUES, path, text)
 
 
@@ -679,7 +684,7 @@ class Seq(Exact):
         if len(got) != len(want):
             return self._length(want, got, path, first)
         if first is not None and count > 1:
-            return replace(first, count=count)
+            return replace(first, count=count, total=len(_leaves(want)) if first.total else 0)
         return first
 
     def _length(
@@ -800,7 +805,7 @@ class Mapping(Exact):
             if found.problem == Problem.TYPE:
                 return found
             first, count = first or found, count + 1
-        return replace(first, count=count, total=len(want)) if first is not None else None
+        return replace(first, count=count) if first is not None else None
 
 
 def _keys(keys: list[Any]) -> str:
@@ -1153,6 +1158,8 @@ def parse(text: str) -> Any:
         word = take()
         if word == "None":
             return None
+        if word == "auto":  # a part no kind was declared for (as Comparison.kind names it)
+            return AUTO
         if word in ("float", "numeric"):
             return NUMERIC
         if word in _SCALARS:

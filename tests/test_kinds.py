@@ -1,0 +1,244 @@
+"""Format version 2's kinds of expected value (:mod:`pytest_lessons.core.kinds`), as a learner
+and an author meet them: through the grader with the fake runner (the words of each kind's
+failure), the format's checks, the learner's copy, and one real worker that packs every kind.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+from test_grading_core import grader, lesson
+
+from pytest_lessons.core import judge, model
+from pytest_lessons.core.attempt import Attempt
+from pytest_lessons.core.results import Status
+from pytest_lessons.isolation.child import encode_answer
+from pytest_lessons.isolation.outcome import valid_answer
+
+
+def wire(value: Any) -> Any:
+    """*value* as the worker sends it: encoded, through JSON, validated."""
+    data = json.loads(json.dumps(encode_answer(value)))
+    assert valid_answer(data)
+    return data
+
+
+def graded(
+    toml: str, tmp_path: Path, solve: Callable[..., Any], **files: str
+) -> tuple[Any, str]:
+    """The first case of the lesson *toml*, graded with *solve* as the learner's code."""
+    exercise = lesson(tmp_path, toml, **files)
+    grade, _ = grader({("solution.py", "solve"): lambda *a: wire(solve(*a))})
+    graded = grade.grade(Attempt(exercise, exercise.cases[0]))
+    return graded.result, graded.text
+
+
+TOKENS = """
+[exercise]
+title = "Encode"
+inputs = ["n"]
+outputs = [{ name = "ids", kind = "list[int]" }]
+
+[[case]]
+n = 40
+expected = [IDS]
+"""
+
+
+def test_token_ids_compare_exactly_and_a_failure_names_the_position_with_its_neighbours(
+    tmp_path: Path,
+) -> None:
+    ids = [50000 + i for i in range(40)]
+    toml = TOKENS.replace("[IDS]", json.dumps(ids))
+    off_by_one = ids[:17] + [ids[17] - 1] + ids[18:]
+    result, text = graded(toml, tmp_path, lambda n: off_by_one)
+    # 50,016 is within the numeric default's 1e-4 of 50,017: an int kind is exact.
+    assert result.status == Status.FAILED
+    assert result.headline == "Check your calculation: at position 17: expected 50017, got 50016."
+    assert "expected   … 50014 50015 50016 [50017] 50018 50019 50020 …" in text
+    assert "got        … 50014 50015 50016 [50016] 50018 50019 50020 …" in text
+    assert "differ     1 of 40 positions" in text
+    result, _ = graded(toml, tmp_path, lambda n: [float(i) for i in ids])
+    assert result.headline == "Return a list of ints: expected a list of ints, got a float at [0]."
+    result, _ = graded(toml, tmp_path, lambda n: ids[:30])
+    assert result.headline == (
+        "Return the expected number of items: expected 40 items, got 30; the first 30 are right."
+    )
+    result, _ = graded(toml, tmp_path, lambda n: tuple(ids))
+    assert result.status == Status.PASSED  # a tuple of ids is the same sequence
+
+
+TEXTS = """
+[exercise]
+title = "Decode"
+inputs = ["ids"]
+format = 2
+
+[[case]]
+ids = [1, 2]
+expected = "Hello, Ada"
+
+[[case]]
+ids = [3]
+expected = [[true, false], [true, true]]
+
+[[case]]
+ids = [4]
+expected = { hex = "68e969" }
+
+[[case]]
+ids = [5]
+expected = { a = 1.5, b = "x" }
+
+[[case]]
+ids = [6]
+expected = [2, 3]
+"""
+
+
+def test_a_format_2_lesson_reads_each_kind_from_its_expected_value(tmp_path: Path) -> None:
+    exercise = lesson(tmp_path, TEXTS)
+    assert exercise.format == 2 and exercise.kinds == ()
+    grade, _ = grader(
+        {
+            ("solution.py", "solve"): lambda ids: wire(
+                {
+                    1: "Hello, Adb",
+                    3: [[True, False], [True, False]],
+                    4: b"h\xe9j",
+                    5: {"a": 1.50001, "c": "x"},
+                    6: [2.00001, 3],
+                }[ids[0]]
+            )
+        }
+    )
+    words = [grade.grade(Attempt(exercise, case)).result.headline for case in exercise.cases]
+    assert words == [
+        "Check your text: at character 9: expected 'a' (U+0061), got 'b' (U+0062).",
+        "Check your condition: expected True at [1, 1], got False.",
+        "Check your bytes: at byte 2: expected 0x69, got 0x6a.",
+        "Return every expected key and no other: missing key 'b' and extra key 'c'.",
+        "",  # integers stay numbers, within tolerance
+    ]
+    text = grade.grade(Attempt(exercise, exercise.cases[0])).text
+    assert "expected   'Hello, Ada'" in text and "lengths    expected 10 characters, got 10" in text
+    # In format 1 the same file is refused: every expected value is numbers there.
+    error = model.ExerciseError
+    try:
+        lesson(tmp_path / "..", TEXTS.replace("format = 2\n", ""))
+    except error as found:
+        assert found.problem == "case 1.expected must be a number or a nested list of numbers"
+    else:
+        raise AssertionError("a format-1 lesson expected text")
+
+
+VOCAB = """
+[exercise]
+title = "Vocabulary"
+inputs = ["n"]
+outputs = [{ kind = "dict[int, bytes]" }]
+
+[[case]]
+n = 3
+expected = { "97" = { hex = "61" }, "256" = "ab" }
+"""
+
+
+def test_a_mapping_names_missing_and_extra_keys_and_compares_values_by_their_kind(
+    tmp_path: Path,
+) -> None:
+    exercise = lesson(tmp_path, VOCAB)
+    assert exercise.kinds == ("dict[int, bytes]",) and exercise.outputs == ()
+    cases = [
+        ({97: b"a", 256: b"ab"}, ""),
+        ({97: b"a", 257: b"ab"}, "Return every expected key and no other: missing key 256 and extra key 257."),
+        ({97: b"a", 256: b"ac"}, "Check your bytes: at byte 1 of [256]: expected 0x62, got 0x63."),
+        ({"97": b"a", "256": b"ab"}, "Return a dict of ints to bytes: expected a dict of ints to bytes, got a string as a key ('97')."),
+        ([[97, b"a"]], "Return a dict of ints to bytes: expected a dict of ints to bytes, got a list."),
+        ({97: "a", 256: b"ab"}, "Return a dict of ints to bytes: expected a dict of ints to bytes, got a string at [97]."),
+    ]
+    for answer, words in cases:
+        grade, _ = grader({("solution.py", "solve"): lambda n, a=answer: wire(a)})
+        assert grade.grade(Attempt(exercise, exercise.cases[0])).result.headline == words
+    # The learner's copy writes a reference's answer back as the kind reads it.
+    plain = judge.plain_answer(exercise, wire({97: b"a", 256: b"ab"}))
+    assert plain == {"97": {"hex": "61"}, "256": {"hex": "6162"}}
+    assert exercise.cases[0].expected != plain
+    assert judge.judge(exercise, plain, wire({97: b"a", 256: b"ab"}), 0, 0).passed
+
+
+STRUCTURES = """
+[exercise]
+title = "Structures"
+inputs = ["n"]
+outputs = [
+  { name = "merges", kind = "list[tuple[bytes, bytes]]" },
+  { name = "words", kind = "set[str]" },
+  { name = "grads", kind = "list[list[float] | None]" },
+]
+
+[[case]]
+n = 1
+expected = { merges = [["a", "b"], ["ab", "c"]], words = ["the", "cat"], grads = [[0.5, 1.0], { none = true }, [2.0]] }
+"""
+
+
+def test_ragged_lists_tuples_sets_and_none_where_declared(tmp_path: Path) -> None:
+    exercise = lesson(tmp_path, STRUCTURES)
+    right = ([(b"a", b"b"), (b"ab", b"c")], {"cat", "the"}, [[0.5, 1.0], None, [2.00001]])
+    cases: list[tuple[Any, str]] = [
+        (right, ""),
+        (
+            ([(b"a", b"b")], *right[1:]),
+            "In merges (value 1 of 3): Return the expected number of items: expected 2 items, "
+            "got 1; the first 1 are right.",
+        ),
+        (
+            (right[0], ["the", "cat"], right[2]),
+            "In words (value 2 of 3): Return a set of strings: expected a set of strings, got "
+            "a list (build it with set(...)).",
+        ),
+        (
+            (right[0], {"the", "dog"}, right[2]),
+            "In words (value 2 of 3): Return the expected items: missing 'cat'; not expected 'dog'.",
+        ),
+        (
+            (*right[:2], [[0.5, 1.0], [0.0], [2.0]]),
+            "In grads (value 3 of 3): Return a list of lists of numbers or None: expected None "
+            "at [1], got a list.",
+        ),
+        (
+            (*right[:2], [[0.5, 1.0], None, None]),
+            "In grads (value 3 of 3): Return a list of lists of numbers or None: expected a "
+            "list of numbers at [2], got None.",
+        ),
+        (
+            (*right[:2], [[0.5, 1.5], None, [2.0]]),
+            "In grads (value 3 of 3): Check your calculation: at [0, 1]: expected 1, got 1.5 "
+            "(allowed ±0.0002).",
+        ),
+    ]
+    for answer, words in cases:
+        grade, _ = grader({("solution.py", "solve"): lambda n, a=answer: wire(a)})
+        assert grade.grade(Attempt(exercise, exercise.cases[0])).result.headline == words
+
+
+def test_the_format_names_a_kind_it_cannot_read_and_an_expected_value_not_of_its_kind(
+    tmp_path: Path,
+) -> None:
+    for old, new, words in [
+        ('kind = "list[int]"', 'kind = "list[integer]"', 'exercise.outputs entry 1: kind "list[integer]": unknown kind "integer"'),
+        ('kind = "list[int]"', 'kind = "list[int"', 'exercise.outputs entry 1: kind expected "]" in "list[int" at its end'),
+        ("[IDS]", "[1, 2.5]", "case 1.expected must be a list of ints ([1] is not an int)"),
+        ("[IDS]", '"12"', "case 1.expected must be a list of ints"),
+        ('{ name = "ids", kind = "list[int]" }', '{ name = "ids", kind = "int" }, { kind = "str" }', "exercise.outputs entry 2 needs a name"),
+    ]:
+        toml = TOKENS.replace(old, new).replace("[IDS]", "[1, 2]")
+        try:
+            lesson(tmp_path, toml)
+        except model.ExerciseError as error:
+            assert error.problem.startswith(words), error.problem
+        else:
+            raise AssertionError(new)
