@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Any, Callable
 
+import pytest
 from test_grading_core import grader, lesson
 
 from pytest_lessons.core import judge, model
@@ -242,3 +243,144 @@ def test_the_format_names_a_kind_it_cannot_read_and_an_expected_value_not_of_its
             assert error.problem.startswith(words), error.problem
         else:
             raise AssertionError(new)
+
+
+TOKENIZER = """
+[exercise]
+title = "Encode"
+inputs = ["text"]
+outputs = [{ kind = "list[int]" }]
+
+[[case]]
+text = "ab"
+expected = [97, 98]
+
+[[case]]
+text = "hi"
+expected = [104, 105]
+
+[[watch_out]]
+id = "off-by-one"
+mistake = "shifted"
+message = "count ids from 0: yours start one too high."
+"""
+
+
+def test_a_known_mistake_of_an_exact_kind_still_gives_its_watch_out(tmp_path: Path) -> None:
+    exercise = lesson(tmp_path, TOKENIZER, **{"mistakes.py": ""})
+
+    def shifted(text: str) -> Any:
+        return wire([ord(c) + 1 for c in text])
+
+    for learner, headline in [
+        (shifted, "Watch out: count ids from 0: yours start one too high."),
+        (
+            lambda text: wire([ord(c) + 2 for c in text]),
+            "Check your calculation: at position 0: expected 97, got 99.",
+        ),
+    ]:
+        grade, _ = grader({("solution.py", "solve"): learner, ("mistakes.py", "shifted"): shifted})
+        graded = grade.grade(Attempt(exercise, exercise.cases[0]))
+        assert graded.result.headline == headline
+
+
+TENSORS = """
+[exercise]
+title = "Project"
+inputs = ["x"]
+outputs = [{ kind = "tensor[float32]" }]
+
+[[case]]
+x = 1
+expected = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
+
+[[case]]
+x = 2
+atol = 1e-3
+expected = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
+"""
+
+
+def test_a_tensor_answer_is_checked_for_dtype_and_shape_first_then_values_by_its_dtype(
+    tmp_path: Path,
+) -> None:
+    torch = pytest.importorskip("torch")
+    exercise = lesson(tmp_path, TENSORS)
+    # The default tolerance is float32's in torch.testing.assert_close; a case's own wins.
+    assert (exercise.rtol, exercise.atol) == (1.3e-6, 1e-5)
+    assert [(c.rtol, c.atol) for c in exercise.cases] == [(1.3e-6, 1e-5), (1.3e-6, 1e-3)]
+    right = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    near = right + 2e-5  # the GELU tanh-vs-erf gap: outside float32's tolerance
+    answers = [
+        (right, ""),
+        (right.double(), "Return a float32 tensor of shape [2, 3] (convert with .to(torch.float32)): expected a float32 tensor of shape [2, 3], got float64 [2, 3]."),
+        (right.reshape(6), "Return a float32 tensor of shape [2, 3]: expected a float32 tensor of shape [2, 3], got float32 [6]."),
+        (right.tolist(), "Return a torch tensor: expected a float32 tensor of shape [2, 3], got a list."),
+        (near, "Check your calculation: the shape is right, but 6 of 6 values differ from the expected answer."),
+    ]
+    for answer, words in answers:
+        grade, _ = grader({("solution.py", "solve"): lambda x, a=answer: wire(a)})
+        assert grade.grade(Attempt(exercise, exercise.cases[0])).result.headline == words
+    grade, _ = grader({("solution.py", "solve"): lambda x: wire(near)})
+    assert grade.grade(Attempt(exercise, exercise.cases[1])).status == Status.PASSED
+    # An int64 tensor compares exactly, whatever the tolerance.
+    as_ints = TENSORS.replace("tensor[float32]", "tensor").replace(".0", "")
+    ints = lesson(tmp_path / "..", as_ints)
+    grade, _ = grader({("solution.py", "solve"): lambda x: wire(torch.tensor([[1, 2, 4], [4, 5, 6]]))})
+    graded = grade.grade(Attempt(ints, ints.cases[1]))
+    assert graded.result.headline == "Check your calculation: at [0, 2]: expected 3, got 4."
+    grade, _ = grader({("solution.py", "solve"): lambda x: wire(torch.tensor([[1, 2, 3], [4, 5, 6]]))})
+    assert grade.grade(Attempt(ints, ints.cases[1])).status == Status.PASSED
+
+
+EVERY_KIND = """
+[exercise]
+title = "Every kind"
+inputs = ["n"]
+outputs = [
+  { name = "raw", kind = "bytes" },
+  { name = "vocab", kind = "dict[int, bytes]" },
+  { name = "pair", kind = "tuple[int, str]" },
+  { name = "seen", kind = "set[str]" },
+  { name = "nothing", kind = "int | None" },
+  { name = "ids", kind = "tensor[int64]" },
+  { name = "mask", kind = "list[bool]" },
+  { name = "tokens", kind = "list[int]" },
+]
+
+[[case]]
+name = "right"
+n = 0
+expected = { raw = { hex = "00ff" }, vocab = { "256" = "ab" }, pair = [1, "a"], seen = ["x", "y"], nothing = { none = true }, ids = [[9007199254740993, 2]], mask = [true, false], tokens = [50256, 11] }
+
+[[case]]
+name = "one token off"
+n = 1
+expected = { raw = { hex = "00ff" }, vocab = { "256" = "ab" }, pair = [1, "a"], seen = ["x", "y"], nothing = { none = true }, ids = [[9007199254740993, 2]], mask = [true, false], tokens = [50256, 12] }
+"""
+
+EVERY_KIND_SOLUTION = """
+import torch
+
+def solve(n):
+    ids = torch.tensor([[9007199254740993, 2]], dtype=torch.int64)
+    return b"\\x00\\xff", {256: b"ab"}, (1, "a"), {"y", "x"}, None, ids, [True, False], [50256, 11]
+"""
+
+
+@pytest.mark.torch
+def test_a_real_worker_packs_every_kind_faithfully_and_an_exact_int_fails_by_position(
+    pytester: pytest.Pytester, make_exercise: Callable[..., Path]
+) -> None:
+    make_exercise("every", solution=EVERY_KIND_SOLUTION, toml=EVERY_KIND)
+    result = pytester.runpytest("every", "-p", "no:cacheprovider", "--lesson-report=r.json")
+    result.assert_outcomes(passed=1, failed=1)
+    text = " ".join(result.stdout.str().split())
+    # 2**53 + 1 survives the trip (as float64 it would be 2**53), and 11 is not 12.
+    assert (
+        "In tokens (value 8 of 8): Check your calculation: at position 1: expected 12, got 11."
+        in text
+    )
+    assert "expected 50256 [12] got 50256 [11]" in text
+    report = json.loads((pytester.path / "r.json").read_text())
+    assert [case["status"] for case in report["results"]] == ["passed", "failed"]
