@@ -660,6 +660,10 @@ class Seq(Exact):
             raise Unreadable(self.describe(), path)
         if self.fixed and len(value) != len(self.items):
             raise Unreadable(self.describe(), path)
+        item = self.items[0]
+        if not self.fixed and isinstance(item, Scalar) and item.type is not bytes:
+            if set(map(type, value)) <= {item.type}:  # the common case, in one C-speed pass
+                return list(value)
         read = [self.item(i).read(v, (*path, (i,))) for i, v in enumerate(value)]
         return tuple(read) if self.fixed else read
 
