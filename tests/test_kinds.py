@@ -26,9 +26,7 @@ def wire(value: Any) -> Any:
     return data
 
 
-def graded(
-    toml: str, tmp_path: Path, solve: Callable[..., Any], **files: str
-) -> tuple[Any, str]:
+def graded(toml: str, tmp_path: Path, solve: Callable[..., Any], **files: str) -> tuple[Any, str]:
     """The first case of the lesson *toml*, graded with *solve* as the learner's code."""
     exercise = lesson(tmp_path, toml, **files)
     grade, _ = grader({("solution.py", "solve"): lambda *a: wire(solve(*a))})
@@ -53,7 +51,7 @@ def test_token_ids_compare_exactly_and_a_failure_names_the_position_with_its_nei
 ) -> None:
     ids = [50000 + i for i in range(40)]
     toml = TOKENS.replace("[IDS]", json.dumps(ids))
-    off_by_one = ids[:17] + [ids[17] - 1] + ids[18:]
+    off_by_one = [*ids[:17], ids[17] - 1, *ids[18:]]
     result, text = graded(toml, tmp_path, lambda n: off_by_one)
     # 50,016 is within the numeric default's 1e-4 of 50,017: an int kind is exact.
     assert result.status == Status.FAILED
@@ -154,11 +152,23 @@ def test_a_mapping_names_missing_and_extra_keys_and_compares_values_by_their_kin
     assert exercise.kinds == ("dict[int, bytes]",) and exercise.outputs == ()
     cases = [
         ({97: b"a", 256: b"ab"}, ""),
-        ({97: b"a", 257: b"ab"}, "Return every expected key and no other: missing key 256 and extra key 257."),
+        (
+            {97: b"a", 257: b"ab"},
+            "Return every expected key and no other: missing key 256 and extra key 257.",
+        ),
         ({97: b"a", 256: b"ac"}, "Check your bytes: at byte 1 of [256]: expected 0x62, got 0x63."),
-        ({"97": b"a", "256": b"ab"}, "Return a dict of ints to bytes: expected a dict of ints to bytes, got a string as a key ('97')."),
-        ([[97, b"a"]], "Return a dict of ints to bytes: expected a dict of ints to bytes, got a list."),
-        ({97: "a", 256: b"ab"}, "Return a dict of ints to bytes: expected a dict of ints to bytes, got a string at [97]."),
+        (
+            {"97": b"a", "256": b"ab"},
+            "Return a dict of ints to bytes: expected a dict of ints to bytes, got a string as a key ('97').",
+        ),
+        (
+            [[97, b"a"]],
+            "Return a dict of ints to bytes: expected a dict of ints to bytes, got a list.",
+        ),
+        (
+            {97: "a", 256: b"ab"},
+            "Return a dict of ints to bytes: expected a dict of ints to bytes, got a string at [97].",
+        ),
     ]
     for answer, words in cases:
         grade, _ = grader({("solution.py", "solve"): lambda n, a=answer: wire(a)})
@@ -207,13 +217,13 @@ def test_ragged_lists_tuples_sets_and_none_where_declared(tmp_path: Path) -> Non
         ),
         (
             (*right[:2], [[0.5, 1.0], [0.0], [2.0]]),
-            "In grads (value 3 of 3): Return a list of lists of numbers or None: expected None "
-            "at [1], got a list.",
+            "In grads (value 3 of 3): Check which values are None: expected None at [1], got a "
+            "list.",
         ),
         (
             (*right[:2], [[0.5, 1.0], None, None]),
-            "In grads (value 3 of 3): Return a list of lists of numbers or None: expected a "
-            "list of numbers at [2], got None.",
+            "In grads (value 3 of 3): Check which values are None: expected a list of numbers "
+            "at [2], got None.",
         ),
         (
             (*right[:2], [[0.5, 1.5], None, [2.0]]),
@@ -230,11 +240,23 @@ def test_the_format_names_a_kind_it_cannot_read_and_an_expected_value_not_of_its
     tmp_path: Path,
 ) -> None:
     for old, new, words in [
-        ('kind = "list[int]"', 'kind = "list[integer]"', 'exercise.outputs entry 1: kind "list[integer]": unknown kind "integer"'),
-        ('kind = "list[int]"', 'kind = "list[int"', 'exercise.outputs entry 1: kind expected "]" in "list[int" at its end'),
+        (
+            'kind = "list[int]"',
+            'kind = "list[integer]"',
+            'exercise.outputs entry 1: kind "list[integer]": unknown kind "integer"',
+        ),
+        (
+            'kind = "list[int]"',
+            'kind = "list[int"',
+            'exercise.outputs entry 1: kind expected "]" in "list[int" at its end',
+        ),
         ("[IDS]", "[1, 2.5]", "case 1.expected must be a list of ints ([1] is not an int)"),
         ("[IDS]", '"12"', "case 1.expected must be a list of ints"),
-        ('{ name = "ids", kind = "list[int]" }', '{ name = "ids", kind = "int" }, { kind = "str" }', "exercise.outputs entry 2 needs a name"),
+        (
+            '{ name = "ids", kind = "list[int]" }',
+            '{ name = "ids", kind = "int" }, { kind = "str" }',
+            "exercise.outputs entry 2 needs a name",
+        ),
     ]:
         toml = TOKENS.replace(old, new).replace("[IDS]", "[1, 2]")
         try:
@@ -313,10 +335,23 @@ def test_a_tensor_answer_is_checked_for_dtype_and_shape_first_then_values_by_its
     near = right + 2e-5  # the GELU tanh-vs-erf gap: outside float32's tolerance
     answers = [
         (right, ""),
-        (right.double(), "Return a float32 tensor of shape [2, 3] (convert with .to(torch.float32)): expected a float32 tensor of shape [2, 3], got float64 [2, 3]."),
-        (right.reshape(6), "Return a float32 tensor of shape [2, 3]: expected a float32 tensor of shape [2, 3], got float32 [6]."),
-        (right.tolist(), "Return a torch tensor: expected a float32 tensor of shape [2, 3], got a list."),
-        (near, "Check your calculation: the shape is right, but 6 of 6 values differ from the expected answer."),
+        (
+            right.double(),
+            "Return a float32 tensor of shape [2, 3] (convert with .to(torch.float32)): expected a float32 tensor of shape [2, 3], got float64 [2, 3].",
+        ),
+        (
+            right[:1],
+            "Return a float32 tensor of shape [2, 3]: expected a float32 tensor of shape "
+            "[2, 3], got float32 [1, 3].",
+        ),
+        (
+            right.tolist(),
+            "Return a torch tensor: expected a float32 tensor of shape [2, 3], got a list.",
+        ),
+        (
+            near,
+            "Check your calculation: the shape is right, but 6 of 6 values differ from the expected answer.",
+        ),
     ]
     for answer, words in answers:
         grade, _ = grader({("solution.py", "solve"): lambda x, a=answer: wire(a)})
@@ -326,10 +361,14 @@ def test_a_tensor_answer_is_checked_for_dtype_and_shape_first_then_values_by_its
     # An int64 tensor compares exactly, whatever the tolerance.
     as_ints = TENSORS.replace("tensor[float32]", "tensor").replace(".0", "")
     ints = lesson(tmp_path / "..", as_ints)
-    grade, _ = grader({("solution.py", "solve"): lambda x: wire(torch.tensor([[1, 2, 4], [4, 5, 6]]))})
+    grade, _ = grader(
+        {("solution.py", "solve"): lambda x: wire(torch.tensor([[1, 2, 4], [4, 5, 6]]))}
+    )
     graded = grade.grade(Attempt(ints, ints.cases[1]))
     assert graded.result.headline == "Check your calculation: at [0, 2]: expected 3, got 4."
-    grade, _ = grader({("solution.py", "solve"): lambda x: wire(torch.tensor([[1, 2, 3], [4, 5, 6]]))})
+    grade, _ = grader(
+        {("solution.py", "solve"): lambda x: wire(torch.tensor([[1, 2, 3], [4, 5, 6]]))}
+    )
     assert grade.grade(Attempt(ints, ints.cases[1])).status == Status.PASSED
 
 

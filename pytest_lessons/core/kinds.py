@@ -202,7 +202,9 @@ class Numeric:
         if verdict.passed:
             return None
         if verdict.problem in (Problem.VALUES, Problem.NONFINITE) and verdict.worst is not None:
-            if tol.nan_equal and verdict.got is not None and verdict.expected is not None:
+            numbers = verdict.got is not None and verdict.expected is not None
+            if tol.nan_equal and numbers:
+                assert verdict.got is not None and verdict.expected is not None
                 if close(verdict.got, verdict.expected, tol.rtol, tol.atol):
                     return None
             worst = verdict.worst
@@ -484,7 +486,9 @@ class Exact:
                     "has no `return` line."
                 )
             else:
-                headline = f"Return {self.describe()}: expected {self.describe()}, got {found.got}{at}."
+                headline = (
+                    f"Return {self.describe()}: expected {self.describe()}, got {found.got}{at}."
+                )
             problem = Problem.NONE if found.got == "None" and not found.path else Problem.TYPE
         else:
             headline, problem = f"{found.lead}: {found.text}.", found.problem
@@ -551,7 +555,9 @@ class Scalar(Exact):
                 try:
                     return bytes.fromhex(value["hex"])
                 except ValueError:
-                    raise Unreadable('bytes (hex = "..." holds pairs of hex digits)', path) from None
+                    raise Unreadable(
+                        'bytes (hex = "..." holds pairs of hex digits)', path
+                    ) from None
             if isinstance(value, str):
                 return value.encode("utf-8")
         if type(value) is not self.type:
@@ -578,7 +584,11 @@ class Scalar(Exact):
             return Difference(
                 Problem.VALUES, path, f"expected {want}{at}, got {got}", lead="Check your condition"
             )
-        text = f"at {_position(path)}: expected {want}, got {got}" if path else f"expected {want}, got {got}"
+        text = (
+            f"at {_position(path)}: expected {want}, got {got}"
+            if path
+            else f"expected {want}, got {got}"
+        )
         return Difference(Problem.VALUES, path, text)
 
 
@@ -607,8 +617,18 @@ def _text_difference(want: str, got: str, path: tuple[Any, ...]) -> Difference:
     text = f"at character {at}{where}: expected {_char(want, at)}, got {_char(got, at)}"
     start = max(0, at - 20)
     facts = (
-        ("expected", ("…" if start else "") + repr(want[start : at + 20]) + ("…" if at + 20 < len(want) else "")),
-        ("got", ("…" if start else "") + repr(got[start : at + 20]) + ("…" if at + 20 < len(got) else "")),
+        (
+            "expected",
+            ("…" if start else "")
+            + repr(want[start : at + 20])
+            + ("…" if at + 20 < len(want) else ""),
+        ),
+        (
+            "got",
+            ("…" if start else "")
+            + repr(got[start : at + 20])
+            + ("…" if at + 20 < len(got) else ""),
+        ),
         ("lengths", f"expected {plural(len(want), 'character')}, got {len(got)}"),
     )
     return Difference(Problem.VALUES, path, text, lead="Check your text", facts=facts)
@@ -661,9 +681,9 @@ class Seq(Exact):
         if self.fixed and len(value) != len(self.items):
             raise Unreadable(self.describe(), path)
         item = self.items[0]
-        if not self.fixed and isinstance(item, Scalar) and item.type is not bytes:
-            if set(map(type, value)) <= {item.type}:  # the common case, in one C-speed pass
-                return list(value)
+        scalar = not self.fixed and isinstance(item, Scalar) and item.type is not bytes
+        if scalar and set(map(type, value)) <= {item.type}:  # the common case, in one pass
+            return list(value)
         read = [self.item(i).read(v, (*path, (i,))) for i, v in enumerate(value)]
         return tuple(read) if self.fixed else read
 
@@ -679,7 +699,7 @@ class Seq(Exact):
         first: Difference | None = None
         count = 0
         for i, (w, g) in enumerate(zip(want, got)):
-            found = self.item(i).diff(w, g, (*path, (i,)), tol)
+            found: Difference | None = self.item(i).diff(w, g, (*path, (i,)), tol)
             if found is None:
                 continue
             if found.problem == Problem.TYPE:
@@ -692,7 +712,11 @@ class Seq(Exact):
         return first
 
     def _length(
-        self, want: Sequence[Any], got: Sequence[Any], path: tuple[Any, ...], first: Difference | None
+        self,
+        want: Sequence[Any],
+        got: Sequence[Any],
+        path: tuple[Any, ...],
+        first: Difference | None,
     ) -> Difference:
         of = f" at {_where(path)}" if path else ""
         text = f"expected {plural(len(want), 'item')}{of}, got {len(got)}"
@@ -703,7 +727,9 @@ class Seq(Exact):
             text += f"; the first {shorter} are right" if shorter else ""
         return Difference(Problem.SHAPE, path, text, lead="Return the expected number of items")
 
-    def _flat(self, want: list[Any], got: Sequence[Any], path: tuple[Any, ...], item: Scalar) -> Difference | None:
+    def _flat(
+        self, want: list[Any], got: Sequence[Any], path: tuple[Any, ...], item: Scalar
+    ) -> Difference | None:
         """Items of one exact type, compared in C-speed passes: 100,000 token ids in a few
         milliseconds (``benchmarks/kinds.py``)."""
         if set(map(type, got)) - {item.type}:
@@ -762,8 +788,13 @@ class Mapping(Exact):
     def read(self, value: Any, path: tuple[Any, ...] = ()) -> Any:
         value = _decoded(value)
         if isinstance(value, dict):
-            pairs = [(self._key(k, path) if isinstance(k, str) and self.key is not STR else k, v) for k, v in value.items()]
-        elif isinstance(value, list) and all(isinstance(p, (list, tuple)) and len(p) == 2 for p in value):
+            pairs = [
+                (self._key(k, path) if isinstance(k, str) and self.key is not STR else k, v)
+                for k, v in value.items()
+            ]
+        elif isinstance(value, list) and all(
+            isinstance(p, (list, tuple)) and len(p) == 2 for p in value
+        ):
             pairs = [(p[0], p[1]) for p in value]
         else:
             raise Unreadable(self.describe(), path)
@@ -774,7 +805,9 @@ class Mapping(Exact):
         return out
 
     def toml(self, value: Any) -> Any:
-        if self.key in (STR, INT, BYTES) or isinstance(self.key, Auto) and all(isinstance(k, str) for k in value):
+        if self.key in (STR, INT, BYTES) or (
+            isinstance(self.key, Auto) and all(isinstance(k, str) for k in value)
+        ):
             spell = (lambda k: k.hex()) if self.key is BYTES else str
             return {spell(k): self.value.toml(v) for k, v in value.items()}
         return [[self.key.toml(k), self.value.toml(v)] for k, v in value.items()]
@@ -784,7 +817,9 @@ class Mapping(Exact):
             return _type_difference(path, got)
         for key in got:
             if self.key.diff(key, key, path, tol) is not None and not isinstance(self.key, Auto):
-                return Difference(Problem.TYPE, path, "", got=f"{what_is(key)} as a key ({_show(key)})")
+                return Difference(
+                    Problem.TYPE, path, "", got=f"{what_is(key)} as a key ({_show(key)})"
+                )
         missing = [k for k in want if k not in got]
         extra = [k for k in got if k not in want]
         if missing or extra:
@@ -803,7 +838,7 @@ class Mapping(Exact):
             )
         first, count = None, 0
         for key, w in want.items():
-            found = self.value.diff(w, got[key], (*path, ("key", key)), tol)
+            found: Difference | None = self.value.diff(w, got[key], (*path, ("key", key)), tol)
             if found is None:
                 continue
             if found.problem == Problem.TYPE:
@@ -846,20 +881,31 @@ class Group(Exact):
         if not isinstance(got, frozenset):
             found = _type_difference(path, got)
             if isinstance(got, (list, tuple)):
-                return replace(found, text=f"expected {self.describe()}, got {what_is(got)} (build it with set(...))")
+                return replace(
+                    found,
+                    text=f"expected {self.describe()}, got {what_is(got)} (build it with set(...))",
+                )
             return found
         for item in got:
             if self.item.diff(item, item, path, tol) is not None:
-                return Difference(Problem.TYPE, path, "", got=f"{what_is(item)} in the set ({_show(item)})")
+                return Difference(
+                    Problem.TYPE, path, "", got=f"{what_is(item)} in the set ({_show(item)})"
+                )
         missing = sorted(want - got, key=repr)
         extra = sorted(got - want, key=repr)
         if not missing and not extra:
             return None
         parts = []
         if missing:
-            parts.append(f"missing {', '.join(_show(v) for v in missing[:5])}" + (f" and {len(missing) - 5} more" if len(missing) > 5 else ""))
+            parts.append(
+                f"missing {', '.join(_show(v) for v in missing[:5])}"
+                + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+            )
         if extra:
-            parts.append(f"not expected {', '.join(_show(v) for v in extra[:5])}" + (f" and {len(extra) - 5} more" if len(extra) > 5 else ""))
+            parts.append(
+                f"not expected {', '.join(_show(v) for v in extra[:5])}"
+                + (f" and {len(extra) - 5} more" if len(extra) > 5 else "")
+            )
         of = f" in {_where(path)}" if path else ""
         return Difference(
             Problem.VALUES,
@@ -894,11 +940,14 @@ class Optional(Exact):
             if got is None:
                 return None
             at = f" at {_where(path)}" if path else ""
-            return Difference(Problem.TYPE, path, f"expected None{at}, got {what_is(got)}")
+            text = f"expected None{at}, got {what_is(got)}"
+            return Difference(Problem.VALUES, path, text, lead="Check which values are None")
         if got is None:
             at = f" at {_where(path)}" if path else ""
-            return Difference(Problem.TYPE, path, f"expected {self.inner.describe()}{at}, got None")
-        return self.inner.diff(want, got, path, tol)
+            text = f"expected {self.inner.describe()}{at}, got None"
+            return Difference(Problem.VALUES, path, text, lead="Check which values are None")
+        found: Difference | None = self.inner.diff(want, got, path, tol)
+        return found
 
 
 class Auto(Exact):
@@ -918,7 +967,8 @@ class Auto(Exact):
         return _kind_of_value(value).toml(value)
 
     def diff(self, want: Any, got: Any, path: tuple[Any, ...], tol: Tolerance) -> Difference | None:
-        return _kind_of_value(want).diff(want, got, path, tol)
+        found: Difference | None = _kind_of_value(want).diff(want, got, path, tol)
+        return found
 
 
 AUTO = Auto()
@@ -1014,7 +1064,11 @@ class Tensor:
         got_shape = tuple(int(s) for s in answer.get("shape", ()))
         if got_dtype != dtype or got_shape != shape:
             problem = Problem.TYPE if got_dtype != dtype else Problem.SHAPE
-            fix = f"Return {want}" if got_dtype == dtype else f"Return {want} (convert with .to(torch.{dtype}))"
+            fix = (
+                f"Return {want}"
+                if got_dtype == dtype
+                else f"Return {want} (convert with .to(torch.{dtype}))"
+            )
             headline = f"{fix}: expected {want}, got {got_dtype} {fmt_index(got_shape)}."
             if problem == Problem.SHAPE and dtype in DTYPE_TOLERANCE and "values" in answer:
                 # The values as numbers still let the detectors tell a transpose apart.
@@ -1106,7 +1160,11 @@ def default_tolerance(kinds: Sequence[str | None]) -> tuple[float, float] | None
     """The default tolerance of a case whose outputs are of the declared *kinds*: the
     loosest of their tensors' dtypes (:data:`DTYPE_TOLERANCE`), or None when no output is a
     tensor of a floating dtype (then the format's own default applies)."""
-    found = [DTYPE_TOLERANCE[k[7:-1]] for k in kinds if k and k.startswith("tensor[") and k[7:-1] in DTYPE_TOLERANCE]
+    found = [
+        DTYPE_TOLERANCE[k[7:-1]]
+        for k in kinds
+        if k and k.startswith("tensor[") and k[7:-1] in DTYPE_TOLERANCE
+    ]
     if not found:
         return None
     return max(r for r, _ in found), max(a for _, a in found)
@@ -1139,7 +1197,10 @@ def parse(text: str) -> Any:
         token = peek()
         if not token or (expected is not None and token != expected):
             wanted = f'"{expected}"' if expected else "a kind"
-            raise KindError(f'expected {wanted} in "{text}"' + (f', found "{token}"' if token else " at its end"))
+            raise KindError(
+                f'expected {wanted} in "{text}"'
+                + (f', found "{token}"' if token else " at its end")
+            )
         position += 1
         return token
 
@@ -1200,7 +1261,9 @@ def parse(text: str) -> Any:
             if word == "optional":
                 return Optional(_part(args[0]))
             return Mapping(_part(args[0]), _part(args[1]))
-        known = "int, float, bool, str, bytes, list[...], tuple[...], dict[..., ...], set[...], tensor"
+        known = (
+            "int, float, bool, str, bytes, list[...], tuple[...], dict[..., ...], set[...], tensor"
+        )
         raise KindError(f'"{text}": unknown kind "{word}" (the kinds are {known})')
 
     kind = union()

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from pytest_lessons.core import fit
-from pytest_lessons.core.generate import GenerateSpec, axis_names, distinct_possible, draw
 from pytest_lessons.core import kinds as kind_names
+from pytest_lessons.core.generate import GenerateSpec, axis_names, distinct_possible, draw
 from pytest_lessons.core.kinds import NUMERIC, expected_problem
 
 if sys.version_info >= (3, 11):

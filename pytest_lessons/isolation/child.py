@@ -118,7 +118,9 @@ def _container(value: Any, depth: int, count: list[int]) -> dict[str, Any]:
     if isinstance(value, tuple):
         items = [_encode(item, depth + 1, count) for item in tuple.__iter__(value)]
         return {TAG: "tuple", "type": name, "items": items}
-    members = list(frozenset.__iter__(value) if isinstance(value, frozenset) else set.__iter__(value))
+    members = list(
+        frozenset.__iter__(value) if isinstance(value, frozenset) else set.__iter__(value)
+    )
     try:
         members = sorted(members)
     except TypeError:  # items of kinds that do not compare: sorted by their encoding below

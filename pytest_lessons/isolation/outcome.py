@@ -451,6 +451,10 @@ def as_lists(answer: Any) -> Any:
     the reading of format version 1, where a tuple is a list (``return out, cache``)."""
     if type(answer) is list:
         return [as_lists(item) for item in answer]
-    if type(answer) is dict and answer.get(TAG) == "tuple" and isinstance(answer.get("items"), list):
+    if (
+        type(answer) is dict
+        and answer.get(TAG) == "tuple"
+        and isinstance(answer.get("items"), list)
+    ):
         return [as_lists(item) for item in answer["items"]]
     return answer
