@@ -423,3 +423,62 @@ def test_a_real_worker_packs_every_kind_faithfully_and_an_exact_int_fails_by_pos
     assert "expected 50256 [12] got 50256 [11]" in text
     report = json.loads((pytester.path / "r.json").read_text())
     assert [case["status"] for case in report["results"]] == ["passed", "failed"]
+
+
+def test_the_child_keeps_kinds_and_untrusted_tags_are_refused_not_believed() -> None:
+    from collections import Counter, namedtuple
+
+    pair = namedtuple("pair", "a b")
+    packed = wire(
+        [Counter({(1, 2): 3}), pair(1, "x"), {3, 1, 2}, frozenset({1, "a"}), bytearray(b"\x01")]
+    )
+    counter, named_pair, numbers, mixed, raw = packed
+    key = {"$": "tuple", "type": "tuple", "items": [1, 2]}
+    assert counter == {"$": "dict", "type": "collections.Counter", "items": [[key, 3]]}
+    assert named_pair["$"] == "tuple" and named_pair["items"] == [1, "x"]
+    assert numbers == {"$": "set", "type": "set", "items": [1, 2, 3]}  # sorted
+    assert mixed["$"] == "set" and sorted(map(str, mixed["items"])) == ["1", "a"]
+    assert raw == {"$": "bytes", "type": "bytearray", "hex": "01"}
+    assert wire([1, 2.5]) == [1, 2.5]  # ints and floats mixed keep each one's type
+    assert wire([2**70]) == [2**70]  # too large for int64: JSON keeps it whole
+    for damaged in [
+        {"$": "dict", "type": "dict", "items": [[1]]},
+        {"$": "dict", "type": "dict", "items": "no"},
+        {"$": "set", "type": 3, "items": []},
+        {"$": "bytes", "type": "bytes", "hex": "6"},
+        {"$": "bytes", "type": "bytes", "hex": "zz"},
+        {"$": "dense", "shape": [1], "int64le": "AAAAAAAAAAA=", "float64le": "AAAAAAAAAAA="},
+        {"$": "dense", "shape": [2], "int64le": "AAAAAAAAAAA="},
+    ]:
+        assert not valid_answer(damaged), damaged
+    deep: Any = 1
+    for _ in range(100):
+        deep = {"$": "tuple", "type": "tuple", "items": [deep]}
+    assert not valid_answer(deep)
+
+
+def test_every_format_2_lesson_here_validates_against_the_editor_schema() -> None:
+    import jsonschema
+
+    from pytest_lessons import schema
+
+    shipped = json.loads(schema.SHIPPED.read_text())
+    for toml in (TOKENS.replace("[IDS]", "[1]"), TEXTS, VOCAB, STRUCTURES, TENSORS, EVERY_KIND):
+        jsonschema.validate(model.read_toml(toml), shipped)
+    for bad in ('outputs = [{ nme = "ids" }]', "format = 3", "outputs = [{ kind = 3 }]"):
+        toml = TOKENS.replace("[IDS]", "[1]").replace(
+            'outputs = [{ name = "ids", kind = "list[int]" }]', bad
+        )
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(model.read_toml(toml), shipped)
+
+
+def test_a_hidden_case_of_an_exact_kind_shows_neither_answer(tmp_path: Path) -> None:
+    toml = TOKENS.replace("[IDS]", "[50256, 11]").replace("n = 40", "n = 40\nhidden = true")
+    result, text = graded(toml, tmp_path, lambda n: [50256, 12])
+    assert result.headline == "Hidden case 1 failed: your answer is wrong."
+    assert "50256" not in text and "12" not in text
+    result, text = graded(toml, tmp_path, lambda n: "50256 11")
+    assert result.headline == (
+        "Hidden case 1 failed: your answer does not have the expected type or shape."
+    )

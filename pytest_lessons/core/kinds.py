@@ -16,16 +16,27 @@ declares it. A kind
   (:attr:`Kind.offers_evidence`): only numeric kinds do, since every detector reasons about
   blocks of numbers.
 
-Today there is one kind, :class:`Numeric` (a number or a rectangular nested list of numbers,
-within tolerance), and it is the default: a value no other kind claims is judged as numbers, as
-format version 1 always did. Nothing outside this module and :mod:`pytest_lessons.core.judge`
-needs to know that an expected value is a block of numbers; :mod:`~pytest_lessons.core.compare`
+Format version 1 has one kind, :class:`Numeric` (a number or a rectangular nested list of
+numbers, within tolerance), and it is the default: a value no other kind claims is judged as
+numbers, as format version 1 always did (:func:`kind_for`). :mod:`~pytest_lessons.core.compare`
 and :mod:`~pytest_lessons.core.diagnose` are the numeric kind's own machinery.
+
+Format version 2 adds the exact and structured kinds (:class:`Scalar` for ``int``, ``bool``,
+``str`` and ``bytes``; :class:`Seq` for lists and tuples, :class:`Mapping`, :class:`Group` for
+sets, :class:`Optional`; :class:`Tensor`). A lesson declares one by a Python type expression
+(``list[int]``, ``dict[int, bytes]``, ``tensor[float32]``) that :func:`parse` reads and
+:func:`named` finds again from a comparison's :attr:`~Comparison.kind`; without a declaration a
+format-2 lesson's expected value gives its own kind (:func:`infer`). Each is built on
+:class:`Exact`: the expected value is read into Python values (TOML spellings such as
+``{ hex = "..." }`` and ``{ none = true }`` understood), the answer decoded from its encoding
+(:func:`decode`), and the two walked together to the first :class:`Difference`, which the
+kind words in its own language.
 
 To add a kind: a class with the members of :class:`Kind` (its comparisons carry
 ``kind=`` its :attr:`~Kind.name`, and a :class:`~pytest_lessons.core.compare.Problem` code,
 new members there if none fits), placed in :data:`KINDS`; ``tests/test_judge.py`` plugs a
-sketched ``Exact`` kind in this way. CONTRIBUTING lists what else a format feature needs.
+sketched ``Exact`` kind in this way. A kind lessons declare by name goes into :func:`parse`.
+CONTRIBUTING lists what else a format feature needs.
 """
 
 from __future__ import annotations
