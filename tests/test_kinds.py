@@ -482,3 +482,22 @@ def test_a_hidden_case_of_an_exact_kind_shows_neither_answer(tmp_path: Path) -> 
     assert result.headline == (
         "Hidden case 1 failed: your answer does not have the expected type or shape."
     )
+
+
+TOKENIZER_LESSON = {
+    "reference.py": "def solve(text):\n    return list(text.encode())\n",
+    "mistakes.py": "def shifted(text):\n    return [b + 1 for b in text.encode()]\n",
+}
+
+
+def test_the_lesson_check_proves_an_exact_kinds_watch_out_and_names_a_wrong_expected_value(
+    pytester: pytest.Pytester, make_exercise: Callable[..., Path]
+) -> None:
+    stub = "def solve(text):\n    raise NotImplementedError\n"
+    make_exercise("sound", solution=stub, toml=TOKENIZER, **TOKENIZER_LESSON)
+    wrong = TOKENIZER.replace("expected = [104, 105]", "expected = [104, 106]")
+    make_exercise("wrong", solution=stub, toml=wrong, **TOKENIZER_LESSON)
+    result = pytester.runpytest("--lesson-check", "sound", "wrong", "-p", "no:cacheprovider")
+    text = " ".join(result.stdout.str().split())
+    result.assert_outcomes(passed=1, failed=1)
+    assert "expects [104, 106], the reference returns [104, 105]" in text, text
