@@ -501,3 +501,31 @@ def test_the_lesson_check_proves_an_exact_kinds_watch_out_and_names_a_wrong_expe
     text = " ".join(result.stdout.str().split())
     result.assert_outcomes(passed=1, failed=1)
     assert "expects [104, 106], the reference returns [104, 105]" in text, text
+
+
+def test_the_learners_copy_freezes_a_generated_answer_of_every_kind_so_it_reads_back(
+    tmp_path: Path,
+) -> None:
+    from pytest_lessons.core import export
+
+    toml = EVERY_KIND + '\n[generate]\ncount = 1\naxes = { n = [1, 3] }\ninputs = { n = "n" }\n'
+    exercise = lesson(tmp_path, toml)
+    generated = exercise.cases[-1]
+    assert generated.generated
+    answer = wire(
+        (b"\x00", {256: b"ab", 7: b""}, (1, "a"), {"y", "x"}, None, [[1, 2]], [True], [3, 4])
+    )
+    # The reference's int64 tensor arrives as a tensor tag; a list of its values stands in.
+    tensor = {"$": "tensor", "type": "torch.Tensor", "shape": [1, 2], "dtype": "torch.int64"}
+    answer["items"][5] = {**tensor, "values": wire([[1, 2]])}
+    plain = judge.plain_answer(exercise, answer)
+    assert plain["vocab"] == {"256": {"hex": "6162"}, "7": {"hex": ""}}
+    assert plain["seen"] == ["x", "y"] and plain["nothing"] == {"none": True}
+    assert plain["ids"] == [[1, 2]] and plain["pair"] == [1, "a"]
+    text, _ = export.learner_toml(
+        model.read_toml(toml), exercise, {generated.number: plain}
+    )
+    copy = model.parse(text, tmp_path / "double" / "exercise.toml")
+    frozen = copy.cases[-1]
+    assert not frozen.generated and frozen.expected == plain
+    assert judge.judge(copy, frozen.expected, answer, 0, 0).passed
