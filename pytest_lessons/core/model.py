@@ -1,6 +1,7 @@
 """The exercise format: read ``exercise.toml`` into an :class:`Exercise`, or say what is wrong.
 
-Format version 1 is a public contract, documented in README.md. The schema below is the one
+Format versions 1 and 2 are a public contract, documented in README.md (version 2 adds the
+``format`` key and kinds declared in ``outputs``; every version-1 file reads as before). The schema below is the one
 place that knows which keys exist, their types and defaults; validation walks it, so adding a
 key is adding a :class:`Field`.
 """
@@ -70,8 +71,10 @@ class Case:
     inputs: dict[str, Any]
     """The arguments, by input name, as plain TOML data."""
     expected: Any
-    """The right answer, a value of its kind (:mod:`pytest_lessons.core.kinds`; in format 1
-    always a number or a rectangular nested list of numbers)."""
+    """The right answer, a value of its kind (:mod:`pytest_lessons.core.kinds`), as TOML
+    writes it: in format 1 always a number or a rectangular nested list of numbers; in format
+    2 also text, booleans, tables and the spellings ``{ hex = "..." }`` and
+    ``{ none = true }``."""
     rtol: float
     atol: float
     name: str | None = None
