@@ -522,10 +522,30 @@ def test_the_learners_copy_freezes_a_generated_answer_of_every_kind_so_it_reads_
     assert plain["vocab"] == {"256": {"hex": "6162"}, "7": {"hex": ""}}
     assert plain["seen"] == ["x", "y"] and plain["nothing"] == {"none": True}
     assert plain["ids"] == [[1, 2]] and plain["pair"] == [1, "a"]
-    text, _ = export.learner_toml(
-        model.read_toml(toml), exercise, {generated.number: plain}
-    )
+    text, _ = export.learner_toml(model.read_toml(toml), exercise, {generated.number: plain})
     copy = model.parse(text, tmp_path / "double" / "exercise.toml")
     frozen = copy.cases[-1]
     assert not frozen.generated and frozen.expected == plain
     assert judge.judge(copy, frozen.expected, answer, 0, 0).passed
+
+
+def test_a_tensor_kinds_mistake_gives_its_watch_out_from_the_tensors_values(
+    tmp_path: Path,
+) -> None:
+    torch = pytest.importorskip("torch")
+    toml = TENSORS.replace(
+        "[[case]]\nx = 2",
+        "[[case]]\nx = 3\nexpected = [[2.0, 3.0, 4.0], [5.0, 6.0, 7.0]]\n\n[[case]]\nx = 2",
+        1,
+    )
+    toml += (
+        '\n[[watch_out]]\nid = "plus-one"\nmistake = "plus_one"\nmessage = "add x, not x + 1."\n'
+    )
+    exercise = lesson(tmp_path, toml, **{"mistakes.py": ""})
+
+    def plus_one(x: int) -> Any:
+        return wire(torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]) + x)
+
+    grade, _ = grader({("solution.py", "solve"): plus_one, ("mistakes.py", "plus_one"): plus_one})
+    graded = grade.grade(Attempt(exercise, exercise.cases[0]))
+    assert graded.result.headline == "Watch out: add x, not x + 1."

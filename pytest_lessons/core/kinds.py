@@ -745,8 +745,6 @@ class Seq(Exact):
         milliseconds (``benchmarks/kinds.py``)."""
         if set(map(type, got)) - {item.type}:
             at = next(i for i, g in enumerate(got) if type(g) is not item.type)
-            if item.type is bytes or item.type is str:
-                return _type_difference((*path, (at,)), got[at])
             return _type_difference((*path, (at,)), got[at])
         if len(got) == len(want) and list(got) == want:
             return None
