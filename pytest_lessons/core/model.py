@@ -1,9 +1,9 @@
 """The exercise format: read ``exercise.toml`` into an :class:`Exercise`, or say what is wrong.
 
 Format versions 1 and 2 are a public contract, documented in README.md (version 2 adds the
-``format`` key and kinds declared in ``outputs``; every version-1 file reads as before). The schema below is the one
-place that knows which keys exist, their types and defaults; validation walks it, so adding a
-key is adding a :class:`Field`.
+``format`` key and kinds declared in ``outputs``; every version-1 file reads as before). The
+schema below is the one place that knows which keys exist, their types and defaults;
+validation walks it, so adding a key is adding a :class:`Field`.
 """
 
 from __future__ import annotations
