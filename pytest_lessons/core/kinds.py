@@ -708,18 +708,19 @@ class Seq(Exact):
         if not self.fixed and isinstance(item, Scalar):
             return self._flat(want, got, path, item)
         first: Difference | None = None
-        count = 0
+        differing = 0
         for i, (w, g) in enumerate(zip(want, got)):
             found: Difference | None = self.item(i).diff(w, g, (*path, (i,)), tol)
             if found is None:
                 continue
             if found.problem == Problem.TYPE:
                 return found
-            first, count = first or found, count + found.count
+            first, differing = first or found, differing + found.count
         if len(got) != len(want):
             return self._length(want, got, path, first)
-        if first is not None and count > 1:
-            return replace(first, count=count, total=len(_leaves(want)) if first.total else 0)
+        if first is not None and differing > 1:
+            total = len(_leaves(want)) if first.total else 0
+            return replace(first, count=differing, total=total)
         return first
 
     def _length(
@@ -741,8 +742,8 @@ class Seq(Exact):
     def _flat(
         self, want: list[Any], got: Sequence[Any], path: tuple[Any, ...], item: Scalar
     ) -> Difference | None:
-        """Items of one exact type, compared in C-speed passes: 100,000 token ids in a few
-        milliseconds (``benchmarks/kinds.py``)."""
+        """Items of one exact type, compared in C-speed passes: 100,000 token ids are read,
+        decoded and judged in about 25 ms (``benchmarks/kinds.py``)."""
         if set(map(type, got)) - {item.type}:
             at = next(i for i, g in enumerate(got) if type(g) is not item.type)
             return _type_difference((*path, (at,)), got[at])
@@ -845,15 +846,15 @@ class Mapping(Exact):
                 lead="Return every expected key and no other",
                 facts=(("keys", f"expected {len(want)}, got {len(got)}"),),
             )
-        first, count = None, 0
+        first, differing = None, 0
         for key, w in want.items():
             found: Difference | None = self.value.diff(w, got[key], (*path, ("key", key)), tol)
             if found is None:
                 continue
             if found.problem == Problem.TYPE:
                 return found
-            first, count = first or found, count + 1
-        return replace(first, count=count) if first is not None else None
+            first, differing = first or found, differing + 1
+        return replace(first, count=differing) if first is not None else None
 
 
 def _keys(keys: list[Any]) -> str:
