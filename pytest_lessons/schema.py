@@ -25,6 +25,21 @@ _NESTED = {
     "$comment": "a number or a rectangular nested list of numbers",
     "anyOf": [{"type": "number"}, {"type": "array", "items": {"$ref": "#/$defs/nested"}}],
 }
+_KIND = {
+    "type": "string",
+    "description": "A kind in Python's type syntax: int, float, bool, str, bytes, list[int], "
+    "tuple[int, str], dict[int, bytes], set[str], int | None, tensor, tensor[float32].",
+}
+_EXPECTED = {
+    "$comment": "format 1: a number or a rectangular nested list of numbers; format 2 adds "
+    "strings, booleans, ragged lists, tables (mappings, { hex = ... } for bytes, "
+    "{ none = true } for None)",
+    "anyOf": [
+        {"type": ["number", "string", "boolean"]},
+        {"type": "array"},
+        {"type": "object"},
+    ],
+}
 _VALUE = {
     "anyOf": [
         {"type": ["number", "string", "boolean"]},
@@ -65,7 +80,27 @@ CHECKS: dict[Any, dict[str, Any]] = {
             "maxItems": 2,
         },
     },
-    model._any: {"anyOf": [{"$ref": "#/$defs/nested"}, {"type": "object"}]},
+    model._any: _EXPECTED,
+    model._outputs: {
+        "anyOf": [
+            {"type": "array", "items": _NAME, "minItems": 1, "uniqueItems": True},
+            {
+                "type": "array",
+                "minItems": 1,
+                "items": {
+                    "anyOf": [
+                        _NAME,
+                        {
+                            "type": "object",
+                            "properties": {"name": _NAME, "kind": _KIND},
+                            "additionalProperties": False,
+                        },
+                    ]
+                },
+            },
+        ]
+    },
+    model._format: {"enum": [1, 2]},
     model._any_table: {
         "type": "object",
         "additionalProperties": {
@@ -117,10 +152,10 @@ def _generate() -> dict[str, Any]:
 
 
 def build() -> dict[str, Any]:
-    """The schema of exercise.toml, format version 1."""
+    """The schema of exercise.toml, format versions 1 and 2."""
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "title": "pytest-lessons exercise.toml, format version 1",
+        "title": "pytest-lessons exercise.toml, format versions 1 and 2",
         "type": "object",
         "properties": {
             "exercise": _table(model.EXERCISE_FIELDS),

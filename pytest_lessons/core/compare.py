@@ -20,7 +20,7 @@ from itertools import count
 from typing import Any, Callable
 
 from pytest_lessons.core.words import fmt_index, fmt_shape, noun, plural
-from pytest_lessons.isolation.outcome import TAG, rectangular
+from pytest_lessons.isolation.outcome import TAG, as_lists, rectangular
 
 #: How many mismatched elements a report lists.
 ROWS = 5
@@ -87,6 +87,9 @@ class Problem(str, Enum):
     """The shape is right, some values are outside tolerance."""
     OUTPUTS = "outputs"
     """A several-output answer that is not one value per output."""
+    TYPE = "type"
+    """A value of another type than its kind asks for (format 2's exact and structured
+    kinds: a float where an int is expected, a list where a dict is)."""
 
 
 @dataclass(frozen=True)
@@ -121,6 +124,9 @@ class Comparison:
     kind: str = "numeric"
     """The name of the kind of expected value that made this comparison
     (:mod:`pytest_lessons.core.kinds`): the texts ask it for the evidence."""
+    evidence: tuple[tuple[str, str], ...] = ()
+    """For a kind that is not numbers: its evidence rows (label, text), as its
+    :meth:`~pytest_lessons.core.kinds.Kind.facts` gives them."""
 
     @property
     def where(self) -> str:
@@ -153,7 +159,12 @@ def read_numbers(value: Any) -> Numbers:
 
 def _decode_dense(tag: dict[str, Any]) -> Numbers:
     packed = array("d")
-    packed.frombytes(base64.b64decode(tag["float64le"]))
+    if "int64le" in tag:  # ints, read as numbers: float64, as every value here
+        ints = array("q")
+        ints.frombytes(base64.b64decode(tag["int64le"]))
+        packed = array("d", ints)
+    else:
+        packed.frombytes(base64.b64decode(tag["float64le"]))
     if packed.itemsize != 8:  # pragma: no cover
         raise ValueError("float64 arrays are not 8 bytes here")
     shape = tuple(int(s) for s in tag["shape"])
@@ -163,6 +174,7 @@ def _decode_dense(tag: dict[str, Any]) -> Numbers:
 
 
 def _to_numbers(value: Any, path: tuple[int, ...] = ()) -> Numbers:
+    value = as_lists(value)
     if isinstance(value, dict) and value.get(TAG) == "dense":
         return _decode_dense(value)
     fast = rectangular(value)
@@ -261,6 +273,7 @@ def _flatten(value: Any, out: list[float]) -> None:
 
 def compare(expected: Any, answer: Any, rtol: float, atol: float) -> Comparison:
     """Judge *answer* (encoded plain data) against *expected* (a validated model value)."""
+    answer = as_lists(answer)
     want = read_numbers(expected)
     base = {"expected_shape": want.shape, "expected": want, "total": len(want.flat)}
     top = _top_level(answer, want, rtol, atol)
@@ -574,7 +587,9 @@ def _nonfinite_headline(got: Numbers, want: Numbers, positions: list[int]) -> st
 
 def split_outputs(answer: Any, count: int) -> list[Any] | None:
     """The *count* parts of a several-output answer (a tuple or list), or None if it is not
-    one. A packed answer (parts of equal shape) is unpacked."""
+    one. A packed answer (parts of equal shape) is unpacked; a tuple's tag is its list."""
+    if isinstance(answer, dict) and answer.get(TAG) == "tuple":
+        answer = answer.get("items")
     if isinstance(answer, dict) and answer.get(TAG) == "dense":
         answer = nested(_decode_dense(answer))
     if isinstance(answer, list) and len(answer) == count:
@@ -597,6 +612,8 @@ def compare_outputs(
     """Judge an answer made of several named outputs, returned in *names*' order: the first
     output that is wrong speaks for the whole answer. *judges* judge each output (by its
     kind of expected value, :mod:`pytest_lessons.core.kinds`); :func:`compare` by default."""
+    if isinstance(answer, dict) and answer.get(TAG) == "tuple":
+        answer = answer.get("items")
     if isinstance(answer, dict) and answer.get(TAG) == "dense":
         # Unpacked first, so a wrong count is told in values, never as the packing's tag.
         answer = nested(_decode_dense(answer))

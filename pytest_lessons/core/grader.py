@@ -42,6 +42,7 @@ from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.compare import Comparison
 from pytest_lessons.core.diagnose import Diagnosis, Evidence
 from pytest_lessons.core.judge import judge
+from pytest_lessons.core.kinds import named
 from pytest_lessons.core.ledger import Ledger
 from pytest_lessons.core.results import CaseResult, Status
 from pytest_lessons.core.runs import LOOP_BUDGET, Runs
@@ -174,6 +175,8 @@ class Grader:
             if comparison.passed:
                 return _Verdict(Status.PASSED), outcome, comparison, None
             diagnosis = self._diagnosis(attempt, comparison, diagnose)
+            if not named(comparison.kind).offers_evidence:  # an exact kind: matched by kind
+                diagnosis = self.watch_outs.exact(attempt, expected, outcome.answer)
         return self._words(attempt, outcome, comparison, diagnosis), outcome, comparison, diagnosis
 
     def _judge(self, attempt: Attempt, expected: Any, answer: Any) -> Comparison:

@@ -9,7 +9,10 @@ about an answer against an expected value goes through here.
   (the learner's copy freezes generated cases with it).
 
 Each question is handed to the kind of the expected value (:mod:`pytest_lessons.core.kinds`);
-this module only splits an exercise's several named outputs and asks each output's kind.
+this module only splits an exercise's several named outputs and asks each output's kind:
+the kind the lesson declares for it (``outputs = [{ kind = "list[int]" }]``), else in a
+format-2 lesson the kind its expected value has (:func:`~pytest_lessons.core.kinds.infer`),
+else the format-1 factory's (:func:`~pytest_lessons.core.kinds.kind_for`, numbers).
 """
 
 from __future__ import annotations
@@ -18,8 +21,19 @@ from typing import Any
 
 from pytest_lessons.core import model
 from pytest_lessons.core.compare import Comparison, compare_outputs, split_outputs
-from pytest_lessons.core.kinds import kind_for
+from pytest_lessons.core.kinds import Kind, infer, kind_for, named
 from pytest_lessons.isolation.outcome import TAG
+
+
+def output_kind(exercise: model.Exercise, index: int, value: Any) -> Kind:
+    """The kind of output *index* (0 for a single value) whose expected value, or a
+    reference's or mistake's answer, is *value*."""
+    declared = exercise.kinds[index] if index < len(exercise.kinds) else None
+    if declared:
+        return named(declared)  # type: ignore[no-any-return]
+    if exercise.format >= 2:
+        return infer(value)  # type: ignore[no-any-return]
+    return kind_for(value)
 
 
 def judge(
@@ -28,11 +42,14 @@ def judge(
     """Compare *answer* with *expected*: one value, or the exercise's several named outputs
     (*expected* is then their table, or for a generated case the reference's tuple)."""
     if not exercise.outputs:
-        return kind_for(expected).compare(expected, answer, rtol, atol)
+        return output_kind(exercise, 0, expected).compare(expected, answer, rtol, atol)
     if not isinstance(expected, dict) or TAG in expected:
         parts = split_outputs(expected, len(exercise.outputs)) or []
         expected = dict(zip(exercise.outputs, parts))
-    judges = [kind_for(expected.get(name)).compare for name in exercise.outputs]
+    judges = [
+        output_kind(exercise, i, expected.get(name)).compare
+        for i, name in enumerate(exercise.outputs)
+    ]
     return compare_outputs(expected, answer, exercise.outputs, rtol, atol, judges)
 
 
@@ -46,7 +63,7 @@ def same_answer(exercise: model.Exercise, a: Any, b: Any, rtol: float, atol: flo
         pairs = list(zip(first, second))
     else:
         pairs = [(a, b)]
-    return all(kind_for(x).same(x, y, rtol, atol) for x, y in pairs)
+    return all(output_kind(exercise, i, x).same(x, y, rtol, atol) for i, (x, y) in enumerate(pairs))
 
 
 def usable_reference(exercise: model.Exercise, answer: Any) -> bool:
@@ -55,15 +72,20 @@ def usable_reference(exercise: model.Exercise, answer: Any) -> bool:
     parts = [answer]
     if exercise.outputs:
         parts = split_outputs(answer, len(exercise.outputs)) or []
-    return bool(parts) and all(kind_for(part).usable(part) for part in parts)
+    return bool(parts) and all(
+        output_kind(exercise, i, part).usable(part) for i, part in enumerate(parts)
+    )
 
 
 def plain_answer(exercise: model.Exercise, answer: Any) -> Any:
     """A reference answer (encoded plain data from the worker) as ``expected`` is written in
     ``exercise.toml``: nested lists of numbers, or a table of them for several outputs."""
     if not exercise.outputs:
-        return kind_for(answer).plain(answer)
+        return output_kind(exercise, 0, answer).plain(answer)
     parts = split_outputs(answer, len(exercise.outputs))
     if parts is None:
         raise ValueError("the reference did not return one value per output")
-    return {name: kind_for(part).plain(part) for name, part in zip(exercise.outputs, parts)}
+    return {
+        name: output_kind(exercise, i, part).plain(part)
+        for i, (name, part) in enumerate(zip(exercise.outputs, parts))
+    }

@@ -16,34 +16,57 @@ declares it. A kind
   (:attr:`Kind.offers_evidence`): only numeric kinds do, since every detector reasons about
   blocks of numbers.
 
-Today there is one kind, :class:`Numeric` (a number or a rectangular nested list of numbers,
-within tolerance), and it is the default: a value no other kind claims is judged as numbers, as
-format version 1 always did. Nothing outside this module and :mod:`pytest_lessons.core.judge`
-needs to know that an expected value is a block of numbers; :mod:`~pytest_lessons.core.compare`
+Format version 1 has one kind, :class:`Numeric` (a number or a rectangular nested list of
+numbers, within tolerance), and it is the default: a value no other kind claims is judged as
+numbers, as format version 1 always did (:func:`kind_for`). :mod:`~pytest_lessons.core.compare`
 and :mod:`~pytest_lessons.core.diagnose` are the numeric kind's own machinery.
+
+Format version 2 adds the exact and structured kinds (:class:`Scalar` for ``int``, ``bool``,
+``str`` and ``bytes``; :class:`Seq` for lists and tuples, :class:`Mapping`, :class:`Group` for
+sets, :class:`Optional`; :class:`Tensor`). A lesson declares one by a Python type expression
+(``list[int]``, ``dict[int, bytes]``, ``tensor[float32]``) that :func:`parse` reads and
+:func:`named` finds again from a comparison's :attr:`~Comparison.kind`; without a declaration a
+format-2 lesson's expected value gives its own kind (:func:`infer`). Each is built on
+:class:`Exact`: the expected value is read into Python values (TOML spellings such as
+``{ hex = "..." }`` and ``{ none = true }`` understood), the answer decoded from its encoding
+(:func:`decode`), and the two walked together to the first :class:`Difference`, which the
+kind words in its own language.
 
 To add a kind: a class with the members of :class:`Kind` (its comparisons carry
 ``kind=`` its :attr:`~Kind.name`, and a :class:`~pytest_lessons.core.compare.Problem` code,
 new members there if none fits), placed in :data:`KINDS`; ``tests/test_judge.py`` plugs a
 sketched ``Exact`` kind in this way. A kind in :data:`KINDS` makes the values it accepts valid
-``expected`` values in every ``exercise.toml`` at once; CONTRIBUTING.md ("Add a kind of
-expected value") lists every place that then changes.
+``expected`` values in every ``exercise.toml`` at once; a kind lessons declare by name goes into
+:func:`parse` instead. CONTRIBUTING.md ("Add a kind of expected value") lists every place that
+then changes.
 """
 
 from __future__ import annotations
 
+import base64
+import functools
 import math
-from typing import Any, Protocol
+import re
+import sys
+from array import array
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from itertools import count
+from typing import Any, Callable, Protocol
 
 from pytest_lessons.core.compare import (
     Comparison,
+    Numbers,
+    Problem,
+    agrees,
+    allowance,
     close,
     compare,
     nested,
     read_numbers,
 )
-from pytest_lessons.core.words import fmt_index, fmt_number, fmt_shape
-from pytest_lessons.isolation.outcome import TAG, rectangular
+from pytest_lessons.core.words import fmt_index, fmt_number, fmt_shape, noun, plural
+from pytest_lessons.isolation.outcome import TAG, as_lists, rectangular
 
 
 class Kind(Protocol):
@@ -155,6 +178,83 @@ class Numeric:
         ]
         return [("at", "got", "expected"), *rows], comparison.mismatched - len(comparison.rows)
 
+    # As a part of a structured value (``list[float]``, ``dict[str, float]``):
+
+    def describe(self, many: bool = False) -> str:
+        return "numbers" if many else "a number"
+
+    def read(self, value: Any, path: tuple[Any, ...] = ()) -> Any:
+        if isinstance(value, dict) and value.get(TAG) == "dense":
+            return nested(read_numbers(value))
+        value = as_lists(_listed(value))
+        if self.problem(value) is not None:
+            raise Unreadable("a number", path)
+        return value
+
+    def toml(self, value: Any) -> Any:
+        return value
+
+    def diff(self, want: Any, got: Any, path: tuple[Any, ...], tol: Tolerance) -> Difference | None:
+        got = _listed(got)
+        where = _where(path) or "the top"
+        if isinstance(want, (int, float)):
+            if isinstance(got, bool) or not isinstance(got, (int, float)):
+                return _type_difference(path, got)
+            if agrees(_float(got), want, tol.rtol, tol.atol):
+                return None
+            if tol.nan_equal and math.isnan(got) and math.isnan(want):
+                return None
+            allowed = allowance(want, tol.rtol, tol.atol)
+            return Difference(
+                Problem.VALUES,
+                path,
+                f"at {where}: expected {fmt_number(want, got)}, got {fmt_number(got, want)} "
+                f"(allowed ±{allowed:.2g})",
+            )
+        if not isinstance(got, list):
+            return _type_difference(path, got)
+        verdict = compare(want, got, tol.rtol, tol.atol)
+        if verdict.passed:
+            return None
+        if verdict.problem in (Problem.VALUES, Problem.NONFINITE) and verdict.worst is not None:
+            numbers = verdict.got is not None and verdict.expected is not None
+            if tol.nan_equal and numbers:
+                assert verdict.got is not None and verdict.expected is not None
+                if close(verdict.got, verdict.expected, tol.rtol, tol.atol):
+                    return None
+            worst = verdict.worst
+            return Difference(
+                Problem.VALUES,
+                path,
+                f"at {where}: {verdict.mismatched} of {verdict.total} values differ (the largest "
+                f"gap at {fmt_index(worst.index)}: got {fmt_number(worst.got, worst.expected)}, "
+                f"expected {fmt_number(worst.expected, worst.got)})",
+                count=verdict.mismatched,
+            )
+        if verdict.problem == Problem.SHAPE:
+            return Difference(
+                Problem.SHAPE,
+                path,
+                f"at {where}: expected shape {fmt_shape(verdict.expected_shape)}, got "
+                f"{fmt_shape(verdict.got_shape)}",
+                lead="Return the expected shape",
+            )
+        return Difference(Problem.TYPE, path, f"at {where}: {verdict.headline.rstrip('.')}")
+
+
+def _listed(value: Any) -> Any:
+    """Tuples as lists, for the numeric rule (a tuple of numbers is numbers)."""
+    if isinstance(value, (list, tuple)):
+        return [_listed(item) for item in value]
+    return value
+
+
+def _float(value: float) -> float:
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
 
 def _shape(value: Any) -> tuple[int, ...] | None:
     """The shape of a rectangular nested list of numbers (as TOML gives it), else None."""
@@ -174,32 +274,1114 @@ def _shape(value: Any) -> tuple[int, ...] | None:
     return (len(value), *inner)
 
 
-#: The default kind: every value no other kind claims (all of format version 1).
-NUMERIC = Numeric()
-
-#: The kinds the factory tries, in order, before the default :data:`NUMERIC` (approx()'s
-#: chain of ``isinstance`` tests, most specific first). Empty today; format v2 adds its kinds
-#: here.
-KINDS: tuple[Kind, ...] = ()
+# --- format version 2: exact and structured kinds ------------------------------------------
 
 
-def kind_for(value: Any) -> Kind:
-    """The kind of an expected value (as TOML or the worker gives it): the first of
-    :data:`KINDS` that accepts it, else :data:`NUMERIC`."""
-    for kind in KINDS:
-        if kind.accepts(value):
-            return kind
+class Unreadable(ValueError):
+    """A value that is not a value of its kind (as an expected value, or a reference's answer):
+    :attr:`want` is what it must be, :attr:`path` where it is not."""
+
+    def __init__(self, want: str, path: tuple[Any, ...] = ()) -> None:
+        super().__init__(want)
+        self.want = want
+        self.path = path
+
+    def __str__(self) -> str:
+        return self.want
+
+
+@dataclass(frozen=True, eq=False)
+class Other:
+    """A part of an answer the judge cannot read as a value, named in words (``a generator``)."""
+
+    what: str
+
+
+@dataclass(frozen=True, eq=False)
+class TensorAnswer:
+    """A tensor (or NumPy array) as the child packed it: its dtype, shape and values."""
+
+    type: str
+    dtype: str
+    """Without its module: ``float32``."""
+    shape: tuple[int, ...]
+    values: Any
+    """The encoded values (a list or a dense tag), or None when they were not sent."""
+
+
+def decode(value: Any) -> Any:
+    """An encoded answer (:mod:`pytest_lessons.isolation.outcome`) as Python values again:
+    ints stay ints, a tuple a tuple, a mapping a dict (its keys as they were), a set a
+    frozenset, bytes bytes; a tensor a :class:`TensorAnswer`, anything else an :class:`Other`.
+    Nesting is bounded by the validation of the answer."""
+    kind = type(value)
+    if kind is list:
+        return [decode(item) for item in value]
+    if kind is not dict:
+        return value
+    tag = value.get(TAG)
+    if tag == "dense":
+        return _dense_values(value)
+    if tag == "tuple":
+        return tuple(decode(item) for item in value["items"])
+    if tag == "dict":
+        return {_hashable(decode(k)): decode(v) for k, v in value["items"]}
+    if tag == "set":
+        return frozenset(_hashable(decode(item)) for item in value["items"])
+    if tag == "bytes":
+        return bytes.fromhex(value["hex"])
+    if tag in ("tensor", "ndarray"):
+        dtype = str(value.get("dtype", "")).rpartition(".")[2]
+        shape = tuple(int(s) for s in value.get("shape", ()))
+        return TensorAnswer(str(value.get("type", tag)), dtype, shape, value.get("values"))
+    if tag == "cut":
+        return Other(f"an answer too large to send ({value.get('reason', 'too large')})")
+    return Other(f"a {value.get('type', 'object')}")
+
+
+def _dense_values(tag: dict[str, Any]) -> Any:
+    """A dense tag's values as nested lists: ints for ``int64le``, floats for ``float64le``."""
+    if "int64le" in tag:
+        ints = array("q")
+        ints.frombytes(base64.b64decode(tag["int64le"]))
+        if sys.byteorder != "little":  # pragma: no cover
+            ints.byteswap()
+        flat: list[Any] = ints.tolist()
+        shape = tuple(int(s) for s in tag["shape"])
+        if math.prod(shape) != len(flat):
+            raise Unreadable("a damaged answer")
+        return nested(Numbers(shape, flat))
+    return nested(read_numbers(tag))
+
+
+def _hashable(value: Any) -> Any:
+    """*value* as a key of a dict or an item of a set: lists as tuples."""
+    if isinstance(value, list):
+        return tuple(_hashable(item) for item in value)
+    try:
+        hash(value)
+    except TypeError:
+        return Other(f"a {type(value).__name__}")
+    return value
+
+
+def what_is(value: Any) -> str:
+    """What a decoded answer (or part of one) is, in words: ``a float``, ``a list``."""
+    if value is None:
+        return "None"
+    if isinstance(value, Other):
+        return value.what
+    if isinstance(value, TensorAnswer):
+        return f"a {value.type} ({value.dtype}, shape {fmt_index(value.shape)})"
+    names = {
+        bool: "a bool",
+        int: "an int",
+        float: "a float",
+        str: "a string",
+        bytes: "bytes",
+        list: "a list",
+        tuple: "a tuple",
+        dict: "a dict",
+        frozenset: "a set",
+    }
+    return names.get(type(value), f"a {type(value).__name__}")
+
+
+def _where(path: tuple[Any, ...]) -> str:
+    """A place in a value: ``[2, 3]`` in nested lists, ``[256][0]`` under a key (a path's
+    parts are ``(index,)`` for a list or tuple position, ``("key", key)`` for a key)."""
+    if all(len(part) == 1 for part in path):
+        return fmt_index(tuple(part[0] for part in path))
+    return "".join(f"[{part[1]!r}]" if len(part) == 2 else f"[{part[0]}]" for part in path)
+
+
+def _position(path: tuple[Any, ...]) -> str:
+    """:func:`_where`, but ``position 17`` for a place in a flat list (a token sequence)."""
+    if len(path) == 1 and len(path[0]) == 1:
+        return f"position {path[0][0]}"
+    return _where(path)
+
+
+def _show(value: Any) -> str:
+    """A short rendering of one value of an answer, for the words."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+@dataclass(frozen=True)
+class Difference:
+    """Where and how an answer first differs from the expected value."""
+
+    problem: Problem
+    path: tuple[Any, ...]
+    text: str
+    """The difference in words, without what to do: ``at position 17: expected 50256, got
+    50255``; for a wrong type, empty (the kind at the top says it, with :attr:`got`)."""
+    got: str = ""
+    """For a wrong type: what the answer holds there, in words."""
+    lead: str = "Check your calculation"
+    """What to do, before the difference."""
+    facts: tuple[tuple[str, str], ...] = ()
+    count: int = 1
+    """How many places differ (where that was counted)."""
+    total: int = 0
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    rtol: float
+    atol: float
+    nan_equal: bool = False
+    """NaN matches NaN (two answers alike, for the watch-outs)."""
+
+
+def _type_difference(path: tuple[Any, ...], got: Any) -> Difference:
+    return Difference(Problem.TYPE, path, "", got=what_is(got))
+
+
+class Exact:
+    """What every kind of format version 2 shares: an expected value is read into Python
+    values (:meth:`read`), the answer decoded (:func:`decode`), and the two walked together
+    (:meth:`diff`) to the first place they differ, which the words name. Subclasses give
+    :attr:`name`, :meth:`describe`, :meth:`read`, :meth:`diff` and :meth:`toml`."""
+
+    name = "exact"
+    offers_evidence = False
+
+    def describe(self, many: bool = False) -> str:
+        """The kind in words: ``a list of ints`` (or, with *many*, ``lists of ints``)."""
+        raise NotImplementedError
+
+    def read(self, value: Any, path: tuple[Any, ...] = ()) -> Any:
+        """*value* (as TOML writes it, or encoded from the worker) as a Python value of this
+        kind; :class:`Unreadable` when it is not one."""
+        raise NotImplementedError
+
+    def diff(self, want: Any, got: Any, path: tuple[Any, ...], tol: Tolerance) -> Difference | None:
+        """The first difference of the decoded answer *got* from the read value *want*."""
+        raise NotImplementedError
+
+    def toml(self, value: Any) -> Any:
+        """A read value as ``exercise.toml`` writes it (which :meth:`read` reads back)."""
+        return value
+
+    # the Kind protocol, from the four above
+
+    def accepts(self, value: Any) -> bool:
+        return self.problem(value) is None
+
+    def problem(self, value: Any) -> str | None:
+        try:
+            self.read(value)
+        except Unreadable as error:
+            where = f" ({_where(error.path)} is not {error.want})" if error.path else ""
+            return f"must be {self.describe()}{where}"
+        return None
+
+    def compare(self, expected: Any, answer: Any, rtol: float, atol: float) -> Comparison:
+        want = self.read(expected)
+        try:
+            got = decode(answer)
+        except Exception:  # a damaged packing: not a value at all
+            got = Other("an answer that could not be read")
+        found = self.diff(want, got, (), Tolerance(rtol, atol))
+        if found is None:
+            return Comparison(True, Problem.PASSED, "", expected_shape=(), kind=self.name)
+        return self.verdict(found)
+
+    def verdict(self, found: Difference) -> Comparison:
+        """The comparison that says *found* to the learner."""
+        if found.problem == Problem.TYPE:
+            at = f" at {_where(found.path)}" if found.path else ""
+            if found.text:
+                headline = f"Return {self.describe()}: {found.text}."
+            elif found.got == "None" and not found.path:
+                headline = (
+                    f"Return {self.describe()}: solve returned None, which usually means it "
+                    "has no `return` line."
+                )
+            else:
+                headline = (
+                    f"Return {self.describe()}: expected {self.describe()}, got {found.got}{at}."
+                )
+            problem = Problem.NONE if found.got == "None" and not found.path else Problem.TYPE
+        else:
+            headline, problem = f"{found.lead}: {found.text}.", found.problem
+        facts = list(found.facts)
+        if found.total and found.count:
+            facts.append(("differ", f"{found.count} of {plural(found.total, 'position')}"))
+        return Comparison(
+            False,
+            problem,
+            headline,
+            expected_shape=(),
+            kind=self.name,
+            evidence=tuple(facts),
+            mismatched=found.count,
+            total=found.total,
+        )
+
+    def same(self, a: Any, b: Any, rtol: float, atol: float) -> bool:
+        return self.diff(self.read(a), decode(b), (), Tolerance(rtol, atol, True)) is None
+
+    def usable(self, answer: Any) -> bool:
+        try:
+            self.read(answer)
+        except Exception:  # any value not of this kind, a damaged tag too
+            return False
+        return True
+
+    def plain(self, answer: Any) -> Any:
+        return self.toml(self.read(answer))
+
+    def facts(self, comparison: Comparison) -> list[tuple[str, str]]:
+        return list(comparison.evidence) or [("compared", f"exactly, as {self.describe()}")]
+
+    def listing(self, comparison: Comparison) -> tuple[list[tuple[str, ...]], int]:
+        return [], 0
+
+
+def _decoded(value: Any) -> Any:
+    """An encoded value decoded; a TOML value as it is (a table stays a table)."""
+    if isinstance(value, (list, dict)) and _has_tag(value):
+        return decode(value)
+    return value
+
+
+def _has_tag(value: Any) -> bool:
+    if isinstance(value, dict):
+        return TAG in value
+    return isinstance(value, list) and any(_has_tag(item) for item in value[:1])
+
+
+class Scalar(Exact):
+    """A value of one Python type, compared exactly: ``int``, ``bool``, ``str``, ``bytes``."""
+
+    def __init__(self, name: str, type_: type, one: str, many: str) -> None:
+        self.name, self.type, self.one, self.many = name, type_, one, many
+
+    def describe(self, many: bool = False) -> str:
+        return self.many if many else self.one
+
+    def read(self, value: Any, path: tuple[Any, ...] = ()) -> Any:
+        value = _decoded(value)
+        if self.type is bytes:
+            if isinstance(value, dict) and set(value) == {"hex"} and isinstance(value["hex"], str):
+                try:
+                    return bytes.fromhex(value["hex"])
+                except ValueError:
+                    raise Unreadable(
+                        'bytes (hex = "..." holds pairs of hex digits)', path
+                    ) from None
+            if isinstance(value, str):
+                return value.encode("utf-8")
+        if type(value) is not self.type:
+            raise Unreadable(self.one, path)
+        return value
+
+    def toml(self, value: Any) -> Any:
+        return {"hex": value.hex()} if self.type is bytes else value
+
+    def wrong_type(self, got: Any) -> bool:
+        return type(got) is not self.type
+
+    def diff(self, want: Any, got: Any, path: tuple[Any, ...], tol: Tolerance) -> Difference | None:
+        if self.wrong_type(got):
+            return _type_difference(path, got)
+        if got == want:
+            return None
+        if self.type is str:
+            return _text_difference(want, got, path)
+        if self.type is bytes:
+            return _bytes_difference(want, got, path)
+        at = f" at {_where(path)}" if path else ""
+        if self.type is bool:
+            return Difference(
+                Problem.VALUES, path, f"expected {want}{at}, got {got}", lead="Check your condition"
+            )
+        text = (
+            f"at {_position(path)}: expected {want}, got {got}"
+            if path
+            else f"expected {want}, got {got}"
+        )
+        return Difference(Problem.VALUES, path, text)
+
+
+def _window(items: Sequence[Any], at: int, show: Callable[[Any], str], radius: int = 3) -> str:
+    """The items around position *at*, the one there in brackets: ``… 12 13 [50256] 14 …``."""
+    start, end = max(0, at - radius), min(len(items), at + radius + 1)
+    shown = [f"[{show(items[i])}]" if i == at else show(items[i]) for i in range(start, end)]
+    if at >= len(items):
+        shown.append("[end]")
+    return " ".join(["…"] * (start > 0) + shown + ["…"] * (end < len(items)))
+
+
+def _char(text: str, at: int) -> str:
+    if at >= len(text):
+        return "the end of the text"
+    return f"{text[at]!r} (U+{ord(text[at]):04X})"
+
+
+def _first_unequal(a: Sequence[Any], b: Sequence[Any]) -> int:
+    return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+
+
+def _text_difference(want: str, got: str, path: tuple[Any, ...]) -> Difference:
+    at = _first_unequal(want, got)
+    where = f" of {_where(path)}" if path else ""
+    text = f"at character {at}{where}: expected {_char(want, at)}, got {_char(got, at)}"
+    start = max(0, at - 20)
+    facts = (
+        (
+            "expected",
+            ("…" if start else "")
+            + repr(want[start : at + 20])
+            + ("…" if at + 20 < len(want) else ""),
+        ),
+        (
+            "got",
+            ("…" if start else "")
+            + repr(got[start : at + 20])
+            + ("…" if at + 20 < len(got) else ""),
+        ),
+        ("lengths", f"expected {plural(len(want), 'character')}, got {len(got)}"),
+    )
+    return Difference(Problem.VALUES, path, text, lead="Check your text", facts=facts)
+
+
+def _bytes_difference(want: bytes, got: bytes, path: tuple[Any, ...]) -> Difference:
+    at = _first_unequal(want, got)
+    where = f" of {_where(path)}" if path else ""
+
+    def byte(data: bytes) -> str:
+        return f"0x{data[at]:02x}" if at < len(data) else "the end"
+
+    text = f"at byte {at}{where}: expected {byte(want)}, got {byte(got)}"
+    facts = (("expected", _show(want)), ("got", _show(got)))
+    return Difference(Problem.VALUES, path, text, lead="Check your bytes", facts=facts)
+
+
+INT = Scalar("int", int, "an int", "ints")
+BOOL = Scalar("bool", bool, "a bool (True or False)", "bools")
+STR = Scalar("str", str, "a string", "strings")
+BYTES = Scalar("bytes", bytes, "bytes", "bytes")
+_SCALARS = {kind.name: kind for kind in (INT, BOOL, STR, BYTES)}
+
+
+class Seq(Exact):
+    """A list (``list[int]``: its items of one kind, any lengths, so ragged lists too) or a
+    tuple (``tuple[int, str]``: one kind per position). A tuple and a list are both accepted
+    for either: the order and the items decide, as Python's own sequences compare by
+    value."""
+
+    def __init__(self, items: tuple[Any, ...], fixed: bool) -> None:
+        self.items, self.fixed = items, fixed
+        inner = ", ".join(item.name for item in items)
+        self.name = f"tuple[{inner}]" if fixed else f"list[{inner}]"
+
+    def item(self, index: int) -> Any:
+        return self.items[index] if self.fixed else self.items[0]
+
+    def describe(self, many: bool = False) -> str:
+        if self.fixed:
+            parts = [item.describe() for item in self.items]
+            joined = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+            return f"tuples of {joined}" if many else f"a tuple of {joined}"
+        return f"{'lists' if many else 'a list'} of {self.items[0].describe(many=True)}"
+
+    def read(self, value: Any, path: tuple[Any, ...] = ()) -> Any:
+        value = _decoded(value)
+        if not isinstance(value, (list, tuple)):
+            raise Unreadable(self.describe(), path)
+        if self.fixed and len(value) != len(self.items):
+            raise Unreadable(self.describe(), path)
+        item = self.items[0]
+        scalar = not self.fixed and isinstance(item, Scalar) and item.type is not bytes
+        if scalar and set(map(type, value)) <= {item.type}:  # the common case, in one pass
+            return list(value)
+        read = [self.item(i).read(v, (*path, (i,))) for i, v in enumerate(value)]
+        return tuple(read) if self.fixed else read
+
+    def toml(self, value: Any) -> Any:
+        return [self.item(i).toml(v) for i, v in enumerate(value)]
+
+    def diff(self, want: Any, got: Any, path: tuple[Any, ...], tol: Tolerance) -> Difference | None:
+        if not isinstance(got, (list, tuple)):
+            return _type_difference(path, got)
+        item = self.items[0]
+        if not self.fixed and isinstance(item, Scalar):
+            return self._flat(want, got, path, item)
+        first: Difference | None = None
+        differing = 0
+        for i, (w, g) in enumerate(zip(want, got)):
+            found: Difference | None = self.item(i).diff(w, g, (*path, (i,)), tol)
+            if found is None:
+                continue
+            if found.problem == Problem.TYPE:
+                return found
+            first, differing = first or found, differing + found.count
+        if len(got) != len(want):
+            return self._length(want, got, path, first)
+        if first is not None and differing > 1:
+            total = len(_leaves(want)) if first.total else 0
+            return replace(first, count=differing, total=total)
+        return first
+
+    def _length(
+        self,
+        want: Sequence[Any],
+        got: Sequence[Any],
+        path: tuple[Any, ...],
+        first: Difference | None,
+    ) -> Difference:
+        of = f" at {_where(path)}" if path else ""
+        text = f"expected {plural(len(want), 'item')}{of}, got {len(got)}"
+        if first is not None:
+            text += f"; the first difference is {first.text}"
+        else:
+            shorter = min(len(want), len(got))
+            text += f"; the first {shorter} are right" if shorter else ""
+        return Difference(Problem.SHAPE, path, text, lead="Return the expected number of items")
+
+    def _flat(
+        self, want: list[Any], got: Sequence[Any], path: tuple[Any, ...], item: Scalar
+    ) -> Difference | None:
+        """Items of one exact type, compared in C-speed passes: 100,000 token ids are read,
+        decoded and judged in about 25 ms (``benchmarks/kinds.py``)."""
+        if set(map(type, got)) - {item.type}:
+            at = next(i for i, g in enumerate(got) if type(g) is not item.type)
+            return _type_difference((*path, (at,)), got[at])
+        if len(got) == len(want) and list(got) == want:
+            return None
+        bad = [i for i, w, g in zip(count(), want, got) if w != g]
+        if not bad:
+            return self._length(want, got, path, None)
+        at = bad[0]
+        found = item.diff(want[at], got[at], (*path, (at,)), Tolerance(0, 0))
+        assert found is not None
+        show = _show if item.type is not bool else str
+        facts = (("expected", _window(want, at, show)), ("got", _window(got, at, show)))
+        found = replace(found, facts=facts + found.facts, count=len(bad), total=len(want))
+        if len(got) != len(want):
+            return self._length(want, got, path, found)
+        return found
+
+
+class Mapping(Exact):
+    """A dict: the same keys (missing and extra ones named), each value compared by its
+    kind. In TOML a table (its keys read by the key kind: ``"256"`` for the int 256, hex
+    digits for bytes) or a list of ``[key, value]`` pairs (any key kind, tuples too)."""
+
+    def __init__(self, key: Any, value: Any) -> None:
+        self.key, self.value = key, value
+        self.name = f"dict[{key.name}, {value.name}]"
+
+    def describe(self, many: bool = False) -> str:
+        head = "dicts" if many else "a dict"
+        return f"{head} of {self.key.describe(many=True)} to {self.value.describe(many=True)}"
+
+    def _key(self, text: str, path: tuple[Any, ...]) -> Any:
+        kind = self.key
+        try:
+            if kind is INT and re.fullmatch(r"-?[0-9]+", text):
+                return int(text)
+            if kind is BYTES:
+                return bytes.fromhex(text)
+            if kind is BOOL and text in ("true", "false"):
+                return text == "true"
+        except ValueError:
+            pass
+        if kind is STR or isinstance(kind, Auto):
+            return text
+        raise Unreadable(
+            f"{self.describe()} (a key {text!r} is not {kind.describe()}; write a list of "
+            "[key, value] pairs for keys a table cannot spell)",
+            path,
+        )
+
+    def read(self, value: Any, path: tuple[Any, ...] = ()) -> Any:
+        value = _decoded(value)
+        if isinstance(value, dict):
+            pairs = [
+                (self._key(k, path) if isinstance(k, str) and self.key is not STR else k, v)
+                for k, v in value.items()
+            ]
+        elif isinstance(value, list) and all(
+            isinstance(p, (list, tuple)) and len(p) == 2 for p in value
+        ):
+            pairs = [(p[0], p[1]) for p in value]
+        else:
+            raise Unreadable(self.describe(), path)
+        out = {}
+        for k, v in pairs:
+            key = _hashable(self.key.read(k, path))
+            out[key] = self.value.read(v, (*path, ("key", key)))
+        return out
+
+    def toml(self, value: Any) -> Any:
+        if self.key in (STR, INT, BYTES) or (
+            isinstance(self.key, Auto) and all(isinstance(k, str) for k in value)
+        ):
+            spell = (lambda k: k.hex()) if self.key is BYTES else str
+            return {spell(k): self.value.toml(v) for k, v in value.items()}
+        return [[self.key.toml(k), self.value.toml(v)] for k, v in value.items()]
+
+    def diff(self, want: Any, got: Any, path: tuple[Any, ...], tol: Tolerance) -> Difference | None:
+        if not isinstance(got, dict):
+            return _type_difference(path, got)
+        for key in got:
+            if self.key.diff(key, key, path, tol) is not None and not isinstance(self.key, Auto):
+                return Difference(
+                    Problem.TYPE, path, "", got=f"{what_is(key)} as a key ({_show(key)})"
+                )
+        missing = [k for k in want if k not in got]
+        extra = [k for k in got if k not in want]
+        if missing or extra:
+            of = f" of {_where(path)}" if path else ""
+            parts = []
+            if missing:
+                parts.append(f"missing {_keys(missing)}")
+            if extra:
+                parts.append(f"extra {_keys(extra)}")
+            return Difference(
+                Problem.SHAPE,
+                path,
+                f"{' and '.join(parts)}{of}",
+                lead="Return every expected key and no other",
+                facts=(("keys", f"expected {len(want)}, got {len(got)}"),),
+            )
+        first, differing = None, 0
+        for key, w in want.items():
+            found: Difference | None = self.value.diff(w, got[key], (*path, ("key", key)), tol)
+            if found is None:
+                continue
+            if found.problem == Problem.TYPE:
+                return found
+            first, differing = first or found, differing + 1
+        return replace(first, count=differing) if first is not None else None
+
+
+def _keys(keys: list[Any]) -> str:
+    shown = ", ".join(_show(k) for k in keys[:5])
+    more = f" and {len(keys) - 5} more" if len(keys) > 5 else ""
+    return f"{noun(len(keys), 'key')} {shown}{more}"
+
+
+class Group(Exact):
+    """A set (``set[str]``): the same items in any order, missing and extra ones named. In
+    TOML a list."""
+
+    def __init__(self, item: Any) -> None:
+        self.item = item
+        self.name = f"set[{item.name}]"
+
+    def describe(self, many: bool = False) -> str:
+        return f"{'sets' if many else 'a set'} of {self.item.describe(many=True)}"
+
+    def read(self, value: Any, path: tuple[Any, ...] = ()) -> Any:
+        value = _decoded(value)
+        if not isinstance(value, (list, tuple, frozenset)):
+            raise Unreadable(self.describe(), path)
+        return frozenset(_hashable(self.item.read(v, path)) for v in value)
+
+    def toml(self, value: Any) -> Any:
+        items = [self.item.toml(v) for v in value]
+        try:
+            return sorted(items)
+        except TypeError:
+            return items
+
+    def diff(self, want: Any, got: Any, path: tuple[Any, ...], tol: Tolerance) -> Difference | None:
+        if not isinstance(got, frozenset):
+            found = _type_difference(path, got)
+            if isinstance(got, (list, tuple)):
+                return replace(
+                    found,
+                    text=f"expected {self.describe()}, got {what_is(got)} (build it with set(...))",
+                )
+            return found
+        for item in got:
+            if self.item.diff(item, item, path, tol) is not None:
+                return Difference(
+                    Problem.TYPE, path, "", got=f"{what_is(item)} in the set ({_show(item)})"
+                )
+        missing = sorted(want - got, key=repr)
+        extra = sorted(got - want, key=repr)
+        if not missing and not extra:
+            return None
+        parts = []
+        if missing:
+            parts.append(
+                f"missing {', '.join(_show(v) for v in missing[:5])}"
+                + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+            )
+        if extra:
+            parts.append(
+                f"not expected {', '.join(_show(v) for v in extra[:5])}"
+                + (f" and {len(extra) - 5} more" if len(extra) > 5 else "")
+            )
+        of = f" in {_where(path)}" if path else ""
+        return Difference(
+            Problem.VALUES,
+            path,
+            f"{'; '.join(parts)}{of}",
+            lead="Return the expected items",
+            facts=(("items", f"expected {len(want)}, got {len(got)} (in any order)"),),
+        )
+
+
+class Optional(Exact):
+    """A value of its kind or None (``int | None``, ``optional[int]``). TOML has no null:
+    None is written ``{ none = true }``."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.name = f"optional[{inner.name}]"
+
+    def describe(self, many: bool = False) -> str:
+        return f"{self.inner.describe(many)} or None"
+
+    def read(self, value: Any, path: tuple[Any, ...] = ()) -> Any:
+        if value is None or value == {"none": True}:
+            return None
+        return self.inner.read(value, path)
+
+    def toml(self, value: Any) -> Any:
+        return {"none": True} if value is None else self.inner.toml(value)
+
+    def diff(self, want: Any, got: Any, path: tuple[Any, ...], tol: Tolerance) -> Difference | None:
+        if want is None:
+            if got is None:
+                return None
+            at = f" at {_where(path)}" if path else ""
+            text = f"expected None{at}, got {what_is(got)}"
+            return Difference(Problem.VALUES, path, text, lead="Check which values are None")
+        if got is None:
+            at = f" at {_where(path)}" if path else ""
+            text = f"expected {self.inner.describe()}{at}, got None"
+            return Difference(Problem.VALUES, path, text, lead="Check which values are None")
+        found: Difference | None = self.inner.diff(want, got, path, tol)
+        return found
+
+
+class Auto(Exact):
+    """Inside an expected value no kind was declared for: each part judged by the kind its
+    own value has (a string as text, a number within tolerance)."""
+
+    name = "auto"
+
+    def describe(self, many: bool = False) -> str:
+        return "values" if many else "a value"
+
+    def read(self, value: Any, path: tuple[Any, ...] = ()) -> Any:
+        kind = infer(value)
+        return kind.read(value, path)
+
+    def toml(self, value: Any) -> Any:
+        return _kind_of_value(value).toml(value)
+
+    def diff(self, want: Any, got: Any, path: tuple[Any, ...], tol: Tolerance) -> Difference | None:
+        found: Difference | None = _kind_of_value(want).diff(want, got, path, tol)
+        return found
+
+
+AUTO = Auto()
+
+
+#: torch.testing.assert_close's default tolerances by dtype, (rtol, atol): a tensor kind's
+#: default where neither the exercise nor the case sets one. Integer and bool dtypes compare
+#: exactly.
+DTYPE_TOLERANCE: dict[str, tuple[float, float]] = {
+    "float16": (1e-3, 1e-5),
+    "bfloat16": (1.6e-2, 1e-5),
+    "float32": (1.3e-6, 1e-5),
+    "float64": (1e-7, 1e-7),
+}
+#: The dtypes a tensor kind may name.
+DTYPES = (
+    *DTYPE_TOLERANCE,
+    "int64",
+    "int32",
+    "int16",
+    "int8",
+    "uint8",
+    "bool",
+)
+
+
+class Tensor:
+    """A torch tensor (``tensor[float32]``): its dtype and shape checked and named first,
+    then its values, within tolerance for a floating dtype (by the numeric kind's rule, so the
+    detectors and watch-outs see them) and exactly for integers and bools. The expected
+    value in TOML is a nested list; its dtype is the declared one, else what
+    ``torch.tensor(expected)`` would make (int64 for ints, bool for booleans, float32)."""
+
+    offers_evidence = True
+
+    def __init__(self, dtype: str | None) -> None:
+        self.dtype = dtype
+        self.name = f"tensor[{dtype}]" if dtype else "tensor"
+
+    def describe(self, many: bool = False) -> str:
+        what = f"{self.dtype} tensor" if self.dtype else "tensor"
+        return f"{what}s" if many else f"a {what}"
+
+    def expected(self, value: Any) -> tuple[str, tuple[int, ...], Any]:
+        """The expected dtype, shape and values (encoded or TOML) of *value*."""
+        if isinstance(value, dict) and value.get(TAG) == "tensor" and "values" in value:
+            dtype = str(value.get("dtype", "")).rpartition(".")[2]
+            return dtype, tuple(int(s) for s in value.get("shape", ())), value["values"]
+        plain = decode(value) if isinstance(value, dict) and TAG in value else value
+        shape = _block_shape(plain)
+        if shape is None:
+            raise Unreadable(f"{self.describe()} (a rectangular nested list)")
+        leaves = _leaves(plain)
+        if self.dtype:
+            dtype = self.dtype
+        elif leaves and all(type(v) is bool for v in leaves):
+            dtype = "bool"
+        elif all(type(v) is int for v in leaves):
+            dtype = "int64"
+        else:
+            dtype = "float32"
+        return dtype, shape, plain
+
+    def accepts(self, value: Any) -> bool:
+        return self.problem(value) is None
+
+    def problem(self, value: Any) -> str | None:
+        try:
+            self.expected(value)
+        except Unreadable as error:
+            return f"must be {error}"
+        return None
+
+    def _exact_kind(self, dtype: str, depth: int) -> Exact:
+        kind: Exact = BOOL if dtype == "bool" else INT
+        for _ in range(depth):
+            kind = Seq((kind,), fixed=False)
+        return kind
+
+    def compare(self, expected: Any, answer: Any, rtol: float, atol: float) -> Comparison:
+        dtype, shape, values = self.expected(expected)
+        want = f"a {dtype} tensor of shape {fmt_index(shape)}"
+        if not (isinstance(answer, dict) and answer.get(TAG) == "tensor"):
+            got = what_is(_safe_decode(answer))
+            return Comparison(
+                False,
+                Problem.NONE if answer is None else Problem.TYPE,
+                f"Return a torch tensor: expected {want}, got {got}.",
+                expected_shape=shape,
+                kind=self.name,
+            )
+        got_dtype = str(answer.get("dtype", "")).rpartition(".")[2]
+        got_shape = tuple(int(s) for s in answer.get("shape", ()))
+        if got_dtype != dtype or got_shape != shape:
+            problem = Problem.TYPE if got_dtype != dtype else Problem.SHAPE
+            fix = (
+                f"Return {want}"
+                if got_dtype == dtype
+                else f"Return {want} (convert with .to(torch.{dtype}))"
+            )
+            headline = f"{fix}: expected {want}, got {got_dtype} {fmt_index(got_shape)}."
+            if problem == Problem.SHAPE and dtype in DTYPE_TOLERANCE and "values" in answer:
+                # The values as numbers still let the detectors tell a transpose apart.
+                verdict = compare(values, answer["values"], rtol, atol)
+                return replace(verdict, headline=headline, kind=self.name, notes=())
+            return Comparison(
+                False,
+                problem,
+                headline,
+                expected_shape=shape,
+                got_shape=got_shape,
+                kind=self.name,
+            )
+        if "values" not in answer:
+            return Comparison(
+                False,
+                Problem.TYPE,
+                f"Return a plain torch tensor: the values of your {answer.get('type', 'tensor')} "
+                "could not be read.",
+                expected_shape=shape,
+                kind=self.name,
+            )
+        if dtype in DTYPE_TOLERANCE:
+            verdict = compare(values, answer["values"], rtol, atol)
+            return replace(verdict, kind=self.name)
+        exact = self._exact_kind(dtype, len(shape))
+        verdict = exact.compare(values, answer["values"], 0, 0)
+        return replace(verdict, kind=self.name, expected_shape=shape, got_shape=got_shape)
+
+    def same(self, a: Any, b: Any, rtol: float, atol: float) -> bool:
+        dtype, shape, values = self.expected(a)
+        other = self.expected(b)
+        if (dtype, shape) != other[:2]:
+            return False
+        if dtype in DTYPE_TOLERANCE:
+            return close(read_numbers(values), read_numbers(other[2]), rtol, atol)
+        return bool(decode(values) == decode(other[2]))
+
+    def usable(self, answer: Any) -> bool:
+        try:
+            self.expected(answer)
+        except Exception:  # not a tensor's values
+            return False
+        return True
+
+    def plain(self, answer: Any) -> Any:
+        _, _, values = self.expected(answer)
+        return decode(values) if isinstance(values, (dict, list)) else values
+
+    def facts(self, comparison: Comparison) -> list[tuple[str, str]]:
+        if comparison.evidence or comparison.got is None:
+            return list(comparison.evidence) or [("compared", "dtype, shape, then values")]
+        return NUMERIC.facts(comparison)
+
+    def listing(self, comparison: Comparison) -> tuple[list[tuple[str, ...]], int]:
+        return NUMERIC.listing(comparison) if comparison.got is not None else ([], 0)
+
+
+def _safe_decode(value: Any) -> Any:
+    try:
+        return decode(value)
+    except Exception:  # a damaged packing
+        return Other("an answer that could not be read")
+
+
+def _block_shape(value: Any) -> tuple[int, ...] | None:
+    """The shape of a number, a bool or a rectangular nested list of them; None otherwise."""
+    if isinstance(value, (bool, int, float)):
+        return ()
+    if not isinstance(value, (list, tuple)):
+        return None
+    if not value:
+        return (0,)
+    shapes = {_block_shape(item) for item in value}
+    if len(shapes) != 1 or None in shapes:
+        return None
+    (inner,) = shapes
+    assert inner is not None
+    return (len(value), *inner)
+
+
+def _leaves(value: Any) -> list[Any]:
+    if isinstance(value, (list, tuple)):
+        return [leaf for item in value for leaf in _leaves(item)]
+    return [value]
+
+
+def default_tolerance(kinds: Sequence[str | None]) -> tuple[float, float] | None:
+    """The default tolerance of a case whose outputs are of the declared *kinds*: the
+    loosest of their tensors' dtypes (:data:`DTYPE_TOLERANCE`), or None when no output is a
+    tensor of a floating dtype (then the format's own default applies)."""
+    found = [
+        DTYPE_TOLERANCE[k[7:-1]]
+        for k in kinds
+        if k and k.startswith("tensor[") and k[7:-1] in DTYPE_TOLERANCE
+    ]
+    if not found:
+        return None
+    return max(r for r, _ in found), max(a for _, a in found)
+
+
+# --- kinds by name: a declared kind is a Python type expression ----------------------------
+
+
+class KindError(ValueError):
+    """A kind expression that cannot be read; the message says why."""
+
+
+_TOKEN = re.compile(r"\s*(?:([A-Za-z_][A-Za-z0-9_]*)|(.))")
+
+
+def parse(text: str) -> Any:
+    """The kind a declared expression names, in Python's own type syntax: ``int``, ``float``,
+    ``bool``, ``str``, ``bytes``, ``list[int]``, ``tuple[int, int]``, ``dict[int, bytes]``,
+    ``set[str]``, ``int | None`` (or ``optional[int]``), ``tensor`` and ``tensor[float32]``;
+    nested as deep as needed (``list[tuple[bytes, bytes]]``). :class:`KindError` if it
+    cannot be read."""
+    tokens = [(m.group(1) or m.group(2)) for m in _TOKEN.finditer(text) if m.group(0).strip()]
+    position = 0
+
+    def peek() -> str:
+        return tokens[position] if position < len(tokens) else ""
+
+    def take(expected: str | None = None) -> str:
+        nonlocal position
+        token = peek()
+        if not token or (expected is not None and token != expected):
+            wanted = f'"{expected}"' if expected else "a kind"
+            raise KindError(
+                f'expected {wanted} in "{text}"'
+                + (f', found "{token}"' if token else " at its end")
+            )
+        position += 1
+        return token
+
+    def union() -> Any:
+        parts = [term()]
+        while peek() == "|":
+            take("|")
+            parts.append(term())
+        nones = [p for p in parts if p is None]
+        kinds = [p for p in parts if p is not None]
+        if len(kinds) != 1:
+            raise KindError(f'"{text}": a union may only add None to one kind (int | None)')
+        return Optional(kinds[0]) if nones else kinds[0]
+
+    def arguments() -> list[Any]:
+        take("[")
+        found = [union()]
+        while peek() == ",":
+            take(",")
+            found.append(union())
+        take("]")
+        return found
+
+    def term() -> Any:
+        word = take()
+        if word == "None":
+            return None
+        if word == "auto":  # a part no kind was declared for (as Comparison.kind names it)
+            return AUTO
+        if word in ("float", "numeric"):
+            return NUMERIC
+        if word in _SCALARS:
+            return _SCALARS[word]
+        if word == "tensor":
+            if peek() != "[":
+                return Tensor(None)
+            take("[")
+            dtype = take()
+            take("]")
+            if dtype not in DTYPES:
+                raise KindError(f'"{text}": the dtype must be one of ' + ", ".join(DTYPES))
+            return Tensor(dtype)
+        shapes = {"list": 1, "set": 1, "optional": 1, "dict": 2}
+        if word in shapes or word == "tuple":
+            if peek() != "[":
+                raise KindError(f'"{text}": say what {word} holds, such as {word}[int]')
+            args = arguments()
+            if word != "tuple" and len(args) != shapes[word]:
+                raise KindError(f'"{text}": {word}[...] takes {shapes[word]} kind(s)')
+            if any(a is None for a in args):
+                raise KindError(f'"{text}": None is written as "kind | None"')
+            if word == "list":
+                return Seq((_part(args[0]),), fixed=False)
+            if word == "tuple":
+                return Seq(tuple(_part(a) for a in args), fixed=True)
+            if word == "set":
+                return Group(_part(args[0]))
+            if word == "optional":
+                return Optional(_part(args[0]))
+            return Mapping(_part(args[0]), _part(args[1]))
+        known = (
+            "int, float, bool, str, bytes, list[...], tuple[...], dict[..., ...], set[...], tensor"
+        )
+        raise KindError(f'"{text}": unknown kind "{word}" (the kinds are {known})')
+
+    kind = union()
+    if position != len(tokens):
+        raise KindError(f'"{text}": unexpected "{peek()}"')
+    if kind is None:
+        raise KindError(f'"{text}": None alone is not a kind (write "int | None")')
+    return kind
+
+
+def _part(kind: Any) -> Any:
+    if isinstance(kind, Tensor):
+        raise KindError("a tensor can only be a whole output, not a part of one")
+    return kind
+
+
+def _kind_of_value(value: Any) -> Any:
+    """The kind a Python value (read or decoded) has, for the parts of an expected value no
+    kind was declared for: numbers stay numbers (within tolerance)."""
+    if isinstance(value, bool):
+        return BOOL
+    if isinstance(value, str):
+        return STR
+    if isinstance(value, bytes):
+        return BYTES
+    if isinstance(value, dict):
+        return Mapping(AUTO, AUTO)
+    if isinstance(value, frozenset):
+        return Group(AUTO)
+    if isinstance(value, tuple):
+        return Seq(tuple(_kind_of_value(v) for v in value), fixed=True)
+    if isinstance(value, list):
+        if NUMERIC.problem(value) is None:
+            return NUMERIC
+        items = {_kind_of_value(v).name: _kind_of_value(v) for v in value}
+        return Seq((items.popitem()[1] if len(items) == 1 else AUTO,), fixed=False)
     return NUMERIC
 
 
-def named(name: str) -> Kind:
-    """The kind called *name* (as :attr:`Comparison.kind` holds it); KeyError if none is."""
-    for kind in (*KINDS, NUMERIC):
+def infer(value: Any) -> Any:
+    """The kind of an expected value of a format-2 lesson no kind was declared for (as TOML or
+    the worker gives it): one of :data:`KINDS` that accepts it; else text for a string, bools
+    for a bool or lists of them, bytes for ``{ hex = "..." }``, a mapping for another table,
+    lists of those kinds; numbers (:data:`NUMERIC`, within tolerance) for everything else, so
+    TOML integers stay numbers unless a kind is declared."""
+    for kind in KINDS:
+        if kind.accepts(value):
+            return kind
+    return _kind_of_value(_toml_value(value))
+
+
+def _toml_value(value: Any) -> Any:
+    """A TOML (or encoded) value as the Python value it spells, for :func:`infer`."""
+    if isinstance(value, dict):
+        if TAG in value:
+            return _safe_decode(value)
+        if set(value) == {"hex"} and isinstance(value["hex"], str):
+            return b""
+        return {k: _toml_value(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_toml_value(v) for v in value]
+    return value
+
+
+def named(name: str) -> Any:
+    """The kind called *name* (as :attr:`Comparison.kind` holds it, or a lesson declares it);
+    KeyError if none is."""
+    for kind in KINDS:
         if kind.name == name:
             return kind
-    raise KeyError(name)
+    if name == NUMERIC.name:
+        return NUMERIC
+    if name == AUTO.name:
+        return AUTO
+    try:
+        return _parsed(name)
+    except KindError:
+        raise KeyError(name) from None
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed(name: str) -> Any:
+    return parse(name)
 
 
 def expected_problem(value: Any) -> str | None:
     """None if *value* is a valid expected value of its kind, else what it must be."""
     return kind_for(value).problem(value)
+
+
+#: The default kind: every value no other kind claims (all of format version 1).
+NUMERIC = Numeric()
+
+#: The kinds the factory tries, in order, before the default :data:`NUMERIC` (approx()'s
+#: chain of ``isinstance`` tests, most specific first): the place a plug-in kind goes. Format
+#: version 2's kinds are not here but declared by name (:func:`named`) or inferred from a
+#: format-2 expected value (:func:`infer`), so that a version-1 lesson reads as it always did.
+KINDS: tuple[Kind, ...] = ()
+
+
+def kind_for(value: Any) -> Kind:
+    """The kind of an expected value of a format-1 lesson (as TOML or the worker gives it):
+    the first of :data:`KINDS` that accepts it, else :data:`NUMERIC`."""
+    for kind in KINDS:
+        if kind.accepts(value):
+            return kind
+    return NUMERIC

@@ -1,8 +1,9 @@
 """The exercise format: read ``exercise.toml`` into an :class:`Exercise`, or say what is wrong.
 
-Format version 1 is a public contract, documented in README.md. The schema below is the one
-place that knows which keys exist, their types and defaults; validation walks it, so adding a
-key is adding a :class:`Field`.
+Format versions 1 and 2 are a public contract, documented in README.md (version 2 adds the
+``format`` key and kinds declared in ``outputs``; every version-1 file reads as before). The
+schema below is the one place that knows which keys exist, their types and defaults;
+validation walks it, so adding a key is adding a :class:`Field`.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from pytest_lessons.core import fit, generate
+from pytest_lessons.core import kinds as kind_names
 from pytest_lessons.core.generate import GenerateSpec, axis_names, distinct_possible, draw
 from pytest_lessons.core.kinds import NUMERIC, expected_problem
 
@@ -70,9 +72,11 @@ class Case:
     inputs: dict[str, Any]
     """The arguments, by input name, as plain TOML data."""
     expected: Any
-    """The right answer, a value of its kind (:mod:`pytest_lessons.core.kinds`; in format 1
-    always a number or a rectangular nested list of numbers). None where the reference
-    computes it (:attr:`from_reference`) and for a snapshot not written yet."""
+    """The right answer, a value of its kind (:mod:`pytest_lessons.core.kinds`), as TOML
+    writes it: in format 1 always a number or a rectangular nested list of numbers; in format
+    2 also text, booleans, tables and the spellings ``{ hex = "..." }`` and
+    ``{ none = true }``. None where the reference computes it (:attr:`from_reference`) and
+    for a snapshot not written yet."""
     rtol: float
     atol: float
     name: str | None = None
@@ -197,6 +201,14 @@ class Exercise:
     variants: Path | None = None
     """The author's ``variants.py`` (absolute): known-correct alternatives to the reference,
     each of which ``--lesson-check`` requires to pass every case."""
+    kinds: tuple[str | None, ...] = ()
+    """The declared kind of each returned value (:func:`pytest_lessons.core.kinds.parse`
+    reads it), in the order of :attr:`outputs`, or one for a single value; None where the
+    kind follows the expected value; empty when nothing is declared."""
+    format: int = 1
+    """The format version: 2 when ``format = 2`` is written or a format-2 field is used (a
+    declared kind). In version 2 an expected value's kind follows the value (a string is
+    text) where none is declared; in version 1 every expected value is numbers."""
 
     @property
     def points(self) -> float:
@@ -259,6 +271,37 @@ def _names(value: Any) -> str | None:
     if len(set(value)) != len(value):
         return "must not name an input twice"
     return None
+
+
+def _outputs(value: Any) -> str | None:
+    if not isinstance(value, list) or not value:
+        return 'must be a list of names, such as ["Q", "K", "V"], or of { name = ..., kind = ... }'
+    if all(isinstance(v, str) for v in value):
+        return _names(value)
+    for number, entry in enumerate(value, 1):
+        if isinstance(entry, str):
+            entry = {"name": entry}
+        if not isinstance(entry, dict) or set(entry) - {"name", "kind"}:
+            return f"entry {number} must be a name or a table {{ name = ..., kind = ... }}"
+        if "name" not in entry and len(value) > 1:
+            return f"entry {number} needs a name: several outputs are told apart by name"
+        if "name" in entry and _identifier(entry["name"]):
+            return f"entry {number}: name must be a Python name"
+        if "kind" in entry:
+            if not isinstance(entry["kind"], str):
+                return f'entry {number}: kind must be a string, such as "list[int]"'
+            try:
+                kind_names.parse(entry["kind"])
+            except kind_names.KindError as error:
+                return f"entry {number}: kind {error}"
+    names = [e if isinstance(e, str) else e.get("name") for e in value]
+    if len(set(names)) != len(names):
+        return "must not name an output twice"
+    return None
+
+
+def _format(value: Any) -> str | None:
+    return None if type(value) is int and value in (1, 2) else "must be 1 or 2"
 
 
 def _slug(value: Any) -> str | None:
@@ -403,10 +446,19 @@ EXERCISE_FIELDS: tuple[Field, ...] = (
     Field("task", _text, "What the learner is asked to do, in a sentence or two.", default=""),
     Field(
         "outputs",
-        _names,
+        _outputs,
         "Names of the values the entry function returns, in order, when "
-        "it returns several (expected is then a table of them).",
+        "it returns several (expected is then a table of them); or tables "
+        '{ name = "ids", kind = "list[int]" } that declare each value\'s kind (one '
+        "table without a name: the kind of the single value returned).",
         default=None,
+    ),
+    Field(
+        "format",
+        _format,
+        "The format version: 2 reads an expected value's kind from the value (text, "
+        "booleans, bytes, mappings) where none is declared.",
+        default=1,
     ),
     Field("entry", _identifier, "The function the learner writes.", default="solve"),
     Field("solution", _relative_file, "The learner's file.", default="solution.py"),
@@ -696,6 +748,14 @@ def _build(
         raise ExerciseError(path, "missing the [exercise] table (title and inputs)")
     ex = _read_table(data["exercise"], EXERCISE_FIELDS, "exercise", path, None)
     inputs = tuple(ex["inputs"])
+    names, declared = _declared_outputs(ex["outputs"])
+    ex["outputs"], ex["kinds"] = list(names) or None, declared
+    ex["format"] = 2 if ex["format"] == 2 or any(declared) else 1
+    dtype_tolerance = kind_names.default_tolerance(declared)
+    if dtype_tolerance is not None:  # a tensor output's dtype sets the default tolerance
+        for key, value in zip(("rtol", "atol"), dtype_tolerance):
+            if key not in data["exercise"]:
+                ex[key] = value
 
     raw_cases = data.get("case")
     if raw_cases is None and "generate" not in data:
@@ -774,7 +834,37 @@ def _build(
         variants=path.parent / ex["variants"],
         generate=spec,
         outputs=tuple(ex["outputs"] or ()),
+        kinds=ex["kinds"],
+        format=ex["format"],
     )
+
+
+def _declared_outputs(raw: Any) -> tuple[tuple[str, ...], tuple[str | None, ...]]:
+    """The names of several outputs and the declared kind of each returned value from
+    ``exercise.outputs`` (checked): names alone are format 1's several outputs; a single
+    table is the one value returned, its kind declared."""
+    if raw is None:
+        return (), ()
+    if all(isinstance(entry, str) for entry in raw):
+        return tuple(raw), ()
+    entries = [{"name": e} if isinstance(e, str) else e for e in raw]
+    declared = tuple(entry.get("kind") for entry in entries)
+    if len(entries) == 1:
+        return (), declared
+    return tuple(entry["name"] for entry in entries), declared
+
+
+def _expected_problem(value: Any, index: int, ex: dict[str, Any]) -> str | None:
+    """What is wrong with the expected value of returned value *index*, by its kind: the
+    declared one, else in format 2 the value's own, else numbers (format 1)."""
+    declared = ex["kinds"][index] if index < len(ex["kinds"]) else None
+    if declared:
+        problem: str | None = kind_names.named(declared).problem(value)
+        return problem
+    if ex["format"] >= 2:
+        problem = kind_names.infer(value).problem(value)
+        return problem
+    return expected_problem(value)
 
 
 def _generate_spec(raw: Any, inputs: tuple[str, ...], path: Path) -> GenerateSpec:
@@ -1030,17 +1120,17 @@ def _build_case(
             raise ExerciseError(
                 path, f"{where}.expected must be a table of the outputs: {{ {listed} }}", line
             )
-        for name in outputs:
+        for index, name in enumerate(outputs):
             if name not in expected:
                 raise ExerciseError(path, f'{where}.expected lacks output "{name}"', line)
-            complaint = expected_problem(expected[name])
+            complaint = _expected_problem(expected[name], index, ex)
             if complaint:
                 raise ExerciseError(path, f"{where}.expected.{name} {complaint}", line)
         for name in expected:
             if name not in outputs:
                 raise ExerciseError(path, f'{where}.expected has unknown output "{name}"', line)
     else:
-        complaint = expected_problem(values["expected"])
+        complaint = _expected_problem(values["expected"], 0, ex)
         if complaint:
             raise ExerciseError(path, f"{where}.expected {complaint}", line)
     return _case(raw, number, inputs, ex, values, line, values["expected"])

@@ -24,7 +24,7 @@ from pytest_lessons.core.attempt import Attempt, sizes
 from pytest_lessons.core.compare import Numbers, read_numbers, split_outputs
 from pytest_lessons.core.judge import usable_reference
 from pytest_lessons.core.settings import Limits, Settings
-from pytest_lessons.isolation.outcome import RETURNED, TIMEOUT, Outcome
+from pytest_lessons.isolation.outcome import RETURNED, TAG, TIMEOUT, Outcome
 from pytest_lessons.isolation.runner import Job, Runner
 from pytest_lessons.isolation.sandbox import Policy
 
@@ -225,6 +225,8 @@ class Runs:
         if part >= 0:
             parts = split_outputs(raw, len(attempt.exercise.outputs))
             raw = parts[part] if parts is not None else None
+        if isinstance(raw, dict) and raw.get(TAG) == "tensor" and "values" in raw:
+            raw = raw["values"]  # a tensor kind's answer: its values are the numbers
         try:
             return read_numbers(raw)
         except Exception:  # not numbers: this mistake cannot be matched

@@ -9,6 +9,7 @@ exercise. Each try runs the reference and the learner's code through
 
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,6 +18,7 @@ from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.compare import nested, read_numbers
 from pytest_lessons.core.generate import smaller
 from pytest_lessons.core.judge import judge
+from pytest_lessons.core.kinds import decode
 from pytest_lessons.core.runs import Runs
 from pytest_lessons.core.words import abbreviate
 from pytest_lessons.isolation.outcome import RAISED, RETURNED, TAG, Outcome
@@ -111,6 +113,11 @@ def view(answer: Any) -> Any:
     type."""
     if isinstance(answer, list):
         return [view(part) for part in answer]
+    if isinstance(answer, dict) and (
+        answer.get(TAG) in ("tuple", "dict", "set", "bytes") or "int64le" in answer
+    ):
+        with contextlib.suppress(Exception):  # format 2's kinds, as the Python values they are
+            return decode(answer)
     try:
         return nested(read_numbers(answer))
     except Exception:

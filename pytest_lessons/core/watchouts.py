@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from pytest_lessons.core import diagnose, fit, model
 from pytest_lessons.core.attempt import Attempt, sizes
@@ -64,6 +65,31 @@ class WatchOuts:
             consistent=lambda watch, found: self.consistent(attempt, watch, found),
             fits=lambda watch: self.code_fits(attempt, watch),
         )
+
+    def exact(self, attempt: Attempt, expected: Any, answer: Any) -> Diagnosis | None:
+        """The watch-out whose mistake gives the learner's *answer* on the attempt's case, for
+        a kind that offers no numbers to the detectors (token ids, text, a mapping): the two
+        answers are matched by the kind's own :meth:`~pytest_lessons.core.kinds.Kind.same`,
+        and, as for numbers, the mistake must be wrong here and explain the other cases."""
+        exercise, case = attempt.exercise, attempt.case
+        for watch in exercise.watch_outs:
+            if not watch.mistake or watch.fit is not None or not self.code_fits(attempt, watch):
+                continue
+            mistake = self.runs.mistake_raw(attempt, watch, case)
+            if mistake is None:
+                continue
+            try:
+                if judge(exercise, expected, mistake, case.rtol, case.atol).passed:
+                    continue
+                if not same_answer(exercise, mistake, answer, case.rtol, case.atol):
+                    continue
+            except Exception:  # a mistake's answer not of the kind tells nothing
+                continue
+            if self.consistent(attempt, watch, None):
+                return Diagnosis(
+                    watch.id, f"Watch out: {watch.message}", diagnose.WATCH_OUT, kind="watch_out"
+                )
+        return None
 
     def code_fits(self, attempt: Attempt, watch: model.WatchOut) -> bool:
         """Whether the graded file's source matches *watch*'s ``code`` (True without one).

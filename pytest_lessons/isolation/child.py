@@ -58,7 +58,6 @@ MAX_DEPTH = 64
 MAX_ELEMENTS = 10_000_000
 #: What a spawned child writes once it is ready for its case (before any learner code runs).
 READY = b"\x00pytest-lessons ready\n"
-_LARGEST_FLOAT = 2**1023
 
 
 # --- answer encoding -----------------------------------------------------------------------
@@ -86,14 +85,49 @@ def _encode(value: Any, depth: int, count: list[int]) -> Any:
         if count[0] > MAX_ELEMENTS:
             raise _TooLarge
         return value
-    if kind in (list, tuple):
+    if kind is list:
         if depth >= MAX_DEPTH:
             return {TAG: "cut", "reason": f"nested deeper than {MAX_DEPTH} levels"}
         return [_encode(item, depth + 1, count) for item in value]
+    if isinstance(value, (tuple, dict, set, frozenset)):
+        if depth >= MAX_DEPTH:
+            return {TAG: "cut", "reason": f"nested deeper than {MAX_DEPTH} levels"}
+        return _container(value, depth, count)
+    if isinstance(value, (bytes, bytearray)):
+        count[0] += 1 + len(value) // 64
+        if count[0] > MAX_ELEMENTS:
+            raise _TooLarge
+        return {TAG: "bytes", "type": _qualified(value), "hex": bytes(value).hex()}
     array_tag = _array_tag(value)
     if array_tag is not None:
         return array_tag
     return {TAG: "object", "type": _qualified(value)}
+
+
+def _container(value: Any, depth: int, count: list[int]) -> dict[str, Any]:
+    """Tag a tuple, mapping or set so that its kind survives JSON: a mapping as [key, value]
+    pairs (its keys may be ints, tuples or bytes), a set's items sorted where they compare.
+    The base classes' own methods are called, never a subclass's (a Counter is a dict)."""
+    name = _qualified(value)
+    if isinstance(value, dict):
+        pairs = [
+            [_encode(key, depth + 1, count), _encode(item, depth + 1, count)]
+            for key, item in dict.items(value)
+        ]
+        return {TAG: "dict", "type": name, "items": pairs}
+    if isinstance(value, tuple):
+        items = [_encode(item, depth + 1, count) for item in tuple.__iter__(value)]
+        return {TAG: "tuple", "type": name, "items": items}
+    members = list(
+        frozenset.__iter__(value) if isinstance(value, frozenset) else set.__iter__(value)
+    )
+    try:
+        members = sorted(members)
+    except TypeError:  # items of kinds that do not compare: sorted by their encoding below
+        encoded = [_encode(item, depth + 1, count) for item in members]
+        encoded.sort(key=lambda item: json.dumps(item, sort_keys=True))
+        return {TAG: "set", "type": name, "items": encoded}
+    return {TAG: "set", "type": name, "items": [_encode(i, depth + 1, count) for i in members]}
 
 
 class _TooLarge(Exception):
@@ -132,21 +166,31 @@ def _array_tag(value: Any) -> dict[str, Any] | None:
 
 
 def _dense(value: Any) -> dict[str, Any] | None:
-    """Pack a rectangular nested list of ints and floats as raw float64, which is many times
-    faster to send and read than JSON for large answers; None when *value* is anything else."""
+    """Pack a rectangular nested list of floats as raw float64, or one of ints as raw int64
+    (so an int stays an int, for the exact kinds), which is many times faster to send and
+    read than JSON for large answers; None when *value* is anything else, ints and floats
+    mixed included (the JSON path keeps each one's type)."""
     found = rectangular(value)
     if found is None:
         return None
     shape, level, kinds = found
     if len(level) > MAX_ELEMENTS:
         return None
-    if int in kinds and any(type(x) is int and abs(x) > _LARGEST_FLOAT for x in level):
-        return None  # array("d") cannot hold it; the JSON path can
-    packed = array("d", level)
+    if kinds == {int}:
+        try:
+            packed = array("q", level)
+        except OverflowError:
+            return None  # array("q") cannot hold it; the JSON path can
+        key = "int64le"
+    elif kinds == {float}:
+        packed = array("d", level)
+        key = "float64le"
+    else:
+        return None
     if sys.byteorder != "little":  # pragma: no cover
         packed.byteswap()
     data = base64.b64encode(packed).decode("ascii")
-    return {TAG: "dense", "shape": list(shape), "float64le": data}
+    return {TAG: "dense", "shape": list(shape), key: data}
 
 
 # --- running learner code ------------------------------------------------------------------

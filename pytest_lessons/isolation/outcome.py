@@ -5,7 +5,19 @@ built from a JSON-compatible dict, whichever way the code ran (forked child, spa
 debugging, in-process), so nothing the learner made reaches the judge.
 
 Answer encoding: lists, ints, floats (NaN and infinities included), bools, strings and None stand
-for themselves; tuples arrive as lists. Anything else is a *tag*, a dict with the key ``"$"``:
+for themselves. Anything else is a *tag*, a dict with the key ``"$"``:
+
+``{"$": "dense", "shape": [2, 3], "float64le": "..."}``
+    a rectangular nested list (or tuple) of floats, packed as base64 float64 (``"int64le"``
+    for one of ints that fit in 64 bits: the ints stay ints);
+``{"$": "tuple", "type": "tuple", "items": [...]}``
+    a tuple (or a subclass, named by ``type``) that is not a block of numbers;
+``{"$": "dict", "type": "dict", "items": [[key, value], ...]}``
+    a mapping, as pairs so that keys of any kind (ints, tuples, bytes) survive JSON;
+``{"$": "set", "type": "set", "items": [...]}``
+    a set or frozenset, its items sorted where they can be;
+``{"$": "bytes", "type": "bytes", "hex": "6869"}``
+    bytes or a bytearray;
 
 ``{"$": "tensor", "type": "torch.Tensor", "shape": [2, 2], "dtype": "torch.float64",
 "values": [...]}``
@@ -344,7 +356,18 @@ def _details(details: Any) -> dict[str, Any]:
     return kept
 
 
-_TAG_TEXT = {"tensor": ("type", "dtype"), "ndarray": ("type", "dtype"), "object": ("type",)}
+_TAG_TEXT = {
+    "tensor": ("type", "dtype"),
+    "ndarray": ("type", "dtype"),
+    "object": ("type",),
+    "tuple": ("type",),
+    "set": ("type",),
+    "dict": ("type",),
+    "bytes": ("type",),
+}
+#: The tags that hold other answers in their ``items``.
+_CONTAINERS = frozenset({"tuple", "set", "dict"})
+_HEX = re.compile(r"[0-9a-f]*")
 
 
 def valid_answer(answer: Any) -> bool:
@@ -373,11 +396,25 @@ def valid_answer(answer: Any) -> bool:
         elif tag in _TAG_TEXT:
             if not all(isinstance(value.get(k, ""), str) for k in _TAG_TEXT[tag]):
                 return False
-            if tag != "object":
+            if tag in ("tensor", "ndarray"):
                 if not _valid_shape(value.get("shape")):
                     return False
                 if "values" in value:
                     stack.append((value["values"], depth + 1))
+            elif tag in _CONTAINERS:
+                items = value.get("items")
+                if not isinstance(items, list):
+                    return False
+                if tag == "dict":
+                    if not all(type(pair) is list and len(pair) == 2 for pair in items):
+                        return False
+                    stack.extend((part, depth + 1) for pair in items for part in pair)
+                else:
+                    stack.extend((item, depth + 1) for item in items)
+            elif tag == "bytes":
+                data = value.get("hex")
+                if not isinstance(data, str) or len(data) % 2 or not _HEX.fullmatch(data):
+                    return False
         elif tag == "cut":
             if not isinstance(value.get("reason", ""), str):
                 return False
@@ -395,8 +432,10 @@ def _valid_shape(shape: Any) -> bool:
 
 
 def _valid_dense(tag: dict[str, Any]) -> bool:
-    """A dense tag whose data holds exactly its shape's float64 values."""
-    data = tag.get("float64le")
+    """A dense tag whose data holds exactly its shape's float64 (or int64) values."""
+    data = tag.get("float64le", tag.get("int64le"))
+    if "float64le" in tag and "int64le" in tag:
+        return False
     shape = tag.get("shape")
     if not isinstance(data, str) or not data.isascii() or not _valid_shape(shape):
         return False
@@ -405,3 +444,17 @@ def _valid_dense(tag: dict[str, Any]) -> bool:
         return False
     size = len(data) // 4 * 3 - (len(data) - len(data.rstrip("=")))
     return size == 8 * math.prod(shape)
+
+
+def as_lists(answer: Any) -> Any:
+    """*answer* with every tuple tag (through lists and tuple tags) turned back into a list:
+    the reading of format version 1, where a tuple is a list (``return out, cache``)."""
+    if type(answer) is list:
+        return [as_lists(item) for item in answer]
+    if (
+        type(answer) is dict
+        and answer.get(TAG) == "tuple"
+        and isinstance(answer.get("items"), list)
+    ):
+        return [as_lists(item) for item in answer["items"]]
+    return answer
