@@ -32,8 +32,12 @@ def copy(pytester: pytest.Pytester, *names: str) -> None:
         )
 
 
-def test_the_course_has_the_seed_lesson_and_four_more() -> None:
+def test_the_course_has_its_tokenization_and_attention_lessons() -> None:
     assert {
+        "utf8_bytes",
+        "pair_counts",
+        "merge_pair",
+        "train_bpe",
         "combine_heads",
         "split_heads",
         "causal_attention",
@@ -61,13 +65,17 @@ def test_a_lesson_is_well_made(lesson: str) -> None:
 def test_the_stub_fails_kindly_and_says_it_once(pytester: pytest.Pytester, lesson: str) -> None:
     # That the reference passes every case is the authoring check's to prove (below).
     copy(pytester, lesson)
-    cases = len(model.load(pytester.path / lesson / "exercise.toml").cases)
+    all_cases = model.load(pytester.path / lesson / "exercise.toml").cases
+    cases = len([case for case in all_cases if not case.hidden])
+    hidden = len(all_cases) - cases
     stub = pytester.runpytest(lesson)
-    # One fault, one message: the stub's NotImplementedError is explained under case 1 only.
-    stub.stdout.fnmatch_lines([f"*= 1 failed, {cases - 1} failed the same way in *"])
+    # One fault, one message: the stub's NotImplementedError is explained under case 1 only;
+    # a hidden case, whose inputs are never shown, is told on its own.
+    stub.stdout.fnmatch_lines([f"*= {1 + hidden} failed, {cases - 1} failed the same way in *"])
     failures = said(stub).split("short test summary")[0]
     assert failures.count(f"Write your solution: {lesson} is not implemented yet.") == 1
     assert f"cases 2 to {cases} failed as case 1 did" in failures
+    assert failures.count("failed: your code raised NotImplementedError") == hidden
 
 
 @pytest.mark.torch
@@ -140,26 +148,22 @@ def test_a_mistake_that_passes_every_case_is_reported(pytester: pytest.Pytester)
 @pytest.mark.torch
 def test_the_whole_course_ends_with_the_progress_line(pytester: pytest.Pytester) -> None:
     copy(pytester, *LESSONS)
-    shutil.copy(
-        pytester.path / "split_heads" / "reference.py",
-        pytester.path / "split_heads" / "solution.py",
-    )
+    # One lesson of each chapter solved: a format-2 lesson counts as a format-1 one does.
+    for solved in ("utf8_bytes", "split_heads"):
+        shutil.copy(pytester.path / solved / "reference.py", pytester.path / solved / "solution.py")
     result = pytester.runpytest(*LESSONS)
     assert result.ret == 1
-    result.stdout.fnmatch_lines([f"lessons: 1/{len(LESSONS)} passed [[]##--------[]]"])
+    result.stdout.fnmatch_lines([f"lessons: 2/{len(LESSONS)} passed [[]##--------[]]"])
 
 
 def test_the_course_readme_lists_every_lesson_in_order() -> None:
     readme = (EXERCISES / "README.md").read_text()
     positions = [readme.find(f"`{lesson}`") for lesson in LESSONS]
     assert all(p >= 0 for p in positions)
-    order = [
-        "split_heads",
-        "causal_attention",
-        "combine_heads",
-        "kv_cache_step",
-        "grouped_query_attention",
-    ]
+    # The order course.toml gives, which runs and reports follow: tokenization first.
+    order = tomllib.loads((EXERCISES / "course.toml").read_text())["course"]["lessons"]
+    assert sorted(LESSONS) == sorted(order)
+    assert order[:4] == ["utf8_bytes", "pair_counts", "merge_pair", "train_bpe"]
     assert sorted(order, key=lambda name: readme.find(f"`{name}`")) == order
 
 

@@ -33,11 +33,16 @@ pytestmark = pytest.mark.torch
 #: The case limit in the kernels under test: a looping cell costs twice this (the loop budget).
 TIMEOUT = 5
 
-LESSONS = ["split_heads", "causal_attention", "combine_heads", "kv_cache_step",
+LESSONS = ["utf8_bytes", "pair_counts", "merge_pair", "train_bpe", "split_heads",
+           "causal_attention", "combine_heads", "kv_cache_step",
            "grouped_query_attention"]  # fmt: skip
 
 #: One mistake of each lesson (a watch-out without a fitted value), graded as the solution.
 MISTAKES = {
+    "utf8_bytes": "code_points",
+    "pair_counts": "non_overlapping",
+    "merge_pair": "step_of_one",
+    "train_bpe": "first_seen_wins_a_tie",
     "split_heads": "reshape_straight_to_heads",
     "causal_attention": "no_mask",
     "combine_heads": "reshape_without_transpose",
@@ -143,7 +148,7 @@ def test_a_right_cell_passes_and_ends_with_the_course_progress(kernel: Kernel) -
     assert "every case passed" in shown["text/html"]
     last = text.rstrip("\n").split("\n")
     assert last[-2].split() == ["split_heads", "passed"]
-    assert re.fullmatch(r"lessons: \d/5 passed \[[#-]{10}\]", last[-1])
+    assert re.fullmatch(rf"lessons: \d/{len(LESSONS)} passed \[[#-]{{10}}\]", last[-1])
     # The pass opens the worked solution, as --lesson-solution would.
     solution = kernel.result("%lesson_solution split_heads")["text/plain"]
     assert solution.startswith("Worked solution of split_heads\n1. ")
