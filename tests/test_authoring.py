@@ -219,12 +219,22 @@ def test_variants_must_pass_and_the_margins_table_warns_within_ten_times(tmp_pat
         "  variant rounded  0.4  largest, on case 1; 0.4 from reference.py's answers",
         "  mistake tripled  200  smallest, on case 1; caught on 2 of 2",
         "  mistake nudged     5  smallest, on case 1; caught on 2 of 2",
-        "  WARNING: variant rounded is within 2.5x of the tolerance on case 1: a right answer "
-        "computed another way may fail; widen rtol/atol, or make the cases less sensitive to "
-        "rounding (smaller values, fewer steps)",
+        "  WARNING: variant rounded is within 2.5x of the tolerance from reference.py's "
+        "answers: a right answer computed another way may fail; widen rtol/atol, or make the "
+        "cases less sensitive to rounding (smaller values, fewer steps)",
         "  WARNING: mistake nudged is caught by only 5x the tolerance on case 1: a slightly wider "
         "tolerance lets it pass there; add a case where it differs more, or tighten rtol/atol",
     ]
+    # Typed answers may take up to half the tolerance (their rounding); past it, the case's
+    # expected values want more decimals.
+    code[("reference.py", "solve")] = add(0.006)
+    notes = authoring.LessonCheck(grader(code)[0], exercise)
+    assert notes.problems() == []
+    assert (
+        "  WARNING: reference.py is within 1.7x of the tolerance on case 1: write that case's "
+        "expected values with more decimals, or widen rtol/atol"
+    ) in notes.notes
+    code[("reference.py", "solve")] = double
     # A variant that fails is a problem of the lesson: a right answer would fail.
     code[("variants.py", "rounded")] = add(0.02)
     problems = authoring.LessonCheck(grader(code)[0], exercise).problems()

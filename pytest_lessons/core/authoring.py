@@ -47,6 +47,10 @@ CHECKER = "(lesson check)"
 #: caught by less than this many times it, gets a warning in the margins table.
 MARGIN = 10.0
 
+#: The share of the tolerance a right answer may use against the typed expected values: half,
+#: what rounding to the written decimals may take when the tolerance matches them.
+TYPED = 2.0
+
 
 class LessonProblem(Exception):
     """The lesson cannot be used as it is; the message is the whole text for its author."""
@@ -505,6 +509,7 @@ def margins(
         largest, case = max(gaps, key=lambda pair: pair[0])
         name = "reference.py" if variant == "reference" else f"variant {variant}"
         where = f"largest, on {case.label}"
+        own: list[float] = []
         if variant != "reference" and "reference" in right:
             # The variant's own difference, which typed (rounded) answers may hide.
             own = [
@@ -516,11 +521,22 @@ def margins(
             if own:
                 where += f"; {_times(max(own))} from reference.py's answers"
         rows.append((name, _times(largest), where))
-        if largest * MARGIN > 1:
+        # A typed answer is rounded to the decimals it is written with, which may take up to
+        # half the tolerance by design (4 decimals against 1e-4): that share of the gap is
+        # the author's writing, not the computation. The computation's own margin is the
+        # variant's distance from the reference's answers, held to MARGIN.
+        if largest * TYPED > 1:
             warnings.append(
                 f"{name} is within {_factor(1 / largest)} of the tolerance on "
-                f"{case.label}: a right answer computed another way may fail; widen rtol/atol, "
-                "or make the cases less sensitive to rounding (smaller values, fewer steps)"
+                f"{case.label}: write that case's expected values with more decimals, or "
+                "widen rtol/atol"
+            )
+        elif own and max(own) * MARGIN > 1:
+            warnings.append(
+                f"{name} is within {_factor(1 / max(own))} of the tolerance from "
+                "reference.py's answers: a right answer computed another way may fail; widen "
+                "rtol/atol, or make the cases less sensitive to rounding (smaller values, "
+                "fewer steps)"
             )
     for label, graded_list in wrong.items():
         gaps = [
