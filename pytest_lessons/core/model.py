@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from pytest_lessons.core import fit
+from pytest_lessons.core import datafiles, fit
 from pytest_lessons.core.generate import GenerateSpec, axis_names, distinct_possible, draw
 from pytest_lessons.core.kinds import NUMERIC, expected_problem
 
@@ -180,6 +180,9 @@ class Exercise:
     generate: GenerateSpec | None = None
     outputs: tuple[str, ...] = ()
     """Names of the several values the entry function returns, in order; empty for one."""
+    tensors: dict[str, str | None] = field(default_factory=dict)
+    """The inputs passed to the entry function as torch tensors (``pass = "tensor"``), each
+    with its declared dtype (None: the file's own, or torch's choice for inline numbers)."""
 
     @property
     def points(self) -> float:
@@ -242,6 +245,74 @@ def _names(value: Any) -> str | None:
     if len(set(value)) != len(value):
         return "must not name an input twice"
     return None
+
+
+def _input_list(value: Any) -> str | None:
+    """Format 1's list of names, or in format 2 also tables naming how an input is passed."""
+    if not isinstance(value, list):
+        return _names(value)
+    names = []
+    for item in value:
+        if isinstance(item, dict):
+            problem = _input_table(item)
+            if problem:
+                return problem
+            names.append(item["name"])
+        else:
+            names.append(item)
+    return _names(names)
+
+
+#: How an input reaches the entry function: as its plain data, or as a torch tensor.
+PASSES = ("plain", "tensor")
+
+
+def _input_table(item: dict[str, Any]) -> str | None:
+    name = item.get("name")
+    if not isinstance(name, str) or not _NAME.match(name):
+        return 'tables must have a name, such as { name = "ids", pass = "tensor" }'
+    for key in item:
+        if key not in ("name", "pass", "dtype"):
+            return f'input "{name}": {_unknown(key, ["name", "pass", "dtype"])}'
+    if item.get("pass", "plain") not in PASSES:
+        return f'input "{name}": pass must be "plain" or "tensor"'
+    dtype = item.get("dtype")
+    if dtype is not None:
+        if dtype not in datafiles.TENSOR_DTYPES:
+            return f'input "{name}": dtype must be one of {", ".join(datafiles.TENSOR_DTYPES)}'
+        if item.get("pass") != "tensor":
+            return f'input "{name}": dtype needs pass = "tensor"'
+    return None
+
+
+def input_specs(value: list[Any]) -> tuple[tuple[str, ...], dict[str, str | None]]:
+    """The names of a checked ``[exercise] inputs`` list, and the inputs passed as tensors
+    with their declared dtype."""
+    names = tuple(item["name"] if isinstance(item, dict) else item for item in value)
+    tensors = {
+        item["name"]: item.get("dtype")
+        for item in value
+        if isinstance(item, dict) and item.get("pass") == "tensor"
+    }
+    return names, tensors
+
+
+def input_problem(
+    value: Any, name: str, folder: Path, tensors: dict[str, str | None]
+) -> str | None:
+    """None if a case's *value* of input *name* can be used: plain data (for a tensor input,
+    numbers), or a file table whose file, key and dtype fit (:mod:`pytest_lessons.core.datafiles`)."""
+    tensor = name in tensors
+    if datafiles.is_file_input(value):
+        try:
+            datafiles.check(folder, value, tensor, tensors.get(name))
+        except datafiles.DataFileError as error:
+            return str(error)
+        return None
+    complaint = _plain_value(value)
+    if complaint is None and tensor:
+        complaint = datafiles.inline_problem(value, tensors.get(name))
+    return complaint
 
 
 def _slug(value: Any) -> str | None:
@@ -339,7 +410,13 @@ class Field:
 
 EXERCISE_FIELDS: tuple[Field, ...] = (
     Field("title", _text, "The exercise's title, shown to learners.", required=True),
-    Field("inputs", _names, "The entry function's parameters, in order.", required=True),
+    Field(
+        "inputs",
+        _input_list,
+        'The entry function\'s parameters, in order: names, or tables { name = "ids", pass = '
+        '"tensor", dtype = "int64" } for an input passed as a torch tensor.',
+        required=True,
+    ),
     Field("task", _text, "What the learner is asked to do, in a sentence or two.", default=""),
     Field(
         "outputs",
@@ -590,7 +667,7 @@ def _build(
     if "exercise" not in data:
         raise ExerciseError(path, "missing the [exercise] table (title and inputs)")
     ex = _read_table(data["exercise"], EXERCISE_FIELDS, "exercise", path, None)
-    inputs = tuple(ex["inputs"])
+    inputs, tensors = input_specs(ex["inputs"])
 
     raw_cases = data.get("case")
     if raw_cases is None and "generate" not in data:
@@ -601,7 +678,7 @@ def _build(
     cases = []
     for number, raw in enumerate(raw_cases, 1):
         line = case_lines[number - 1] if number - 1 < len(case_lines) else None
-        cases.append(_build_case(raw, number, inputs, ex, path, line))
+        cases.append(_build_case(raw, number, inputs, ex, path, line, tensors))
 
     spec = _generate_spec(data["generate"], inputs, path) if "generate" in data else None
     if spec is not None:
@@ -668,6 +745,7 @@ def _build(
         reference=path.parent / ex["reference"],
         generate=spec,
         outputs=tuple(ex["outputs"] or ()),
+        tensors=tensors,
     )
 
 
@@ -782,6 +860,7 @@ def _build_case(
     ex: dict[str, Any],
     path: Path,
     line: int | None,
+    tensors: dict[str, str | None] | None = None,
 ) -> Case:
     where = f"case {number}"
     if not isinstance(raw, dict):
@@ -800,7 +879,10 @@ def _build_case(
     for name in inputs:
         if name not in raw:
             raise ExerciseError(path, f'{where} lacks input "{name}"', line)
-        complaint = _plain_value(raw[name])
+        complaint = input_problem(raw[name], name, path.parent, tensors or {})
+        if complaint and datafiles.is_file_input(raw[name]):
+            # Worded so that the error's line is the input's own (see _key_line).
+            raise ExerciseError(path, f'{where}, input "{name}": {complaint}', line)
         if complaint:
             raise ExerciseError(path, f"{where}.{name} {complaint}", line)
     outputs = ex["outputs"]

@@ -33,6 +33,7 @@ try:  # imported once here, not per case: it costs a forked child ~2 ms
 except ImportError:  # Windows
     resource = None  # type: ignore[assignment]
 
+from pytest_lessons.isolation.arguments import rebuild
 from pytest_lessons.isolation.outcome import (
     DIED,
     INTERNAL,
@@ -190,6 +191,13 @@ def run_case(
     # before would keep the grader's rights.
     _seed(int(request.get("seed", 0)), request.get("threads"))
 
+    try:
+        # Fresh objects per call, so a learner who mutates an input changes nothing elsewhere;
+        # built before learner code loads, so none of it can stand in for torch's own code.
+        arguments = rebuild(request["inputs"])
+    except Exception as exc:
+        return {"kind": INTERNAL, "message": f"the case's inputs could not be built: {exc}"}
+
     # Tracebacks show the learner's lines from these bytes: the file itself is not opened.
     lines = source.decode("utf-8", errors="replace").splitlines(keepends=True)
     linecache.cache[solution] = (len(source), None, lines, solution)
@@ -234,8 +242,6 @@ def run_case(
     except ValueError:
         pass  # no signature to check (a builtin); the call itself will tell
 
-    # A fresh copy per call, so a learner who mutates an input changes nothing elsewhere.
-    arguments = json.loads(json.dumps(inputs))
     started = time.perf_counter()
     try:
         answer = function(*arguments)

@@ -37,6 +37,13 @@ from pathlib import Path
 from typing import Any, cast
 
 from pytest_lessons.isolation.child import READY, run_case
+
+# The job's input encoding, which the core packs (see arguments.py).
+from pytest_lessons.isolation.arguments import DTYPES as DTYPES
+from pytest_lessons.isolation.arguments import pack_array as pack_array
+from pytest_lessons.isolation.arguments import pack_data as pack_data
+from pytest_lessons.isolation.arguments import pack_mapping as pack_mapping
+from pytest_lessons.isolation.arguments import pack_tensor as pack_tensor
 from pytest_lessons.isolation.files import (
     MAX_SOURCE_BYTES,
     Unreadable,

@@ -1,0 +1,150 @@
+"""How a job carries its inputs, and how the child rebuilds them for each call.
+
+A job's inputs are JSON values. Plain values of ``exercise.toml`` (numbers, strings, booleans
+and lists of them) travel as they are; anything else is a table tagged with :data:`ARG`:
+
+* ``{"$input": "array", "dtype": "float32", "shape": [64, 192], "base64": "..."}``: a block of
+  numbers as raw little-endian bytes, rebuilt as nested lists (a ``.tolist()`` of it). Raw
+  bytes cost a 1M-float input about 20 times less than the same numbers written as JSON
+  (``benchmarks/file_input.py``); base64 keeps the job one JSON document, so every protocol
+  between the runner, the worker and the child stays as it is.
+* ``{"$input": "tensor", "dtype": "int64", "value": X}``: *X* rebuilt, then made a torch
+  tensor of that dtype (``dtype`` None: the tensor's own, or torch's choice for plain numbers).
+* ``{"$input": "mapping", "items": {name: X, ...}}``: a dict of rebuilt values (a state dict).
+* ``{"$input": "data", "value": ...}``: JSON data used as it is (it may hold tables).
+
+The core packs these (:func:`pack_array` and friends); the child calls :func:`rebuild` once per
+call, so every call gets fresh objects and a learner who changes an input changes nothing for
+the next call. Only :func:`rebuild` imports torch, and only for a tensor input; it runs in the
+process that runs learner code, before that code is called.
+"""
+
+from __future__ import annotations
+
+import base64
+import importlib
+import json
+import struct
+import sys
+from array import array
+from typing import Any
+
+#: The key that marks a packed input.
+ARG = "$input"
+
+#: Dtypes an input may have, by torch's name: (``array`` type code, bytes per element).
+#: ``float16`` and ``bfloat16`` have no type code and are widened to float for lists.
+DTYPES: dict[str, tuple[str, int]] = {
+    "float64": ("d", 8),
+    "float32": ("f", 4),
+    "float16": ("", 2),
+    "bfloat16": ("", 2),
+    "int64": ("q", 8),
+    "int32": ("i", 4),
+    "int16": ("h", 2),
+    "int8": ("b", 1),
+    "uint8": ("B", 1),
+    "bool": ("B", 1),
+}
+
+
+def pack_array(dtype: str, shape: tuple[int, ...] | list[int], data: bytes) -> dict[str, Any]:
+    """A block of numbers (*data*: raw little-endian bytes of *dtype*, row-major *shape*)."""
+    return {
+        ARG: "array",
+        "dtype": dtype,
+        "shape": list(shape),
+        "base64": base64.b64encode(data).decode("ascii"),
+    }
+
+
+def pack_tensor(value: Any, dtype: str | None) -> dict[str, Any]:
+    """*value* (packed or plain) passed as a torch tensor of *dtype* (None: its own)."""
+    return {ARG: "tensor", "dtype": dtype, "value": value}
+
+
+def pack_mapping(items: dict[str, Any]) -> dict[str, Any]:
+    """A dict of packed or plain values, in their order."""
+    return {ARG: "mapping", "items": items}
+
+
+def pack_data(value: Any) -> dict[str, Any]:
+    """JSON data passed as it is (tables included)."""
+    return {ARG: "data", "value": value}
+
+
+def rebuild(value: Any) -> Any:
+    """The argument *value* stands for, as fresh objects (see the module's docstring)."""
+    if isinstance(value, list):
+        return [rebuild(item) for item in value]
+    if not isinstance(value, dict):
+        return value
+    tag = value.get(ARG)
+    if tag == "array":
+        return _nested(_flat(value), list(value["shape"]))
+    if tag == "tensor":
+        return _tensor(value["value"], value.get("dtype"))
+    if tag == "mapping":
+        return {str(name): rebuild(item) for name, item in value["items"].items()}
+    if tag == "data":
+        return json.loads(json.dumps(value["value"]))
+    return json.loads(json.dumps(value))
+
+
+def _raw(packed: dict[str, Any]) -> bytes:
+    return base64.b64decode(packed["base64"])
+
+
+def _flat(packed: dict[str, Any]) -> list[Any]:
+    """The array's elements, row-major, as Python numbers."""
+    dtype, data = packed["dtype"], _raw(packed)
+    if dtype == "float16":
+        return list(struct.unpack(f"<{len(data) // 2}e", data))
+    if dtype == "bfloat16":
+        # A bfloat16 is the high half of a float32: put each one back in its place.
+        wide = bytearray(2 * len(data))
+        wide[2::4], wide[3::4] = data[0::2], data[1::2]
+        data, dtype = bytes(wide), "float32"
+    code = DTYPES[dtype][0]
+    values = array(code, data)
+    if sys.byteorder != "little" and DTYPES[dtype][1] > 1:  # pragma: no cover
+        values.byteswap()
+    flat = values.tolist()
+    if dtype == "bool":
+        return [bool(v) for v in flat]
+    return flat
+
+
+def _nested(flat: list[Any], shape: list[int]) -> Any:
+    """*flat* in row-major *shape* as nested lists (a number for shape ``[]``)."""
+    if not shape:
+        return flat[0]
+    if 0 in shape:
+        return _empty(shape)
+    rows: list[Any] = flat
+    for size in reversed(shape[1:]):
+        rows = [rows[i : i + size] for i in range(0, len(rows), size)]
+    return rows
+
+
+def _empty(shape: list[int]) -> list[Any]:
+    if shape[0] == 0 or len(shape) == 1:
+        return []
+    return [_empty(shape[1:]) for _ in range(shape[0])]
+
+
+def _tensor(value: Any, dtype: str | None) -> Any:
+    torch: Any = importlib.import_module("torch")
+    wanted = getattr(torch, dtype) if dtype else None
+    if isinstance(value, dict) and value.get(ARG) == "array":
+        own = getattr(torch, value["dtype"])
+        data = bytearray(_raw(value))  # writable: the learner may change the tensor
+        shape = list(value["shape"])
+        if not data:
+            tensor = torch.empty(shape, dtype=own)
+        elif sys.byteorder != "little":  # pragma: no cover
+            tensor = torch.tensor(_nested(_flat(value), shape), dtype=own)
+        else:
+            tensor = torch.frombuffer(data, dtype=own).reshape(shape)
+        return tensor if wanted is None or wanted == own else tensor.to(wanted)
+    return torch.tensor(rebuild(value), dtype=wanted)
