@@ -31,6 +31,7 @@ larger than the reader, and none of them may import torch (the pytest process mu
 from __future__ import annotations
 
 import ast
+import contextlib
 import difflib
 import hashlib
 import io
@@ -41,6 +42,7 @@ import pickle
 import stat
 import struct
 import zipfile
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, Callable
@@ -170,8 +172,7 @@ def resolve(lesson: Path, name: Any) -> Path:
         raise DataFileError(f'file "{name}" is outside the {where} {root}') from None
     if target.suffix.lower() not in READERS:
         raise DataFileError(
-            f'file "{name}": the grader reads {", ".join(READERS)} files; '
-            "convert it to one of them"
+            f'file "{name}": the grader reads {", ".join(READERS)} files; convert it to one of them'
         )
     current = root
     for part in inside.parts:
@@ -229,7 +230,7 @@ def read(path: Path) -> Loaded:
     return loaded
 
 
-def _numbers(dtype: str, shape: list[int], data: bytes, where: str) -> Array:
+def _numbers(dtype: str, shape: list[int], data: bytes | memoryview, where: str) -> Array:
     count = math.prod(shape)
     if count * DTYPES[dtype][1] != len(data):
         raise DataFileError(
@@ -252,8 +253,7 @@ def _safetensors(data: bytes) -> dict[str, Array]:
         dtype = _SAFETENSORS.get(info["dtype"])
         if dtype is None:
             raise DataFileError(
-                f'holds "{name}" as {info["dtype"]}; the grader reads '
-                f"{', '.join(_SAFETENSORS)}"
+                f'holds "{name}" as {info["dtype"]}; the grader reads {", ".join(_SAFETENSORS)}'
             )
         start, end = info["data_offsets"]
         tensors[name] = _numbers(dtype, list(info["shape"]), body[start:end], f'"{name}"')
@@ -300,9 +300,7 @@ def _text(data: bytes) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise DataFileError(
-            f"is not UTF-8 text (byte {exc.start}); save it as UTF-8"
-        ) from None
+        raise DataFileError(f"is not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
 
 
 def _json(data: bytes) -> Any:
@@ -330,11 +328,10 @@ class _Dict(dict):  # type: ignore[type-arg]
     """A pickled ``OrderedDict`` (its ``_metadata`` attribute lands in ``__dict__``)."""
 
 
-def _rebuild_tensor(
-    storage: _Storage, offset: int, size: Any, stride: Any, *_: Any
-) -> Array:
+def _rebuild_tensor(storage: _Storage, offset: int, size: Any, stride: Any, *_: Any) -> Array:
     shape = [int(n) for n in size]
-    expected, step = [], 1
+    expected: list[int] = []
+    step = 1
     for n in reversed(shape):
         expected.insert(0, step)
         step *= n
@@ -481,8 +478,7 @@ def check(lesson: Path, table: dict[str, Any], tensor: bool, dtype: str | None) 
         for leaf in _leaves(value):
             if isinstance(leaf, str):
                 raise DataFileError(
-                    f"{what} is text, which cannot be passed as a tensor: "
-                    'leave out pass = "tensor"'
+                    f'{what} is text, which cannot be passed as a tensor: leave out pass = "tensor"'
                 )
             if isinstance(leaf, Array) and dtype:
                 problem = _dtype_problem(leaf.dtype, dtype, what)
@@ -509,9 +505,9 @@ def inline_problem(value: Any, dtype: str | None) -> str | None:
             flat.append(item)
     if any(isinstance(v, str) for v in flat):
         return "is passed as a tensor, so it must be numbers (it holds text)"
-    if dtype and dtype != "bool" and dtype[0] in "iu":
-        if any(isinstance(v, float) and not v.is_integer() for v in flat):
-            return f"is passed as a tensor of {dtype}, so it must be whole numbers"
+    whole = dtype is not None and dtype != "bool" and dtype[0] in "iu"
+    if whole and any(isinstance(v, float) and not v.is_integer() for v in flat):
+        return f"is passed as a tensor of {dtype}, so it must be whole numbers"
     return None
 
 
@@ -527,6 +523,7 @@ def argument(lesson: Path, table: dict[str, Any], tensor: bool, dtype: str | Non
         if len(_PACKED) > 64:
             _PACKED.clear()  # a long notebook session: keep the memory bounded
         value = _select(loaded, table)
+        packed: Any
         if tensor and loaded.path.suffix.lower() == ".json":
             packed = pack_tensor(value, dtype)
         elif isinstance(value, str):
@@ -571,6 +568,18 @@ def arguments(
         else:
             packed.append(inline_argument(value, tensor, dtype))
     return packed
+
+
+def folders(lesson: Path, cases: Iterable[Any]) -> set[Path]:
+    """The folders that hold the input files of *cases* (each with its ``inputs``): the
+    sandbox keeps them out of learner code's reach, as it keeps the lesson's own folder."""
+    found = set()
+    for case in cases:
+        for value in case.inputs.values():
+            if is_file_input(value):
+                with contextlib.suppress(DataFileError):
+                    found.add(resolve(lesson, value["file"]).parent)
+    return found
 
 
 def checksums(lesson: Path, inputs: dict[str, Any]) -> dict[str, str]:

@@ -301,7 +301,8 @@ def input_problem(
     value: Any, name: str, folder: Path, tensors: dict[str, str | None]
 ) -> str | None:
     """None if a case's *value* of input *name* can be used: plain data (for a tensor input,
-    numbers), or a file table whose file, key and dtype fit (:mod:`pytest_lessons.core.datafiles`)."""
+    numbers), or a file table whose file, key and dtype fit (see
+    :mod:`pytest_lessons.core.datafiles`)."""
     tensor = name in tensors
     if datafiles.is_file_input(value):
         try:

@@ -101,8 +101,10 @@ class Runs:
         return Job(
             solution=solution,
             entry=entry,
-            inputs=[*datafiles.arguments(exercise.folder, exercise.tensors, exercise.inputs, inputs)]
-            + list(extra),
+            inputs=[
+                *datafiles.arguments(exercise.folder, exercise.tensors, exercise.inputs, inputs),
+                *extra,
+            ],
             timeout=limits.timeout,
             memory_mb=limits.memory_mb,
             output_cap=limits.output_cap,

@@ -3,15 +3,19 @@
 A job's inputs are JSON values. Plain values of ``exercise.toml`` (numbers, strings, booleans
 and lists of them) travel as they are; anything else is a table tagged with :data:`ARG`:
 
-* ``{"$input": "array", "dtype": "float32", "shape": [64, 192], "base64": "..."}``: a block of
-  numbers as raw little-endian bytes, rebuilt as nested lists (a ``.tolist()`` of it). Raw
-  bytes cost a 1M-float input about 20 times less than the same numbers written as JSON
-  (``benchmarks/file_input.py``); base64 keeps the job one JSON document, so every protocol
-  between the runner, the worker and the child stays as it is.
+* ``{"$input": "array", "dtype": "float32", "shape": [64, 192], "data": b"..."}``: a block of
+  numbers as raw little-endian bytes, rebuilt as nested lists (a ``.tolist()`` of it).
 * ``{"$input": "tensor", "dtype": "int64", "value": X}``: *X* rebuilt, then made a torch
   tensor of that dtype (``dtype`` None: the tensor's own, or torch's choice for plain numbers).
 * ``{"$input": "mapping", "items": {name: X, ...}}``: a dict of rebuilt values (a state dict).
 * ``{"$input": "data", "value": ...}``: JSON data used as it is (it may hold tables).
+
+**Framing.** Between processes a job is one *frame* (:func:`frame`, :func:`unframe`): a line of
+JSON whose arrays name a blob (``"blob": 0``) instead of holding their bytes, and whose
+``"blobs"`` lists the blobs' lengths, then the blobs' raw bytes. A 1M-float input then costs
+no JSON or base64 pass over its numbers anywhere (``benchmarks/file_input.py``); a process
+that only passes a job on (the worker) reads the line and the bytes it names, and forwards
+them as they are.
 
 The core packs these (:func:`pack_array` and friends); the child calls :func:`rebuild` once per
 call, so every call gets fresh objects and a learner who changes an input changes nothing for
@@ -21,7 +25,7 @@ process that runs learner code, before that code is called.
 
 from __future__ import annotations
 
-import base64
+import hashlib
 import importlib
 import json
 import struct
@@ -50,12 +54,7 @@ DTYPES: dict[str, tuple[str, int]] = {
 
 def pack_array(dtype: str, shape: tuple[int, ...] | list[int], data: bytes) -> dict[str, Any]:
     """A block of numbers (*data*: raw little-endian bytes of *dtype*, row-major *shape*)."""
-    return {
-        ARG: "array",
-        "dtype": dtype,
-        "shape": list(shape),
-        "base64": base64.b64encode(data).decode("ascii"),
-    }
+    return {ARG: "array", "dtype": dtype, "shape": list(shape), "data": data}
 
 
 def pack_tensor(value: Any, dtype: str | None) -> dict[str, Any]:
@@ -71,6 +70,72 @@ def pack_mapping(items: dict[str, Any]) -> dict[str, Any]:
 def pack_data(value: Any) -> dict[str, Any]:
     """JSON data passed as it is (tables included)."""
     return {ARG: "data", "value": value}
+
+
+def frame(document: dict[str, Any], key: str = "inputs") -> bytes:
+    """*document* (a request) as one frame: its JSON line, then the blobs of its *key*."""
+    blobs: list[bytes] = []
+    line = dict(document)
+    line[key] = _split(document.get(key), blobs)
+    line["blobs"] = [len(blob) for blob in blobs]
+    return (json.dumps(line) + "\n").encode("utf-8") + b"".join(blobs)
+
+
+def frame_length(line: dict[str, Any]) -> int:
+    """How many bytes of blobs follow a frame's JSON *line*."""
+    return sum(int(n) for n in line.get("blobs") or ())
+
+
+def unframe(data: bytes, key: str = "inputs") -> dict[str, Any]:
+    """The request a :func:`frame` holds, its arrays' bytes back in place."""
+    head, _, rest = data.partition(b"\n")
+    document: dict[str, Any] = json.loads(head)
+    view = memoryview(rest)
+    blobs, at = [], 0
+    for length in document.pop("blobs", None) or ():
+        blobs.append(view[at : at + int(length)])
+        at += int(length)
+    if key in document:
+        document[key] = _join(document[key], blobs)
+    return document
+
+
+def _split(value: Any, blobs: list[bytes]) -> Any:
+    if isinstance(value, list):
+        return [_split(item, blobs) for item in value]
+    if not isinstance(value, dict) or ARG not in value:
+        return value
+    if value[ARG] == "array" and "data" in value:
+        out = {k: v for k, v in value.items() if k != "data"}
+        out["blob"] = len(blobs)
+        blobs.append(bytes(value["data"]))
+        return out
+    if value[ARG] == "tensor":
+        return {**value, "value": _split(value["value"], blobs)}
+    if value[ARG] == "mapping":
+        return {**value, "items": {k: _split(v, blobs) for k, v in value["items"].items()}}
+    return value
+
+
+def _join(value: Any, blobs: list[memoryview]) -> Any:
+    if isinstance(value, list):
+        return [_join(item, blobs) for item in value]
+    if not isinstance(value, dict) or ARG not in value:
+        return value
+    if value[ARG] == "array" and "blob" in value:
+        return {**value, "data": blobs[int(value["blob"])]}
+    if value[ARG] == "tensor":
+        return {**value, "value": _join(value["value"], blobs)}
+    if value[ARG] == "mapping":
+        return {**value, "items": {k: _join(v, blobs) for k, v in value["items"].items()}}
+    return value
+
+
+def blob_key(value: Any) -> str:
+    """A stand-in for raw bytes in a job's JSON key (``json.dumps(default=...)``)."""
+    if isinstance(value, (bytes, memoryview)):
+        return "blob:" + hashlib.blake2b(value, digest_size=16).hexdigest()
+    raise TypeError(f"{type(value).__name__} is not JSON data")
 
 
 def rebuild(value: Any) -> Any:
@@ -91,13 +156,16 @@ def rebuild(value: Any) -> Any:
     return json.loads(json.dumps(value))
 
 
-def _raw(packed: dict[str, Any]) -> bytes:
-    return base64.b64decode(packed["base64"])
+def _raw(packed: dict[str, Any]) -> bytes | memoryview:
+    data: bytes | memoryview = packed["data"]
+    return data
 
 
 def _flat(packed: dict[str, Any]) -> list[Any]:
     """The array's elements, row-major, as Python numbers."""
     dtype, data = packed["dtype"], _raw(packed)
+    if dtype in ("float16", "bfloat16"):
+        data = bytes(data)
     if dtype == "float16":
         return list(struct.unpack(f"<{len(data) // 2}e", data))
     if dtype == "bfloat16":
@@ -106,7 +174,8 @@ def _flat(packed: dict[str, Any]) -> list[Any]:
         wide[2::4], wide[3::4] = data[0::2], data[1::2]
         data, dtype = bytes(wide), "float32"
     code = DTYPES[dtype][0]
-    values = array(code, data)
+    values = array(code)
+    values.frombytes(data)
     if sys.byteorder != "little" and DTYPES[dtype][1] > 1:  # pragma: no cover
         values.byteswap()
     flat = values.tolist()

@@ -33,7 +33,7 @@ try:  # imported once here, not per case: it costs a forked child ~2 ms
 except ImportError:  # Windows
     resource = None  # type: ignore[assignment]
 
-from pytest_lessons.isolation.arguments import rebuild
+from pytest_lessons.isolation.arguments import rebuild, unframe
 from pytest_lessons.isolation.outcome import (
     DIED,
     INTERNAL,
@@ -547,7 +547,7 @@ def main() -> None:  # pragma: no cover - runs as a spawned child; tested throug
     except ValueError:
         shared = None
     prepare_rules(shared if isinstance(shared, dict) else None, None)
-    request = json.loads(sys.stdin.buffer.read())
+    request = unframe(sys.stdin.buffer.read())
     sys.stdin = open(os.devnull)  # noqa: SIM115 - learner input() must see end of file
     # As in a forked child: UTF-8 whatever the locale (Windows' ANSI code page cannot write
     # "→"), and unbuffered, so stdout and stderr interleave as the learner wrote them.

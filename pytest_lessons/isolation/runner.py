@@ -36,14 +36,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, cast
 
-from pytest_lessons.isolation.child import READY, run_case
-
 # The job's input encoding, which the core packs (see arguments.py).
 from pytest_lessons.isolation.arguments import DTYPES as DTYPES
+from pytest_lessons.isolation.arguments import blob_key, frame
 from pytest_lessons.isolation.arguments import pack_array as pack_array
 from pytest_lessons.isolation.arguments import pack_data as pack_data
 from pytest_lessons.isolation.arguments import pack_mapping as pack_mapping
 from pytest_lessons.isolation.arguments import pack_tensor as pack_tensor
+from pytest_lessons.isolation.child import READY, run_case
 from pytest_lessons.isolation.files import (
     MAX_SOURCE_BYTES,
     Unreadable,
@@ -479,7 +479,8 @@ class ForkRunner(Runner):
         result_path = _case_request_path(self._temp, job)
         request = _request(job, result_path, source, id=self._jobs)
         try:
-            self.process.stdin.write((json.dumps(request) + "\n").encode("utf-8"))
+            # One frame: the request's JSON line, then its inputs' raw bytes (arguments.py).
+            self.process.stdin.write(frame(request))
             self.process.stdin.flush()
         except OSError:
             self._lost()
@@ -695,7 +696,7 @@ class SpawnRunner(Runner):
         # Python's start and its import of torch are not the case's.
         started = _now()
         try:
-            process.stdin.write(json.dumps(request).encode("utf-8"))
+            process.stdin.write(frame(request))
             process.stdin.close()
         except OSError:
             pass
@@ -802,7 +803,7 @@ class PoolRunner(Runner):
 
     @staticmethod
     def key(job: Job) -> str:
-        return json.dumps(job.request(), sort_keys=True)
+        return json.dumps(job.request(), sort_keys=True, default=blob_key)
 
     def warm_up(self) -> None:
         # Once: from then on each runner is its own thread's, which restarts a lost worker.
