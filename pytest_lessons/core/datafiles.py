@@ -582,6 +582,21 @@ def folders(lesson: Path, cases: Iterable[Any]) -> set[Path]:
     return found
 
 
+def shipped(lesson: Path, cases: Iterable[Any]) -> list[tuple[Path, str]]:
+    """The input files a learner's copy needs: (the file, its name in ``exercise.toml``) for
+    each file an unhidden case of *cases* reads, once each. A file only hidden cases read is
+    left out, so the copy neither holds nor names it."""
+    found: dict[Path, str] = {}
+    for case in cases:
+        if case.hidden:
+            continue
+        for value in case.inputs.values():
+            if is_file_input(value):
+                with contextlib.suppress(DataFileError):
+                    found.setdefault(resolve(lesson, value["file"]), value["file"])
+    return list(found.items())
+
+
 def checksums(lesson: Path, inputs: dict[str, Any]) -> dict[str, str]:
     """Input name -> sha256 (hex) of its file, for a case's inputs read from files."""
     found = {}
