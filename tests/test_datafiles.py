@@ -430,3 +430,23 @@ def test_a_real_solve_gets_every_file_input_and_cannot_open_the_file_itself(
         "Remove the code that uses fixtures/w.safetensors: that is not allowed while grading"
         in said(result)
     )
+
+
+def test_the_editor_schema_takes_file_and_tensor_inputs_and_refuses_a_wrong_dtype() -> None:
+    import jsonschema
+
+    from pytest_lessons import schema
+
+    shipped = json.loads(schema.SHIPPED.read_text())
+    for toml in (FILES_TOML, TENSOR_TOML, REAL_TOML):
+        jsonschema.validate(model.read_toml(toml), shipped)
+    for wrong in ('dtype = "int64"', 'pass = "tensor", dtype = "int64"'):
+        bad = TENSOR_TOML.replace(
+            'pass = "tensor", dtype = "int64"', wrong.replace("int64", "long")
+        )
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(model.read_toml(bad), shipped)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(
+            model.read_toml(FILES_TOML.replace('file = "a.npy"', 'file = "a.csv"')), shipped
+        )
