@@ -4,7 +4,8 @@ turn what it returns into plain data (see :mod:`pytest_lessons.outcome`).
 Everything here runs in the process that runs learner code (a forked or spawned child, or the
 pytest process when isolation is off), so it must assume the learner can break anything in this
 process; what it produces is only ever read back as JSON. It imports neither pytest nor torch
-(torch is used only when the learner already imported it).
+(torch is used only when the learner already imported it, or to build an input the lesson
+passes as a tensor: :mod:`pytest_lessons.isolation.arguments`).
 """
 
 from __future__ import annotations
@@ -523,7 +524,8 @@ def main() -> None:  # pragma: no cover - runs as a spawned child; tested throug
     """Spawned child (used where fork is not available): ``python -m pytest_lessons.child
     [--gate=FD] [module to preload ...]`` imports those modules first, then reads on stdin a
     line with the sandbox's shared part (JSON or ``null``; see
-    :func:`pytest_lessons.isolation.sandbox.prepare_rules`) and its request as JSON (so it can be
+    :func:`pytest_lessons.isolation.sandbox.prepare_rules`) and its request as a frame (its JSON
+    and its inputs' raw bytes: :func:`~pytest_lessons.isolation.arguments.unframe`; so it can be
     started before its case exists), and writes the result to the file named in the request."""
     gate: Callable[[bytes], None] | None = None
     for argument in sys.argv[1:]:

@@ -109,7 +109,9 @@ class Job:
     """The largest result the runner reads back (the answer and its envelope)."""
 
     def request(self, **extra: Any) -> dict[str, Any]:
-        """The JSON request read by :func:`pytest_lessons.isolation.child.run_case` and the worker:
+        """The request read by :func:`pytest_lessons.isolation.child.run_case` and the worker
+        (JSON data, but for the raw bytes of packed inputs, which travel in its frame:
+        :func:`pytest_lessons.isolation.arguments.frame`):
         the file's name (for tracebacks) but never its path to open; its bytes are added by
         the runner (``source``)."""
         return {

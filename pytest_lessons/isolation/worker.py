@@ -6,7 +6,9 @@ in a child forked from it, in a process group of its own, which the worker kills
 case ends or its time is up. This works against loops that swallow ``BaseException``, hangs in
 native code and processes the learner forks.
 
-Protocol (one JSON document per line): the runner writes *jobs* to the worker's stdin; the worker
+Protocol (one JSON document per line): the runner writes *jobs* to the worker's stdin (each a
+frame: its JSON line, then the raw bytes of its large inputs that the line's ``blobs`` counts,
+passed on to the child as they are; see :mod:`pytest_lessons.isolation.arguments`); the worker
 first writes ``{"ready": ...}``, then one *report* per job to the file descriptor that was its
 stdout (its own fd 1 then points at /dev/null, so stray prints cannot corrupt the protocol). A
 job holds the child request (see :func:`pytest_lessons.child.run_case`) plus ``timeout``,
