@@ -2,7 +2,7 @@
 inline input. Run from the repository root:
 
     python benchmarks/file_input.py               # 15 rounds, fork mode
-    python benchmarks/file_input.py --rounds 30 --isolation spawn
+    python benchmarks/file_input.py --rounds 5 --isolation spawn   # waits 6 s before each case
 
 Each round grades one case of each lesson through the core (``Runs.job``: the file's packed
 argument, then the runner: the job sent to the worker, the child's rebuild of the input, the
@@ -68,7 +68,15 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--isolation", default="fork", choices=["fork", "spawn", "off"])
+    parser.add_argument(
+        "--settle",
+        type=float,
+        default=None,
+        help="seconds to wait, untimed, before each case (default: 0; 6 in spawn mode, where "
+        "a case would otherwise wait for a Python started ahead to import torch)",
+    )
     args = parser.parse_args()
+    settle = args.settle if args.settle is not None else (6.0 if args.isolation == "spawn" else 0)
     rng = random.Random(0)
     values = array("f", (rng.uniform(-1, 1) for _ in range(SIDE * SIDE)))
     with tempfile.TemporaryDirectory() as temp:
@@ -90,6 +98,7 @@ def main() -> None:
             for round_number in range(args.rounds + 1):
                 for name, exercise in lessons.items():
                     case = exercise.cases[0]
+                    time.sleep(settle)
                     started = time.perf_counter()
                     job = runs.job(exercise, exercise.solution, "solve", case.inputs)
                     outcome = runner.run(job)
@@ -100,6 +109,7 @@ def main() -> None:
                     else:
                         times[name].append(seconds)
                 # Format 1's way: the same numbers inline, as JSON in the job.
+                time.sleep(settle)
                 started = time.perf_counter()
                 job = runs.job(lessons["inline"], lessons["inline"].solution, "solve", {"x": rows})
                 outcome = runner.run(job)

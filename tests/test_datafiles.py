@@ -172,6 +172,12 @@ def test_each_kind_of_file_reaches_solve_as_plain_data_with_its_checksum_in_the_
     assert text == "héllo\nworld\n"
     assert data == {"merges": [["h", "e"], ["l", "l"]], "n": 2}
     assert runner.seen[1][0] == [3]  # the hidden case's own file
+    # A big-endian .npy reads as the same numbers.
+    swapped = array("d", [1.5, -2.0])
+    swapped.byteswap()
+    (tmp_path / "lesson" / "be.npy").write_bytes(npy(">f8", (2,), [], "d") + swapped.tobytes())
+    be = datafiles.argument(tmp_path / "lesson", {"file": "be.npy"}, False, None)
+    assert rebuild(be) == [1.5, -2.0]
     assert all(r.passed for r in results)
     # Each file input's sha256, as the grader read it, by input name: never the file's name.
     assert results[0].files["w"] == hashlib.sha256(WEIGHTS).hexdigest()

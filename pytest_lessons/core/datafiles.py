@@ -121,7 +121,8 @@ class Array:
 
     dtype: str
     shape: tuple[int, ...]
-    data: bytes
+    data: bytes | memoryview
+    """A view into the file's bytes as read (never a copy: a state dict is held once)."""
 
     def describe(self) -> str:
         """``float32 64×192``, as an author's message names it."""
@@ -237,7 +238,7 @@ def _numbers(dtype: str, shape: list[int], data: bytes | memoryview, where: str)
             f"{where}: {dtype} {shape} needs {count * DTYPES[dtype][1]} bytes, the file "
             f"holds {len(data)}"
         )
-    return Array(dtype, tuple(shape), bytes(data))
+    return Array(dtype, tuple(shape), data)
 
 
 def _safetensors(data: bytes) -> dict[str, Array]:
@@ -276,8 +277,9 @@ def _npy(data: bytes, where: str = "") -> Array:
         )
     if header.get("fortran_order"):
         raise DataFileError(f"{where}is in Fortran order; save it with np.ascontiguousarray")
-    raw = data[start + length :]
+    raw: bytes | memoryview = memoryview(data)[start + length :]
     if descr[0] == ">" and DTYPES[dtype][1] > 1:
+        raw = bytes(raw)
         swapped = bytearray(raw)
         width = DTYPES[dtype][1]
         for i in range(width):
@@ -321,7 +323,7 @@ class _StorageType:
 @dataclass(frozen=True)
 class _Storage:
     dtype: str
-    data: bytes
+    data: memoryview
 
 
 class _Dict(dict):  # type: ignore[type-arg]
@@ -378,7 +380,7 @@ class _Unpickler(pickle.Unpickler):
         kind, storage_type, key, _location, _numel = pid
         if kind != "storage" or not isinstance(storage_type, _StorageType):
             raise DataFileError("holds a storage the grader does not read")
-        return _Storage(storage_type.dtype, self._storage(str(key)))
+        return _Storage(storage_type.dtype, memoryview(self._storage(str(key))))
 
 
 def _pt(data: bytes) -> Any:

@@ -52,7 +52,9 @@ DTYPES: dict[str, tuple[str, int]] = {
 }
 
 
-def pack_array(dtype: str, shape: tuple[int, ...] | list[int], data: bytes) -> dict[str, Any]:
+def pack_array(
+    dtype: str, shape: tuple[int, ...] | list[int], data: bytes | memoryview
+) -> dict[str, Any]:
     """A block of numbers (*data*: raw little-endian bytes of *dtype*, row-major *shape*)."""
     return {ARG: "array", "dtype": dtype, "shape": list(shape), "data": data}
 
@@ -74,11 +76,11 @@ def pack_data(value: Any) -> dict[str, Any]:
 
 def frame(document: dict[str, Any], key: str = "inputs") -> bytes:
     """*document* (a request) as one frame: its JSON line, then the blobs of its *key*."""
-    blobs: list[bytes] = []
+    blobs: list[bytes | memoryview] = []
     line = dict(document)
     line[key] = _split(document.get(key), blobs)
     line["blobs"] = [len(blob) for blob in blobs]
-    return (json.dumps(line) + "\n").encode("utf-8") + b"".join(blobs)
+    return b"".join([(json.dumps(line) + "\n").encode("utf-8"), *blobs])
 
 
 def frame_length(line: dict[str, Any]) -> int:
@@ -100,7 +102,7 @@ def unframe(data: bytes, key: str = "inputs") -> dict[str, Any]:
     return document
 
 
-def _split(value: Any, blobs: list[bytes]) -> Any:
+def _split(value: Any, blobs: list[bytes | memoryview]) -> Any:
     if isinstance(value, list):
         return [_split(item, blobs) for item in value]
     if not isinstance(value, dict) or ARG not in value:
@@ -108,7 +110,7 @@ def _split(value: Any, blobs: list[bytes]) -> Any:
     if value[ARG] == "array" and "data" in value:
         out = {k: v for k, v in value.items() if k != "data"}
         out["blob"] = len(blobs)
-        blobs.append(bytes(value["data"]))
+        blobs.append(value["data"])
         return out
     if value[ARG] == "tensor":
         return {**value, "value": _split(value["value"], blobs)}
