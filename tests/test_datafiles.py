@@ -254,12 +254,13 @@ def test_tensor_inputs_arrive_as_tensors_of_their_dtype_fresh_for_every_call(
         (
             '{ file = "../fixtures/w.safetensors", key = "h.0.attn.weigth" }',
             {},
-            'w.safetensors has no "h.0.attn.weigth" (3 names; close: h.0.attn.weight',
+            'use a name w.safetensors holds: it has no "h.0.attn.weigth" ("h.0.attn.weight", '
+            '"h.0.attn.bias", "wte")',
         ),
         (
             '{ file = "../../elsewhere.npy" }',
             {},
-            'file "../../elsewhere.npy" is outside the course folder',
+            "move the file into the course folder",
         ),
         (
             '{ file = "/etc/passwd.txt" }',
@@ -271,7 +272,11 @@ def test_tensor_inputs_arrive_as_tensors_of_their_dtype_fresh_for_every_call(
             {"lesson__notes__csv": b"1,2"},
             "the grader reads .safetensors, .npy",
         ),
-        ('{ file = "corpus.txt", key = "a" }', {"lesson__corpus__txt": b"hi"}, "leave out key"),
+        (
+            '{ file = "corpus.txt", key = "a" }',
+            {"lesson__corpus__txt": b"hi"},
+            "leave out key: corpus.txt holds one value",
+        ),
         (
             '{ file = "corpus.txt", keys = "a" }',
             {"lesson__corpus__txt": b"hi"},
@@ -319,11 +324,11 @@ def test_a_link_a_wrong_dtype_text_as_a_tensor_and_a_huge_file_are_refused(
     )
     tensor = '[{ name = "w", pass = "tensor", dtype = "int64" }]'
     assert (
-        'w.safetensors "h.0.attn.weight" is float32, and the input declares dtype int64: store '
-        "it as int64, or declare dtype = 'float32'"
+        'declare dtype = "float32" or store it as int64: w.safetensors "h.0.attn.weight" is '
+        "float32, and the input declares int64"
         in refused(tensor, '{ file = "../fixtures/w.safetensors", key = "h.0.attn.weight" }')
     )
-    assert "t.txt is text, which cannot be passed as a tensor" in refused(
+    assert 'leave out pass = "tensor": t.txt is text, which cannot be a tensor' in refused(
         '[{ name = "w", pass = "tensor" }]', '{ file = "t.txt" }'
     )
     assert "case 1.w is passed as a tensor of int64, so it must be whole numbers" in refused(

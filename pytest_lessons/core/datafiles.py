@@ -169,8 +169,11 @@ def resolve(lesson: Path, name: Any) -> Path:
     try:
         inside = target.relative_to(root)
     except ValueError:
-        where = "course folder" if root != base else "lesson folder (no course.toml above it)"
-        raise DataFileError(f'file "{name}" is outside the {where} {root}') from None
+        where = "course folder" if root != base else "lesson folder (no course.toml is above it)"
+        raise DataFileError(
+            f'move the file into the {where} {root}: file "{name}" is outside it, and a '
+            "learner's copy of the course would not have it"
+        ) from None
     if target.suffix.lower() not in READERS:
         raise DataFileError(
             f'file "{name}": the grader reads {", ".join(READERS)} files; convert it to one of them'
@@ -181,7 +184,10 @@ def resolve(lesson: Path, name: Any) -> Path:
         try:
             found = os.lstat(current)
         except OSError:
-            raise DataFileError(f'file "{name}" does not exist ({current})') from None
+            raise DataFileError(
+                f'add the file or correct the path (relative to the lesson folder): file "{name}" '
+                f"does not exist ({current} is missing)"
+            ) from None
         if stat.S_ISLNK(found.st_mode):
             raise DataFileError(
                 f'file "{name}": {current} is a symbolic link; put the file itself there '
@@ -440,13 +446,18 @@ def _select(loaded: Loaded, table: dict[str, Any]) -> Any:
         raise DataFileError(f'key must be the name of one tensor of {name}, such as "h.0.weight"')
     if not isinstance(value, dict) or isinstance(loaded.value, str):
         raise DataFileError(
-            f"{name} holds one value, not named ones: leave out key (it is for .safetensors, "
-            ".npz and a .pt file's dict)"
+            f"leave out key: {name} holds one value, not named ones (key is for .safetensors, "
+            ".npz and a .pt file that holds a dict)"
         )
     if key not in value:
         close = difflib.get_close_matches(key, list(value), n=3)
-        hint = f"; close: {', '.join(close)}" if close else ""
-        raise DataFileError(f'{name} has no "{key}" ({len(value)} names{hint})')
+        if len(value) <= 8:
+            names = ", ".join(f'"{n}"' for n in value)
+        else:
+            names = f"{len(value)} names" + (
+                ", close to it: " + ", ".join(f'"{n}"' for n in close) if close else ""
+            )
+        raise DataFileError(f'use a name {name} holds: it has no "{key}" ({names})')
     return value[key]
 
 
@@ -458,8 +469,8 @@ def _dtype_problem(have: str, want: str, what: str) -> str | None:
     if family[want] == "float" or family[have] == family[want]:
         return None
     return (
-        f"{what} is {have}, and the input declares dtype {want}: store it as {want}, or "
-        f"declare dtype = {have!r}"
+        f'declare dtype = "{have}" or store it as {want}: {what} is {have}, and the input '
+        f"declares {want} (the numbers' fractions would be lost)"
     )
 
 
@@ -471,7 +482,9 @@ def check(lesson: Path, table: dict[str, Any], tensor: bool, dtype: str | None) 
         if key not in FILE_KEYS:
             close = difflib.get_close_matches(key, FILE_KEYS, n=1)
             hint = f' (did you mean "{close[0]}"?)' if close else ""
-            raise DataFileError(f'unknown key "{key}" in the file table{hint}: it has file, key')
+            raise DataFileError(
+                f'unknown key "{key}" in the file table{hint}: its keys are file and key'
+            )
     path = resolve(lesson, table["file"])
     loaded = read(path)
     value = _select(loaded, table)
@@ -480,7 +493,7 @@ def check(lesson: Path, table: dict[str, Any], tensor: bool, dtype: str | None) 
         for leaf in _leaves(value):
             if isinstance(leaf, str):
                 raise DataFileError(
-                    f'{what} is text, which cannot be passed as a tensor: leave out pass = "tensor"'
+                    f'leave out pass = "tensor": {what} is text, which cannot be a tensor'
                 )
             if isinstance(leaf, Array) and dtype:
                 problem = _dtype_problem(leaf.dtype, dtype, what)
