@@ -378,7 +378,7 @@ def test_a_pt_file_is_read_without_torch_and_a_pickled_object_is_refused(tmp_pat
 REAL_TOML = """
 [exercise]
 title = "Files in the child"
-inputs = ["w", { name = "sd", pass = "tensor" }, "a", "text", { name = "ids", pass = "tensor", dtype = "int64" }]
+inputs = ["w", { name = "sd", pass = "tensor" }, "a", "text", { name = "ids", pass = "tensor", dtype = "int64" }, "p"]
 
 [[case]]
 name = "files"
@@ -387,23 +387,24 @@ sd = { file = "../fixtures/w.safetensors" }
 a = { file = "a.npy" }
 text = { file = "corpus.txt" }
 ids = [1, 2, 3]
-# 21 + 0.875 + 4.5 + 12 characters + 6
-expected = 44.375
+p = { file = "../fixtures/sd.pt", key = "ids" }
+# 21 + 0.875 + 4.5 + 12 characters + 6 + 30
+expected = 74.375
 """
 
 REAL_SOLUTION = """
 import torch
 
-def solve(w, sd, a, text, ids):
-    assert isinstance(w, list) and isinstance(sd["wte"], torch.Tensor), (w, sd)
+def solve(w, sd, a, text, ids, p):
+    assert isinstance(w, list) and p == [10, 20] and isinstance(sd["wte"], torch.Tensor), (w, sd)
     assert ids.dtype == torch.int64 and sd["wte"].dtype == torch.int64
-    return sum(map(sum, w)) + float(sd["h.0.attn.bias"].sum()) + a[1][1] + len(text) + int(ids.sum())
+    return sum(map(sum, w)) + float(sd["h.0.attn.bias"].sum()) + a[1][1] + len(text) + int(ids.sum()) + sum(p)
 """
 
 OPENS_THE_FILE = """
 from pathlib import Path
 
-def solve(w, sd, a, text, ids):
+def solve(w, sd, a, text, ids, p):
     return len(Path(__file__).parent.parent.joinpath("fixtures", "w.safetensors").read_bytes())
 """
 
@@ -413,21 +414,31 @@ def solve(w, sd, a, text, ids):
 def test_a_real_solve_gets_every_file_input_and_cannot_open_the_file_itself(
     pytester: pytest.Pytester, isolation: str
 ) -> None:
+    import torch
+
+    torch.save({"ids": torch.tensor([10, 20])}, pytester.path / "sd.pt")
+    # The pytest process reads every file, .pt included, without importing torch.
+    pytester.makeconftest(
+        "import sys\n\ndef pytest_collection_finish(session):\n"
+        "    open('torch.txt', 'w').write(str('torch' in sys.modules))\n"
+    )
     course(
         pytester.path,
         REAL_TOML,
         fixtures__w__safetensors=WEIGHTS,
         lesson__a__npy=npy("<f8", (2, 2), [1.5, 2.5, 3.5, 4.5], "d"),
         lesson__corpus__txt="héllo\nworld\n".encode(),
+        fixtures__sd__pt=(pytester.path / "sd.pt").read_bytes(),
     )
     (pytester.path / "lesson" / "solution.py").write_text(REAL_SOLUTION)
-    result = pytester.runpytest(
+    result = pytester.runpytest_subprocess(
         "lesson",
         f"--lesson-isolation={isolation}",
         "--lesson-report=r.json",
         "--lesson-report-format=json",
     )
     result.assert_outcomes(passed=1)
+    assert (pytester.path / "torch.txt").read_text() == "False"
     report = json.loads((pytester.path / "r.json").read_text())
     assert report["results"][0]["files"]["w"] == hashlib.sha256(WEIGHTS).hexdigest()
     from pytest_lessons.isolation import sandbox
