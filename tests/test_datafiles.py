@@ -26,7 +26,7 @@ from pytest_lessons.isolation.arguments import frame, rebuild, unframe
 from pytest_lessons.isolation.outcome import Outcome
 from pytest_lessons.isolation.runner import Job, Runner
 
-from conftest import said
+from conftest import ROOT, said
 
 # --- files in their formats' own layouts ------------------------------------------------------
 
@@ -441,6 +441,12 @@ def test_a_real_solve_gets_every_file_input_and_cannot_open_the_file_itself(
     assert (pytester.path / "torch.txt").read_text() == "False"
     report = json.loads((pytester.path / "r.json").read_text())
     assert report["results"][0]["files"]["w"] == hashlib.sha256(WEIGHTS).hexdigest()
+    # Our json report, checked against its schema, with the checksums in it.
+    import jsonschema
+
+    jsonschema.validate(
+        report, json.loads((ROOT / "tests" / "schemas" / "json.schema.json").read_text())
+    )
     from pytest_lessons.isolation import sandbox
 
     if not sandbox.probe().abi:
