@@ -24,7 +24,7 @@ from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.grader import Grader
 from pytest_lessons.isolation.arguments import frame, rebuild, unframe
 from pytest_lessons.isolation.outcome import Outcome
-from pytest_lessons.isolation.runner import Job, Runner
+from pytest_lessons.isolation.runner import Job, PoolRunner, Runner
 
 from conftest import ROOT, said
 
@@ -192,6 +192,20 @@ def test_each_kind_of_file_reaches_solve_as_plain_data_with_its_checksum_in_the_
     framed = frame(job.request())
     head = framed.split(b"\n", 1)[0]
     assert b"1.5" not in head and array("d", [1.5, 2.5, 3.5, 4.5]).tobytes() in framed
+    assert rebuild(unframe(framed)["inputs"][2]) == [[1.5, 2.5], [3.5, 4.5]]
+    # A pool matches a job run ahead to the job asked for by its content, bytes included.
+    again = Grader(runner, resolved).runs.job(
+        exercise, exercise.solution, "solve", exercise.cases[0].inputs
+    )
+    assert (
+        PoolRunner.key(job)
+        == PoolRunner.key(again)
+        != PoolRunner.key(
+            Grader(runner, resolved).runs.job(
+                exercise, exercise.solution, "solve", exercise.cases[1].inputs
+            )
+        )
+    )
 
 
 def test_a_learners_copy_ships_the_public_cases_files_and_not_a_hidden_cases(
