@@ -57,6 +57,8 @@ from pytest_lessons.isolation.runner import (
 
 #: The largest input file the grader reads.
 MAX_FILE_BYTES = 256 << 20
+#: How many bytes of files read the grader keeps, at most (the last file read is always kept).
+KEPT_BYTES = 1 << 30
 #: The file that makes a folder a course (as :data:`pytest_lessons.core.course.COURSE_FILE`).
 COURSE_FILE = "course.toml"
 #: How each suffix is read.
@@ -221,7 +223,9 @@ def read(path: Path) -> Loaded:
     if known is not None and known[0] == stamp:
         return known[1]
     try:
-        with open(path, "rb") as handle:
+        # No link in the last place either, should one have appeared since resolve() looked.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0))
+        with os.fdopen(fd, "rb") as handle:
             data = handle.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
         raise DataFileError(f"{path.name} cannot be read: {exc.strerror}") from None
@@ -233,7 +237,12 @@ def read(path: Path) -> Loaded:
     except Exception as exc:  # a damaged file: any parser step may fail
         raise DataFileError(f"{path.name} is not a readable {reader} file ({exc})") from None
     loaded = Loaded(path, hashlib.sha256(data).hexdigest(), len(data), value)
+    _READ.pop(path, None)
     _READ[path] = (stamp, loaded)
+    # A notebook kernel lives for hours: the files read longest ago go once these hold more
+    # than KEPT_BYTES (a file dropped here is read again when a case needs it).
+    while sum(entry.size for _, entry in _READ.values()) > KEPT_BYTES and len(_READ) > 1:
+        del _READ[next(iter(_READ))]
     return loaded
 
 
@@ -535,8 +544,9 @@ def argument(lesson: Path, table: dict[str, Any], tensor: bool, dtype: str | Non
     loaded = check(lesson, table, tensor, dtype)
     key = (loaded.path, loaded.sha256, table.get("key"), tensor, dtype)
     if key not in _PACKED:
-        if len(_PACKED) > 64:
-            _PACKED.clear()  # a long notebook session: keep the memory bounded
+        # Only arguments of files still held: a packed array is a view into its file's bytes.
+        for old in [k for k in _PACKED if k[0] not in _READ or _READ[k[0]][1].sha256 != k[1]]:
+            del _PACKED[old]
         value = _select(loaded, table)
         packed: Any
         if tensor and loaded.path.suffix.lower() == ".json":
