@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from pytest_lessons.core import authoring, export, model
+from pytest_lessons.core import authoring, datafiles, export, model
 from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.diagnose import Diagnosis, Evidence, best
 from pytest_lessons.core.frontend import grader_failed
@@ -81,6 +81,8 @@ class ExerciseFile(pytest.File):
         except model.ExerciseError as error:
             yield BrokenExercise.from_parent(self, name="exercise", error=error)
             return
+        # Its input files too, wherever in the course they are.
+        lessons.course.update(datafiles.folders(exercise.folder, exercise.cases))
         if not self.config.option.collectonly:
             lessons.runner.warm_up()
         if self.config.getoption("lesson_export"):

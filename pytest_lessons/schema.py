@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pytest_lessons.core import generate, model
+from pytest_lessons.core import datafiles, generate, model
 
 SHIPPED = Path(__file__).with_name("exercise.schema.json")
 
@@ -47,6 +47,28 @@ _VALUE = {
     ]
 }
 
+#: Format 2: an input read from a file (see core/datafiles.py).
+_FILE = {
+    "type": "object",
+    "description": "An input read from a file, its path relative to the lesson folder.",
+    "properties": {
+        "file": {"type": "string", "pattern": r"\.(safetensors|npy|npz|pt|pth|txt|json)$"},
+        "key": {"type": "string", "description": "One tensor of a safetensors, npz or pt file."},
+    },
+    "required": ["file"],
+    "additionalProperties": False,
+}
+_INPUT_TABLE = {
+    "type": "object",
+    "properties": {
+        "name": _NAME,
+        "pass": {"enum": list(model.PASSES), "default": "plain"},
+        "dtype": {"enum": list(datafiles.TENSOR_DTYPES)},
+    },
+    "required": ["name"],
+    "additionalProperties": False,
+}
+
 #: The schema of each check function of model.py.
 CHECKS: dict[Any, dict[str, Any]] = {
     model._text: {"type": "string"},
@@ -56,6 +78,12 @@ CHECKS: dict[Any, dict[str, Any]] = {
     model._identifier: _NAME,
     model._relative_file: {"type": "string", "pattern": r"^(?!/)(?!.*\.\.).*\.py$"},
     model._names: {"type": "array", "items": _NAME, "minItems": 1, "uniqueItems": True},
+    model._input_list: {
+        "type": "array",
+        "items": {"anyOf": [_NAME, _INPUT_TABLE]},
+        "minItems": 1,
+        "uniqueItems": True,
+    },
     model._slug: {"type": "string", "pattern": r"^[a-z0-9][a-z0-9-]*$"},
     model._detector: {"enum": list(model.DETECTORS)},
     model._strings: {"type": "array", "items": {"type": "string"}},
@@ -162,7 +190,7 @@ def build() -> dict[str, Any]:
             "case": {
                 "type": "array",
                 "description": "The graded cases. Besides the keys below, one key per input.",
-                "items": _table(model.CASE_FIELDS, extra={"$ref": "#/$defs/value"}),
+                "items": _table(model.CASE_FIELDS, extra={"$ref": "#/$defs/input"}),
             },
             "watch_out": {"type": "array", "items": _table(model.WATCH_OUT_FIELDS)},
             "hint": {"type": "array", "items": _table(model.HINT_FIELDS)},
@@ -175,6 +203,7 @@ def build() -> dict[str, Any]:
             "nested": _NESTED,
             "value": _VALUE,
             "generated_input": _table(model.GENERATE_INPUT_FIELDS),
+            "input": {"anyOf": [{"$ref": "#/$defs/value"}, _FILE]},
         },
     }
 

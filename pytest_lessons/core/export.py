@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from pytest_lessons.core import course, model
+from pytest_lessons.core import course, datafiles, model
 
 # Where the lesson check has always found it; it lives with the other questions of judging.
 from pytest_lessons.core.judge import plain_answer as plain_answer
@@ -128,6 +128,12 @@ def write_files(folder: Path, exercise: model.Exercise, text: str) -> Path:
             if source.is_file():
                 (folder / case.snapshot).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(source, folder / case.snapshot)
+    # The public cases' input files, where exercise.toml names them (none only a hidden case reads).
+    for source, name in datafiles.shipped(exercise.folder, exercise.cases):
+        copy = Path(os.path.normpath(folder / name))
+        if copy.is_relative_to(folder.parent):
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, copy)
     write_course(folder.parent, exercise)
     return target
 

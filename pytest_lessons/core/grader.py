@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from pytest_lessons.core import model
+from pytest_lessons.core import datafiles, model
 from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.compare import Comparison
 from pytest_lessons.core.diagnose import Diagnosis, Evidence
@@ -359,6 +359,7 @@ class Grader:
             call=call_text(exercise, case),
             output=self._kept_output(attempt, outcome),
             lesson_error=verdict.lesson_error,
+            files=datafiles.checksums(exercise.folder, case.inputs),
         )
 
     def _kept_output(self, attempt: Attempt, outcome: Outcome | None) -> str:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from pytest_lessons.core import fit, generate
+from pytest_lessons.core import datafiles, fit, generate
 from pytest_lessons.core import kinds as kind_names
 from pytest_lessons.core.generate import GenerateSpec, axis_names, distinct_possible, draw
 from pytest_lessons.core.kinds import NUMERIC, expected_problem
@@ -209,6 +209,9 @@ class Exercise:
     """The format version: 2 when ``format = 2`` is written or a format-2 field is used (a
     declared kind). In version 2 an expected value's kind follows the value (a string is
     text) where none is declared; in version 1 every expected value is numbers."""
+    tensors: dict[str, str | None] = field(default_factory=dict)
+    """The inputs passed to the entry function as torch tensors (``pass = "tensor"``), each
+    with its declared dtype (None: the file's own, or torch's choice for inline numbers)."""
 
     @property
     def points(self) -> float:
@@ -302,6 +305,75 @@ def _outputs(value: Any) -> str | None:
 
 def _format(value: Any) -> str | None:
     return None if type(value) is int and value in (1, 2) else "must be 1 or 2"
+
+
+def _input_list(value: Any) -> str | None:
+    """Format 1's list of names, or in format 2 also tables naming how an input is passed."""
+    if not isinstance(value, list):
+        return _names(value)
+    names = []
+    for item in value:
+        if isinstance(item, dict):
+            problem = _input_table(item)
+            if problem:
+                return problem
+            names.append(item["name"])
+        else:
+            names.append(item)
+    return _names(names)
+
+
+#: How an input reaches the entry function: as its plain data, or as a torch tensor.
+PASSES = ("plain", "tensor")
+
+
+def _input_table(item: dict[str, Any]) -> str | None:
+    name = item.get("name")
+    if not isinstance(name, str) or not _NAME.match(name):
+        return 'tables must have a name, such as { name = "ids", pass = "tensor" }'
+    for key in item:
+        if key not in ("name", "pass", "dtype"):
+            return f'input "{name}": {_unknown(key, ["name", "pass", "dtype"])}'
+    if item.get("pass", "plain") not in PASSES:
+        return f'input "{name}": pass must be "plain" or "tensor"'
+    dtype = item.get("dtype")
+    if dtype is not None:
+        if dtype not in datafiles.TENSOR_DTYPES:
+            return f'input "{name}": dtype must be one of {", ".join(datafiles.TENSOR_DTYPES)}'
+        if item.get("pass") != "tensor":
+            return f'input "{name}": dtype needs pass = "tensor"'
+    return None
+
+
+def input_specs(value: list[Any]) -> tuple[tuple[str, ...], dict[str, str | None]]:
+    """The names of a checked ``[exercise] inputs`` list, and the inputs passed as tensors
+    with their declared dtype."""
+    names = tuple(item["name"] if isinstance(item, dict) else item for item in value)
+    tensors = {
+        item["name"]: item.get("dtype")
+        for item in value
+        if isinstance(item, dict) and item.get("pass") == "tensor"
+    }
+    return names, tensors
+
+
+def input_problem(
+    value: Any, name: str, folder: Path, tensors: dict[str, str | None]
+) -> str | None:
+    """None if a case's *value* of input *name* can be used: plain data (for a tensor input,
+    numbers), or a file table whose file, key and dtype fit (see
+    :mod:`pytest_lessons.core.datafiles`)."""
+    tensor = name in tensors
+    if datafiles.is_file_input(value):
+        try:
+            datafiles.check(folder, value, tensor, tensors.get(name))
+        except datafiles.DataFileError as error:
+            return str(error)
+        return None
+    complaint = _plain_value(value)
+    if complaint is None and tensor:
+        complaint = datafiles.inline_problem(value, tensors.get(name))
+    return complaint
 
 
 def _slug(value: Any) -> str | None:
@@ -442,7 +514,13 @@ class Field:
 
 EXERCISE_FIELDS: tuple[Field, ...] = (
     Field("title", _text, "The exercise's title, shown to learners.", required=True),
-    Field("inputs", _names, "The entry function's parameters, in order.", required=True),
+    Field(
+        "inputs",
+        _input_list,
+        'The entry function\'s parameters, in order: names, or tables { name = "ids", pass = '
+        '"tensor", dtype = "int64" } for an input passed as a torch tensor.',
+        required=True,
+    ),
     Field("task", _text, "What the learner is asked to do, in a sentence or two.", default=""),
     Field(
         "outputs",
@@ -747,7 +825,7 @@ def _build(
     if "exercise" not in data:
         raise ExerciseError(path, "missing the [exercise] table (title and inputs)")
     ex = _read_table(data["exercise"], EXERCISE_FIELDS, "exercise", path, None)
-    inputs = tuple(ex["inputs"])
+    inputs, tensors = input_specs(ex["inputs"])
     names, declared = _declared_outputs(ex["outputs"])
     ex["outputs"], ex["kinds"] = list(names) or None, declared
     ex["format"] = 2 if ex["format"] == 2 or any(declared) else 1
@@ -766,7 +844,7 @@ def _build(
     cases = []
     for number, raw in enumerate(raw_cases, 1):
         line = case_lines[number - 1] if number - 1 < len(case_lines) else None
-        cases.append(_build_case(raw, number, inputs, ex, path, line))
+        cases.append(_build_case(raw, number, inputs, ex, path, line, tensors))
 
     spec = _generate_spec(data["generate"], inputs, path) if "generate" in data else None
     if spec is not None:
@@ -836,6 +914,7 @@ def _build(
         outputs=tuple(ex["outputs"] or ()),
         kinds=ex["kinds"],
         format=ex["format"],
+        tensors=tensors,
     )
 
 
@@ -1081,6 +1160,7 @@ def _build_case(
     ex: dict[str, Any],
     path: Path,
     line: int | None,
+    tensors: dict[str, str | None] | None = None,
 ) -> Case:
     where = f"case {number}"
     if not isinstance(raw, dict):
@@ -1099,7 +1179,10 @@ def _build_case(
     for name in inputs:
         if name not in raw:
             raise ExerciseError(path, f'{where} lacks input "{name}"', line)
-        complaint = _plain_value(raw[name])
+        complaint = input_problem(raw[name], name, path.parent, tensors or {})
+        if complaint and datafiles.is_file_input(raw[name]):
+            # Worded so that the error's line is the input's own (see _key_line).
+            raise ExerciseError(path, f'{where}, input "{name}": {complaint}', line)
         if complaint:
             raise ExerciseError(path, f"{where}.{name} {complaint}", line)
     outputs = ex["outputs"]

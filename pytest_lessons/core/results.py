@@ -158,6 +158,10 @@ class CaseResult:
     """When the lesson's own code failed on this case (its reference on a generated case):
     the author's account of it, with the exception, the author's file and line, and the
     case's inputs. Never part of ``headline`` or ``message``, which learners read."""
+    files: dict[str, str] = dataclasses.field(default_factory=dict)
+    """The case's inputs read from files: input name -> the file's sha256 (hex), as the grader
+    read it, so a report says which fixture was graded (no file name: hidden cases have these
+    too, and their files are not named to learners)."""
 
     @property
     def passed(self) -> bool:

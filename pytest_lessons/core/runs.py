@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from pytest_lessons.core import fit, model
+from pytest_lessons.core import datafiles, fit, model
 from pytest_lessons.core.attempt import Attempt, sizes
 from pytest_lessons.core.compare import Numbers, read_numbers, split_outputs
 from pytest_lessons.core.judge import usable_reference
@@ -101,7 +101,10 @@ class Runs:
         return Job(
             solution=solution,
             entry=entry,
-            inputs=[*(inputs[name] for name in exercise.inputs), *extra],
+            inputs=[
+                *datafiles.arguments(exercise.folder, exercise.tensors, exercise.inputs, inputs),
+                *extra,
+            ],
             timeout=limits.timeout,
             memory_mb=limits.memory_mb,
             output_cap=limits.output_cap,

@@ -4,7 +4,8 @@ turn what it returns into plain data (see :mod:`pytest_lessons.isolation.outcome
 Everything here runs in the process that runs learner code (a forked or spawned child, or the
 pytest process when isolation is off), so it must assume the learner can break anything in this
 process; what it produces is only ever read back as JSON. It imports neither pytest nor torch
-(torch is used only when the learner already imported it).
+(torch is used only when the learner already imported it, or to build an input the lesson
+passes as a tensor: :mod:`pytest_lessons.isolation.arguments`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ try:  # imported once here, not per case: it costs a forked child ~2 ms
 except ImportError:  # Windows
     resource = None  # type: ignore[assignment]
 
+from pytest_lessons.isolation.arguments import rebuild, unframe
 from pytest_lessons.isolation.outcome import (
     DIED,
     INTERNAL,
@@ -234,6 +236,13 @@ def run_case(
     # before would keep the grader's rights.
     _seed(int(request.get("seed", 0)), request.get("threads"))
 
+    try:
+        # Fresh objects per call, so a learner who mutates an input changes nothing elsewhere;
+        # built before learner code loads, so none of it can stand in for torch's own code.
+        arguments = rebuild(request["inputs"])
+    except Exception as exc:
+        return {"kind": INTERNAL, "message": f"the case's inputs could not be built: {exc}"}
+
     # Tracebacks show the learner's lines from these bytes: the file itself is not opened.
     lines = source.decode("utf-8", errors="replace").splitlines(keepends=True)
     linecache.cache[solution] = (len(source), None, lines, solution)
@@ -278,8 +287,6 @@ def run_case(
     except ValueError:
         pass  # no signature to check (a builtin); the call itself will tell
 
-    # A fresh copy per call, so a learner who mutates an input changes nothing elsewhere.
-    arguments = json.loads(json.dumps(inputs))
     started = time.perf_counter()
     try:
         answer = function(*arguments)
@@ -561,7 +568,8 @@ def main() -> None:  # pragma: no cover - runs as a spawned child; tested throug
     """Spawned child (used where fork is not available): ``python -m pytest_lessons.isolation.child
     [--gate=FD] [module to preload ...]`` imports those modules first, then reads on stdin a
     line with the sandbox's shared part (JSON or ``null``; see
-    :func:`pytest_lessons.isolation.sandbox.prepare_rules`) and its request as JSON (so it can be
+    :func:`pytest_lessons.isolation.sandbox.prepare_rules`) and its request as a frame (its JSON
+    and its inputs' raw bytes: :func:`~pytest_lessons.isolation.arguments.unframe`; so it can be
     started before its case exists), and writes the result to the file named in the request."""
     gate: Callable[[bytes], None] | None = None
     for argument in sys.argv[1:]:
@@ -585,7 +593,7 @@ def main() -> None:  # pragma: no cover - runs as a spawned child; tested throug
     except ValueError:
         shared = None
     prepare_rules(shared if isinstance(shared, dict) else None, None)
-    request = json.loads(sys.stdin.buffer.read())
+    request = unframe(sys.stdin.buffer.read())
     sys.stdin = open(os.devnull)  # noqa: SIM115 - learner input() must see end of file
     # As in a forked child: UTF-8 whatever the locale (Windows' ANSI code page cannot write
     # "→"), and unbuffered, so stdout and stderr interleave as the learner wrote them.

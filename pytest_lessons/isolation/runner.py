@@ -36,6 +36,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, cast
 
+# The job's input encoding, which the core packs (see arguments.py).
+from pytest_lessons.isolation.arguments import DTYPES as DTYPES
+from pytest_lessons.isolation.arguments import blob_key, frame
+from pytest_lessons.isolation.arguments import pack_array as pack_array
+from pytest_lessons.isolation.arguments import pack_data as pack_data
+from pytest_lessons.isolation.arguments import pack_mapping as pack_mapping
+from pytest_lessons.isolation.arguments import pack_tensor as pack_tensor
 from pytest_lessons.isolation.child import READY, run_case
 from pytest_lessons.isolation.files import (
     MAX_SOURCE_BYTES,
@@ -102,7 +109,9 @@ class Job:
     """The largest result the runner reads back (the answer and its envelope)."""
 
     def request(self, **extra: Any) -> dict[str, Any]:
-        """The JSON request read by :func:`pytest_lessons.isolation.child.run_case` and the worker:
+        """The request read by :func:`pytest_lessons.isolation.child.run_case` and the worker
+        (JSON data, but for the raw bytes of packed inputs, which travel in its frame:
+        :func:`pytest_lessons.isolation.arguments.frame`):
         the file's name (for tracebacks) but never its path to open; its bytes are added by
         the runner (``source``)."""
         return {
@@ -472,7 +481,8 @@ class ForkRunner(Runner):
         result_path = _case_request_path(self._temp, job)
         request = _request(job, result_path, source, id=self._jobs)
         try:
-            self.process.stdin.write((json.dumps(request) + "\n").encode("utf-8"))
+            # One frame: the request's JSON line, then its inputs' raw bytes (arguments.py).
+            self.process.stdin.write(frame(request))
             self.process.stdin.flush()
         except OSError:
             self._lost()
@@ -688,7 +698,7 @@ class SpawnRunner(Runner):
         # Python's start and its import of torch are not the case's.
         started = _now()
         try:
-            process.stdin.write(json.dumps(request).encode("utf-8"))
+            process.stdin.write(frame(request))
             process.stdin.close()
         except OSError:
             pass
@@ -795,7 +805,7 @@ class PoolRunner(Runner):
 
     @staticmethod
     def key(job: Job) -> str:
-        return json.dumps(job.request(), sort_keys=True)
+        return json.dumps(job.request(), sort_keys=True, default=blob_key)
 
     def warm_up(self) -> None:
         # Once: from then on each runner is its own thread's, which restarts a lost worker.

@@ -6,7 +6,9 @@ in a child forked from it, in a process group of its own, which the worker kills
 case ends or its time is up. This works against loops that swallow ``BaseException``, hangs in
 native code and processes the learner forks.
 
-Protocol (one JSON document per line): the runner writes *jobs* to the worker's stdin; the worker
+Protocol (one JSON document per line): the runner writes *jobs* to the worker's stdin (each a
+frame: its JSON line, then the raw bytes of its large inputs that the line's ``blobs`` counts,
+passed on to the child as they are; see :mod:`pytest_lessons.isolation.arguments`); the worker
 first writes ``{"ready": ...}``, then one *report* per job to the file descriptor that was its
 stdout (its own fd 1 then points at /dev/null, so stray prints cannot corrupt the protocol). A
 job holds the child request (see :func:`pytest_lessons.isolation.child.run_case`) plus ``timeout``,
@@ -42,6 +44,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from pytest_lessons.isolation import walls
+from pytest_lessons.isolation.arguments import frame_length, unframe
 from pytest_lessons.isolation.child import (
     gate_writer,
     limit_memory,
@@ -161,6 +164,13 @@ def _read_all(fd: int) -> bytes:
         chunks.append(chunk)
 
 
+def _write_all(fd: int, data: bytes) -> None:
+    """Write all of *data*: a pipe write that a signal interrupts returns early."""
+    view, done = memoryview(data), 0
+    while done < len(data):
+        done += os.write(fd, view[done:])
+
+
 def _read_line(fd: int) -> tuple[bytes, bytes]:
     """The first line from *fd*, and what was read after it."""
     data = b""
@@ -209,7 +219,7 @@ def _child(zygote: int, job_fd: int, done_fd: int, output_fd: int, gate_fd: int)
         line, rest = _read_line(job_fd)
         policy = json.loads(line or b"null")
         prepare_rules(policy if isinstance(policy, dict) else None, zygote)
-        job = json.loads(rest + _read_all(job_fd))
+        job = unframe(rest + _read_all(job_fd))
         os.close(job_fd)
         limit_memory(job.get("memory_mb"))
         result = run_case(job, gate_writer(gate_fd))
@@ -547,8 +557,9 @@ class Worker:
                     continue
             self.siblings.discard(pid)
 
-    def run(self, job: dict[str, Any]) -> dict[str, Any]:
-        """Hand *job* to a fresh child, supervise it, and say how it ended."""
+    def run(self, job: dict[str, Any], raw: bytes | None = None) -> dict[str, Any]:
+        """Hand *job* (its frame *raw*, as the runner sent it) to a fresh child, supervise
+        it, and say how it ended."""
         cap = int(job.get("output_cap", 65536))
         timeout = float(job.get("timeout", 10.0))
         sandbox = job.get("sandbox")
@@ -560,7 +571,7 @@ class Worker:
         self.send({"id": job.get("id"), "pgid": pid})
         started = time.monotonic()
         try:
-            os.write(child.job_w, json.dumps(job).encode("utf-8"))
+            _write_all(child.job_w, raw if raw is not None else json.dumps(job).encode("utf-8"))
         except OSError:
             pass  # the child is gone already; its status tells the rest
         os.close(child.job_w)
@@ -721,7 +732,9 @@ def main() -> None:  # pragma: no cover - runs as the worker process; tested thr
         job: Any = None
         try:
             job = json.loads(line)
-            report = worker.run(job)
+            # The frame's blobs (a case's large inputs), passed on to the child as they are.
+            blobs = sys.stdin.buffer.read(frame_length(job))
+            report = worker.run(job, line + blobs)
         except Exception as exc:
             report = {"status": "worker_error", "message": f"{type(exc).__name__}: {exc}"}
         report["id"] = job.get("id") if isinstance(job, dict) else None

@@ -1,0 +1,221 @@
+"""How a job carries its inputs, and how the child rebuilds them for each call.
+
+A job's inputs are JSON values. Plain values of ``exercise.toml`` (numbers, strings, booleans
+and lists of them) travel as they are; anything else is a table tagged with :data:`ARG`:
+
+* ``{"$input": "array", "dtype": "float32", "shape": [64, 192], "data": b"..."}``: a block of
+  numbers as raw little-endian bytes, rebuilt as nested lists (a ``.tolist()`` of it).
+* ``{"$input": "tensor", "dtype": "int64", "value": X}``: *X* rebuilt, then made a torch
+  tensor of that dtype (``dtype`` None: the tensor's own, or torch's choice for plain numbers).
+* ``{"$input": "mapping", "items": {name: X, ...}}``: a dict of rebuilt values (a state dict).
+* ``{"$input": "data", "value": ...}``: JSON data used as it is (it may hold tables).
+
+**Framing.** Between processes a job is one *frame* (:func:`frame`, :func:`unframe`): a line of
+JSON whose arrays name a blob (``"blob": 0``) instead of holding their bytes, and whose
+``"blobs"`` lists the blobs' lengths, then the blobs' raw bytes. A 1M-float input then costs
+no JSON or base64 pass over its numbers anywhere (``benchmarks/file_input.py``); a process
+that only passes a job on (the worker) reads the line and the bytes it names, and forwards
+them as they are.
+
+The core packs these (:func:`pack_array` and friends); the child calls :func:`rebuild` once per
+call, so every call gets fresh objects and a learner who changes an input changes nothing for
+the next call. Only :func:`rebuild` imports torch, and only for a tensor input; it runs in the
+process that runs learner code, before that code is called.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import struct
+import sys
+from array import array
+from typing import Any
+
+#: The key that marks a packed input.
+ARG = "$input"
+
+#: Dtypes an input may have, by torch's name: (``array`` type code, bytes per element).
+#: ``float16`` and ``bfloat16`` have no type code and are widened to float for lists.
+DTYPES: dict[str, tuple[str, int]] = {
+    "float64": ("d", 8),
+    "float32": ("f", 4),
+    "float16": ("", 2),
+    "bfloat16": ("", 2),
+    "int64": ("q", 8),
+    "int32": ("i", 4),
+    "int16": ("h", 2),
+    "int8": ("b", 1),
+    "uint8": ("B", 1),
+    "bool": ("B", 1),
+}
+
+
+def pack_array(
+    dtype: str, shape: tuple[int, ...] | list[int], data: bytes | memoryview
+) -> dict[str, Any]:
+    """A block of numbers (*data*: raw little-endian bytes of *dtype*, row-major *shape*)."""
+    return {ARG: "array", "dtype": dtype, "shape": list(shape), "data": data}
+
+
+def pack_tensor(value: Any, dtype: str | None) -> dict[str, Any]:
+    """*value* (packed or plain) passed as a torch tensor of *dtype* (None: its own)."""
+    return {ARG: "tensor", "dtype": dtype, "value": value}
+
+
+def pack_mapping(items: dict[str, Any]) -> dict[str, Any]:
+    """A dict of packed or plain values, in their order."""
+    return {ARG: "mapping", "items": items}
+
+
+def pack_data(value: Any) -> dict[str, Any]:
+    """JSON data passed as it is (tables included)."""
+    return {ARG: "data", "value": value}
+
+
+def frame(document: dict[str, Any], key: str = "inputs") -> bytes:
+    """*document* (a request) as one frame: its JSON line, then the blobs of its *key*."""
+    blobs: list[bytes | memoryview] = []
+    line = dict(document)
+    line[key] = _split(document.get(key), blobs)
+    line["blobs"] = [len(blob) for blob in blobs]
+    return b"".join([(json.dumps(line) + "\n").encode("utf-8"), *blobs])
+
+
+def frame_length(line: dict[str, Any]) -> int:
+    """How many bytes of blobs follow a frame's JSON *line*."""
+    return sum(int(n) for n in line.get("blobs") or ())
+
+
+def unframe(data: bytes, key: str = "inputs") -> dict[str, Any]:
+    """The request a :func:`frame` holds, its arrays' bytes back in place."""
+    head, _, rest = data.partition(b"\n")
+    document: dict[str, Any] = json.loads(head)
+    view = memoryview(rest)
+    blobs, at = [], 0
+    for length in document.pop("blobs", None) or ():
+        blobs.append(view[at : at + int(length)])
+        at += int(length)
+    if key in document:
+        document[key] = _join(document[key], blobs)
+    return document
+
+
+def _split(value: Any, blobs: list[bytes | memoryview]) -> Any:
+    if isinstance(value, list):
+        return [_split(item, blobs) for item in value]
+    if not isinstance(value, dict) or ARG not in value:
+        return value
+    if value[ARG] == "array" and "data" in value:
+        out = {k: v for k, v in value.items() if k != "data"}
+        out["blob"] = len(blobs)
+        blobs.append(value["data"])
+        return out
+    if value[ARG] == "tensor":
+        return {**value, "value": _split(value["value"], blobs)}
+    if value[ARG] == "mapping":
+        return {**value, "items": {k: _split(v, blobs) for k, v in value["items"].items()}}
+    return value
+
+
+def _join(value: Any, blobs: list[memoryview]) -> Any:
+    if isinstance(value, list):
+        return [_join(item, blobs) for item in value]
+    if not isinstance(value, dict) or ARG not in value:
+        return value
+    if value[ARG] == "array" and "blob" in value:
+        return {**value, "data": blobs[int(value["blob"])]}
+    if value[ARG] == "tensor":
+        return {**value, "value": _join(value["value"], blobs)}
+    if value[ARG] == "mapping":
+        return {**value, "items": {k: _join(v, blobs) for k, v in value["items"].items()}}
+    return value
+
+
+def blob_key(value: Any) -> str:
+    """A stand-in for raw bytes in a job's JSON key (``json.dumps(default=...)``)."""
+    if isinstance(value, (bytes, memoryview)):
+        return "blob:" + hashlib.blake2b(value, digest_size=16).hexdigest()
+    raise TypeError(f"{type(value).__name__} is not JSON data")
+
+
+def rebuild(value: Any) -> Any:
+    """The argument *value* stands for, as fresh objects (see the module's docstring)."""
+    if isinstance(value, list):
+        return [rebuild(item) for item in value]
+    if not isinstance(value, dict):
+        return value
+    tag = value.get(ARG)
+    if tag == "array":
+        return _nested(_flat(value), list(value["shape"]))
+    if tag == "tensor":
+        return _tensor(value["value"], value.get("dtype"))
+    if tag == "mapping":
+        return {str(name): rebuild(item) for name, item in value["items"].items()}
+    if tag == "data":
+        return json.loads(json.dumps(value["value"]))
+    return json.loads(json.dumps(value))
+
+
+def _raw(packed: dict[str, Any]) -> bytes | memoryview:
+    data: bytes | memoryview = packed["data"]
+    return data
+
+
+def _flat(packed: dict[str, Any]) -> list[Any]:
+    """The array's elements, row-major, as Python numbers."""
+    dtype, data = packed["dtype"], _raw(packed)
+    if dtype in ("float16", "bfloat16"):
+        data = bytes(data)
+    if dtype == "float16":
+        return list(struct.unpack(f"<{len(data) // 2}e", data))
+    if dtype == "bfloat16":
+        # A bfloat16 is the high half of a float32: put each one back in its place.
+        wide = bytearray(2 * len(data))
+        wide[2::4], wide[3::4] = data[0::2], data[1::2]
+        data, dtype = bytes(wide), "float32"
+    code = DTYPES[dtype][0]
+    values = array(code)
+    values.frombytes(data)
+    if sys.byteorder != "little" and DTYPES[dtype][1] > 1:  # pragma: no cover
+        values.byteswap()
+    flat = values.tolist()
+    if dtype == "bool":
+        return [bool(v) for v in flat]
+    return flat
+
+
+def _nested(flat: list[Any], shape: list[int]) -> Any:
+    """*flat* in row-major *shape* as nested lists (a number for shape ``[]``)."""
+    if not shape:
+        return flat[0]
+    if 0 in shape:
+        return _empty(shape)
+    rows: list[Any] = flat
+    for size in reversed(shape[1:]):
+        rows = [rows[i : i + size] for i in range(0, len(rows), size)]
+    return rows
+
+
+def _empty(shape: list[int]) -> list[Any]:
+    if shape[0] == 0 or len(shape) == 1:
+        return []
+    return [_empty(shape[1:]) for _ in range(shape[0])]
+
+
+def _tensor(value: Any, dtype: str | None) -> Any:
+    torch: Any = importlib.import_module("torch")
+    wanted = getattr(torch, dtype) if dtype else None
+    if isinstance(value, dict) and value.get(ARG) == "array":
+        own = getattr(torch, value["dtype"])
+        data = bytearray(_raw(value))  # writable: the learner may change the tensor
+        shape = list(value["shape"])
+        if not data:
+            tensor = torch.empty(shape, dtype=own)
+        elif sys.byteorder != "little":  # pragma: no cover
+            tensor = torch.tensor(_nested(_flat(value), shape), dtype=own)
+        else:
+            tensor = torch.frombuffer(data, dtype=own).reshape(shape)
+        return tensor if wanted is None or wanted == own else tensor.to(wanted)
+    return torch.tensor(rebuild(value), dtype=wanted)
