@@ -338,13 +338,15 @@ def pytest_collection_modifyitems(
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Grading a class on several workers: hand the pool every learner case, in run order."""
+    """Tell the runner the sandbox now that the course is known, so that the first case's
+    walls go up ahead too; grading a class on several workers, hand the pool every learner
+    case, in run order."""
     lessons = session.config.stash.get(KEY, None)
-    if (
-        lessons is None
-        or not isinstance(lessons.runner, PoolRunner)
-        or not _runs_cases_here(session.config)
-    ):
+    if lessons is None or not _runs_cases_here(session.config):
+        return
+    if any(item.path.name == model.EXERCISE_FILE for item in session.items):
+        lessons.runner.announce(lessons.sandbox_policy())
+    if not isinstance(lessons.runner, PoolRunner):
         return
     grader = lessons.grader
     jobs = [

@@ -456,3 +456,37 @@ def test_the_filter_allows_exactly_the_allow_list_and_checks_the_arguments(machi
                     first,
                     second,
                 )
+
+
+@pytest.mark.parametrize("mode", ["fork", "spawn"])
+def test_a_sandbox_announced_before_the_first_job_closes_around_it_and_another_still_runs(
+    tmp_path: Path, mode: str
+) -> None:
+    from dataclasses import replace
+
+    from pytest_lessons.isolation.outcome import RETURNED
+    from pytest_lessons.isolation.runner import ForkRunner, Job, Runner, SpawnRunner
+
+    solution = tmp_path / "solution.py"
+    solution.write_text(
+        "import resource\n\ndef solve(x):\n"
+        "    return f'{resource.getrlimit(resource.RLIMIT_NOFILE)[1]} files, {x}'\n"
+    )
+    announced = sandbox.make_policy(SUPPORT, {}, user=None, limits={"open_files": 100})
+    announced = announced.for_course([], None)
+    other = replace(announced, limits={"open_files": 50})
+    job = Job(solution, "solve", [[7]], 20.0, 0, 1000, 1, sandbox=announced, beneath=tmp_path)
+    runner: Runner = ForkRunner(preload=()) if mode == "fork" else SpawnRunner((), spares=1)
+    try:
+        runner.warm_up()
+        runner.announce(announced)
+        # The first case's walls were built from the announcement; the second case's
+        # sandbox is not that one, so it gets a child of its own.
+        outcomes = [runner.run(job), runner.run(replace(job, sandbox=other)), runner.run(job)]
+    finally:
+        runner.close()
+    assert [(o.kind, o.answer) for o in outcomes] == [
+        (RETURNED, "100 files, [7]"),
+        (RETURNED, "50 files, [7]"),
+        (RETURNED, "100 files, [7]"),
+    ], outcomes
