@@ -81,7 +81,7 @@ class ExerciseFile(pytest.File):
         except model.ExerciseError as error:
             yield BrokenExercise.from_parent(self, name="exercise", error=error)
             return
-        if not self.config.option.collectonly:
+        if lessons.runs_cases:
             lessons.runner.warm_up()
         if self.config.getoption("lesson_export"):
             yield LessonExport.from_parent(self, name="lesson-export", exercise=exercise)
