@@ -97,7 +97,8 @@ class Job:
     beneath: Path | None = None
     """The learner's folder: *solution* is read beneath it with no link followed (see
     :func:`pytest_lessons.isolation.files.read_beneath`). None for the author's own files (the
-    reference, the mistakes), read as they are."""
+    reference, the mistakes), read as they are. A folder above the solution's own (a learner's
+    folder of a class, ``--lesson-submissions``) refuses a hard link too."""
     answer_bytes: int = 32 << 20
     """The largest result the runner reads back (the answer and its envelope)."""
 
@@ -121,7 +122,12 @@ class Job:
 
 
 #: How a problem with a learner's file reads in its outcome (a ``setup`` problem code).
-_UNREADABLE = {"link": "link", "missing": "missing_file", "not_file": "not_file"}
+_UNREADABLE = {
+    "link": "link",
+    "hard_link": "link",
+    "missing": "missing_file",
+    "not_file": "not_file",
+}
 #: Room for a result's envelope (its traceback, message, names) beside the answer.
 _ENVELOPE = 256 << 10
 
@@ -136,14 +142,18 @@ def read_source(job: Job) -> str | Outcome:
                 beneath = job.beneath
             except ValueError:
                 beneath, relative = job.solution.parent, Path(job.solution.name)
-            data = read_beneath(beneath, relative)
+            # A learner's own run reads a file of their own: a hard link there takes nothing
+            # from anyone, and tools that save space by linking files stay harmless.
+            data = read_beneath(beneath, relative, single_link=beneath != job.solution.parent)
         else:
             with open(job.solution, "rb") as handle:
                 data = handle.read(MAX_SOURCE_BYTES + 1)
             if len(data) > MAX_SOURCE_BYTES:
                 raise Unreadable("too_large", job.solution, len(data))
     except Unreadable as problem:
-        details = {"size": problem.size, "limit": MAX_SOURCE_BYTES}
+        details: dict[str, Any] = {"size": problem.size, "limit": MAX_SOURCE_BYTES}
+        if problem.problem == "hard_link":
+            details = {"links": problem.size}
         code = _UNREADABLE.get(problem.problem, problem.problem)
         return Outcome(kind=SETUP, error_type=code, message=str(problem.path), details=details)
     except OSError:
