@@ -1,17 +1,24 @@
 """What the sandbox costs a case (issue 9). Run from the repository root:
 
-    python benchmarks/sandbox.py              # 200 forks, 100 round trips
-    python benchmarks/sandbox.py --rounds 50
+    python benchmarks/sandbox.py              # 300 forks, 100 round trips, 10 first cases
+    python benchmarks/sandbox.py --rounds 50 --first 5
 
 1. Closing the sandbox: the time :func:`pytest_lessons.isolation.sandbox.confine` takes in a
    child forked from a process that imported torch, as a case's child is: with the walls built
    ahead from the sandbox's shared part (:func:`pytest_lessons.isolation.sandbox.prepare_rules`)
    as a fork server's waiting child and a spawned Python do (their CPU time printed too: off
-   the case's clock, not free), and cold, as only a fork server's first case is.
+   the case's clock, not free), and cold: nothing built ahead, as a case whose sandbox the
+   runner did not know ahead gets it (a first case before :meth:`Runner.announce` existed).
 2. A case's round trip through the fork server with the sandbox and without it, the two
    alternating, on the combine_heads reference: the difference is what a case pays in all
    (private folder made and removed, environment, limits, cgroup or namespaces, Landlock,
    capabilities, seccomp).
+3. A fork server's first case, in fresh workers started side by side and each left to import
+   torch and fork its waiting child: without a sandbox, with the sandbox announced before the
+   first job (as pytest does once it has collected the course), and with the sandbox given
+   only in the job. Printed: the median time the worker saw the case run (from its job
+   handed over to its answer written), which holds the walls the waiting child did not build
+   ahead.
 
 The sandbox is the one a grading run gets here, with the default limits (its header line is
 printed first). This process is set up as the worker is (one OpenMP thread, the worker's
@@ -28,6 +35,7 @@ import statistics
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -63,7 +71,9 @@ def confine_cost(rounds: int) -> None:
     kinds = {
         "fork": "walls built ahead in the waiting child, as in fork mode",
         "spawn": "walls built ahead in a spawned Python, its own cgroup",
-        "cold": "nothing ahead: a fork server's first case",
+        # Since runners are told the sandbox before the first job, no case of a grading run
+        # takes this path unless a job's sandbox is not the one announced.
+        "cold": "nothing ahead: a sandbox not known before its job",
     }
     times: dict[str, list[tuple[float, float, float]]] = {kind: [] for kind in kinds}
     for number in range(rounds):
@@ -101,8 +111,6 @@ def confine_cost(rounds: int) -> None:
 
 
 def round_trip(rounds: int) -> None:
-    from dataclasses import replace
-
     from pytest_lessons.isolation.runner import ForkRunner, Job
 
     bare = Job(LESSON / "reference.py", "solve", INPUTS, 10.0, 2048.0, 65536, 1)
@@ -131,10 +139,52 @@ def round_trip(rounds: int) -> None:
     )
 
 
+def first_case(rounds: int) -> None:
+    import select
+
+    from pytest_lessons.isolation.runner import ForkRunner, Job
+
+    bare = Job(LESSON / "reference.py", "solve", INPUTS, 10.0, 2048.0, 65536, 1)
+    confined = replace(bare, sandbox=_policy())
+    ways = {
+        "no sandbox": (bare, False),
+        "sandbox announced": (confined, True),
+        "sandbox in the job only": (confined, False),
+    }
+    seconds: dict[str, list[float]] = {name: [] for name in ways}
+    for _ in range(rounds):
+        runners = {name: ForkRunner() for name in ways}
+        try:
+            for name, (job, announced) in ways.items():
+                runners[name].warm_up()
+                if announced:
+                    runners[name].announce(job.sandbox)
+            for runner in runners.values():  # each worker's ready line: torch is imported
+                assert runner.process is not None and runner.process.stdout is not None
+                select.select([runner.process.stdout], [], [], 120)
+            time.sleep(0.2)  # its waiting child is forked (and has built what it was told)
+            for name, (job, _) in ways.items():
+                outcome = runners[name].run(job)
+                assert outcome.kind == "returned", outcome
+                seconds[name].append(outcome.seconds)
+        finally:
+            for runner in runners.values():
+                runner.close()
+    print(
+        "3. a fork server's first case, as its worker timed it: "
+        + ", ".join(
+            f"{name} {statistics.median(found) * 1000:.1f} ms" for name, found in seconds.items()
+        )
+        + f" (medians of {rounds} fresh workers each)"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=100)
-    rounds = parser.parse_args().rounds
+    parser.add_argument("--first", type=int, default=10, help="fresh workers for part 3")
+    options = parser.parse_args()
+    rounds = options.rounds
     sys.path.insert(0, str(ROOT))
     if os.environ.get("OMP_NUM_THREADS") != "1":
         from pytest_lessons.isolation.runner import _worker_env
@@ -145,6 +195,8 @@ def main() -> None:
     print("sandbox:", sandbox.describe(sandbox.probe(), _policy()))
     confine_cost(rounds)
     round_trip(rounds)
+    if options.first:
+        first_case(options.first)
 
 
 if __name__ == "__main__":

@@ -83,7 +83,7 @@ class ExerciseFile(pytest.File):
             return
         # Its input files too, wherever in the course they are.
         lessons.course.update(datafiles.folders(exercise.folder, exercise.cases))
-        if not self.config.option.collectonly:
+        if lessons.runs_cases:
             lessons.runner.warm_up()
         if self.config.getoption("lesson_export"):
             yield LessonExport.from_parent(self, name="lesson-export", exercise=exercise)

@@ -247,12 +247,14 @@ def pytest_configure(config: pytest.Config) -> None:
         support=support,
         checkout=config.rootpath,
         shard=shards,
+        runs_cases=_runs_cases_here(config),
     )
     config.stash[KEY] = lessons
     config.stash[_STARTED] = time.monotonic()
-    if submissions is not None and _runs_cases_here(config):
-        # A class is graded here: the worker's import of torch, the longest wait before the
-        # first case, overlaps pytest's collection instead of following it.
+    if lessons.runs_cases and (submissions is not None or _names_lessons(config)):
+        # Lessons are graded here: the worker's import of torch, the longest wait before the
+        # first case, overlaps the rest of pytest's start-up and its collection instead of
+        # following them. (It is a process of its own: pytest itself imports no torch.)
         lessons.runner.warm_up()
     config.pluginmanager.register(ResultCollector(lessons), "lessons.results")
     config.pluginmanager.register(WatchOutMatcher(lessons), "lessons.watch_outs")
@@ -301,12 +303,34 @@ def _grade_lessons_not_files(config: pytest.Config) -> list[str]:
 
 
 def _runs_cases_here(config: pytest.Config) -> bool:
-    """Whether this pytest process will run cases: not for --collect-only or --help, nor in
-    a pytest-xdist controller, whose workers run them."""
-    if config.option.collectonly or getattr(config.option, "help", False):
+    """Whether this pytest process will run cases: not for --collect-only, --help, --markers
+    or --fixtures, nor in a pytest-xdist controller, whose workers run them."""
+    listing = ("collectonly", "help", "markers", "showfixtures", "show_fixtures_per_test")
+    if any(getattr(config.option, name, False) for name in listing):
         return False
     distributed = getattr(config.option, "dist", "no") != "no"
     return not distributed or hasattr(config, "workerinput")
+
+
+def _names_lessons(config: pytest.Config) -> bool:
+    """Whether pytest's arguments name lessons: an ``exercise.toml``, or a folder that is a
+    lesson or a course or holds one (a look one level down, no walk). Where they do not, the
+    worker starts when the first lesson is collected, if any is."""
+    names = (model.EXERCISE_FILE, "course.toml")
+    for argument in config.args:
+        path = Path(config.invocation_params.dir, argument.split("::", 1)[0])
+        if path.name == model.EXERCISE_FILE:
+            return True
+        try:
+            if any((path / name).is_file() for name in names):
+                return True
+            with os.scandir(path) as entries:
+                folders = [Path(e.path) for e in entries if e.is_dir(follow_symlinks=False)]
+        except OSError:  # not a folder
+            continue
+        if any((folder / name).is_file() for folder in folders for name in names):
+            return True
+    return False
 
 
 def _sandbox(resolved: settings.Settings) -> tuple[sandbox.Support, sandbox.Policy | None]:
@@ -372,13 +396,15 @@ def pytest_collection_modifyitems(
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Grading a class on several workers: hand the pool every learner case, in run order."""
+    """Tell the runner the sandbox now that the course is known, so that the first case's
+    walls go up ahead too; grading a class on several workers, hand the pool every learner
+    case, in run order."""
     lessons = session.config.stash.get(KEY, None)
-    if (
-        lessons is None
-        or not isinstance(lessons.runner, PoolRunner)
-        or not _runs_cases_here(session.config)
-    ):
+    if lessons is None or not lessons.runs_cases:
+        return
+    if any(item.path.name == model.EXERCISE_FILE for item in session.items):
+        lessons.runner.announce(lessons.sandbox_policy())
+    if not isinstance(lessons.runner, PoolRunner):
         return
     grader = lessons.grader
     jobs = [

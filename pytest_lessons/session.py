@@ -48,6 +48,9 @@ class LessonSession:
     """Every exercise folder collected: none of it is readable to learner code."""
     shard: tuple[int, int] | None = None
     """Batch grading: (K, N) to grade the K-th of N shards of the learners."""
+    runs_cases: bool = True
+    """Whether this pytest process runs cases (not a listing, the help or an xdist
+    controller): only then is the worker started."""
     grader: Grader = field(init=False)
     _course_policy: sandbox.Policy | None = None
 

@@ -491,3 +491,49 @@ return [2 * v for v in x]
     result = pytester.runpytest("double", "--lesson-sandbox=off")
     result.assert_outcomes(passed=2)
     assert marker.exists()
+
+
+#: Says, before collection and at the end, whether the run's worker was started.
+WORKER_PROBE = """
+import pytest
+from pytest_lessons.session import KEY
+
+def _said(config, when):
+    lessons = config.stash.get(KEY, None)
+    started = lessons is not None and getattr(lessons.runner, "process", None) is not None
+    print(f"worker {'started' if started else 'not started'} {when}")
+
+def pytest_sessionstart(session):
+    _said(session.config, "before collection")
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_unconfigure(config):
+    _said(config, "at the end")
+"""
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_the_worker_starts_before_collection_only_for_runs_that_grade(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    """A run that grades a lesson starts the worker (a process of its own, which imports
+    torch) as pytest configures, so that its start overlaps pytest's collection; a listing,
+    the help and a folder without lessons start none."""
+    make_exercise()
+    pytester.makeconftest(WORKER_PROBE)
+    pytester.mkdir("plain")
+    (pytester.path / "plain" / "test_plain.py").write_text("def test_one():\n    pass\n")
+    runs = {
+        ("double",): "started before collection",
+        (".",): "started before collection",  # a course: lessons one level down
+        ("double/solution.py",): "started before collection",  # graded as its lesson
+        ("double", "--collect-only"): "not started at the end",
+        ("double", "--fixtures"): "not started at the end",
+        ("--markers",): "not started at the end",
+        ("--help",): "not started at the end",
+        ("plain",): "not started at the end",
+    }
+    for arguments, words in runs.items():
+        result = pytester.runpytest(*arguments, "-p", "no:cacheprovider", "-s")
+        assert result.ret in (0, 5), (arguments, result.ret)
+        assert f"worker {words}" in result.stdout.str(), arguments

@@ -71,6 +71,10 @@ client.connect({listening!r})
 soft, hard = resource.getrlimit(resource.RLIMIT_AS)
 resource.setrlimit(resource.RLIMIT_AS, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
 """,
+    # The same through prlimit on the process itself (EPERM, not setrlimit's ValueError), and
+    # a limit that is no setting of the run.
+    "prlimit_raise": "resource.prlimit(0, resource.RLIMIT_NOFILE, (4096, 4096))",
+    "core_raise": "resource.setrlimit(resource.RLIMIT_CORE, (1 << 20, 1 << 20))",
     "fork_bomb": """
 for _ in range(400):
     if os.fork() == 0:
@@ -136,7 +140,7 @@ def listening(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def test_every_attack_fails_its_own_case_and_the_gradebook_keeps_full_maximums(
     pytester: pytest.Pytester, make_exercise: Make, isolation: str, listening: str
 ) -> None:
-    make_exercise(toml=DOUBLE_TOML)
+    exercise = make_exercise(toml=DOUBLE_TOML)
     submissions = pytester.path / "class"
     learners = {"ada": DOUBLE_RIGHT}
     learners.update(
@@ -148,6 +152,9 @@ def test_every_attack_fails_its_own_case_and_the_gradebook_keeps_full_maximums(
     for name, code in learners.items():
         (submissions / name / "double").mkdir(parents=True)
         (submissions / name / "double" / "solution.py").write_text(code)
+    # A hard link to the author's right file: the same file under a second name.
+    (submissions / "hard_link" / "double").mkdir(parents=True)
+    os.link(exercise / "solution.py", submissions / "hard_link" / "double" / "solution.py")
     result = pytester.runpytest_subprocess(
         "double",
         "--lesson-submissions=class",
@@ -170,7 +177,12 @@ def test_every_attack_fails_its_own_case_and_the_gradebook_keeps_full_maximums(
         "32 processes and threads" in text
     )
     book = sorted((pytester.path / "gradebook.csv").read_text().splitlines()[1:])
-    assert book == sorted(["ada,double,2,2,"] + [f"{name},double,1,2," for name in ATTACKS]), text
+    expected = ["ada,double,2,2,", "hard_link,double,0,2,"]
+    assert book == sorted(expected + [f"{name},double,1,2," for name in ATTACKS]), text
+    assert (
+        "Hand in class/hard_link/double/solution.py itself, not a link: it is a hard link "
+        "(one file under 2 names)" in text
+    )
     # Words that say what to do, for a refused call and for the network.
     assert "Remove the call that the system refused (below)" in text
     assert "Remove the code that uses the network" in text
@@ -187,6 +199,16 @@ def test_every_attack_fails_its_own_case_and_the_gradebook_keeps_full_maximums(
         "Remove the call that raises the memory limit: a case may use 2048 MiB "
         "(--lesson-memory), and cannot raise it." in text
     )
+    assert (
+        "Remove the call that raises the open file limit: a case may hold 256 files open "
+        "(--lesson-open-files), and cannot raise it." in text
+    )
+    assert (
+        "Remove the call that raises the core dump size limit (RLIMIT_CORE): a case cannot "
+        "raise it." in text
+    )
+    # Another process's limits: what it did, whether it lowered or raised them.
+    assert "Remove the code that signals or controls another process" in text
     assert "grader itself failed" not in text
 
 
@@ -456,3 +478,37 @@ def test_the_filter_allows_exactly_the_allow_list_and_checks_the_arguments(machi
                     first,
                     second,
                 )
+
+
+@pytest.mark.parametrize("mode", ["fork", "spawn"])
+def test_a_sandbox_announced_before_the_first_job_closes_around_it_and_another_still_runs(
+    tmp_path: Path, mode: str
+) -> None:
+    from dataclasses import replace
+
+    from pytest_lessons.isolation.outcome import RETURNED
+    from pytest_lessons.isolation.runner import ForkRunner, Job, Runner, SpawnRunner
+
+    solution = tmp_path / "solution.py"
+    solution.write_text(
+        "import resource\n\ndef solve(x):\n"
+        "    return f'{resource.getrlimit(resource.RLIMIT_NOFILE)[1]} files, {x}'\n"
+    )
+    announced = sandbox.make_policy(SUPPORT, {}, user=None, limits={"open_files": 100})
+    announced = announced.for_course([], None)
+    other = replace(announced, limits={"open_files": 50})
+    job = Job(solution, "solve", [[7]], 20.0, 0, 1000, 1, sandbox=announced, beneath=tmp_path)
+    runner: Runner = ForkRunner(preload=()) if mode == "fork" else SpawnRunner((), spares=1)
+    try:
+        runner.warm_up()
+        runner.announce(announced)
+        # The first case's walls were built from the announcement; the second case's
+        # sandbox is not that one, so it gets a child of its own.
+        outcomes = [runner.run(job), runner.run(replace(job, sandbox=other)), runner.run(job)]
+    finally:
+        runner.close()
+    assert [(o.kind, o.answer) for o in outcomes] == [
+        (RETURNED, "100 files, [7]"),
+        (RETURNED, "50 files, [7]"),
+        (RETURNED, "100 files, [7]"),
+    ], outcomes

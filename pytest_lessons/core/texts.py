@@ -162,6 +162,12 @@ def _setup(outcome: Outcome, ctx: Context, call: str, where: str) -> Failure:
         text = (
             f"Create {where} and write {call} in it: the exercise looks for your code in that file."
         )
+    elif problem == "link" and outcome.details.get("links"):
+        text = (
+            f"Hand in {where} itself, not a link: it is a hard link (one file under "
+            f"{outcome.details['links']} names), and the grader reads only the files you hand "
+            "in, never a file that is also somewhere else."
+        )
     elif problem == "link":
         link = ctx.show(outcome.message) if outcome.message else where
         text = (
@@ -328,6 +334,20 @@ _LIMIT_OPTIONS = {
     "open_files": ("--lesson-open-files", "the open file limit"),
 }
 
+#: How the words name each limit of a process that no setting sets (``raise:core``...).
+_OTHER_LIMITS = {
+    "core": "the core dump size limit (RLIMIT_CORE)",
+    "cpu": "the CPU time limit (RLIMIT_CPU)",
+    "stack": "the stack size limit (RLIMIT_STACK)",
+    "memlock": "the locked memory limit (RLIMIT_MEMLOCK)",
+    "locks": "the file lock limit (RLIMIT_LOCKS)",
+    "msgqueue": "the message queue limit (RLIMIT_MSGQUEUE)",
+    "nice": "the priority limit (RLIMIT_NICE)",
+    "rtprio": "the real-time priority limit (RLIMIT_RTPRIO)",
+    "rttime": "the real-time CPU time limit (RLIMIT_RTTIME)",
+    "sigpending": "the pending signal limit (RLIMIT_SIGPENDING)",
+}
+
 
 def limit_words(limit: str, ctx: Context, used: int = 0) -> str:
     """What to do about a limit of the case that its code ran into (*limit*: ``processes``,
@@ -342,6 +362,8 @@ def limit_words(limit: str, ctx: Context, used: int = 0) -> str:
     }
     if limit.startswith("raise:"):
         name = limit.partition(":")[2]
+        if name in _OTHER_LIMITS:
+            return f"Remove the call that raises {_OTHER_LIMITS[name]}: a case cannot raise it"
         if name not in _LIMIT_OPTIONS:
             return (
                 "Remove the call that raises a limit: the run sets each limit of a case "

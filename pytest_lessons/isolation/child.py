@@ -22,6 +22,7 @@ import json
 import linecache
 import os
 import random
+import re
 import sys
 import time
 import traceback
@@ -38,6 +39,7 @@ from pytest_lessons.isolation.arguments import rebuild, unframe
 from pytest_lessons.isolation.outcome import (
     DIED,
     INTERNAL,
+    OTHER_LIMITS,
     RAISED,
     RETURNED,
     SETUP,
@@ -393,8 +395,8 @@ def _action(exc: BaseException) -> str:
     text = f"{last.filename} {last.line}" if last is not None else ""
     if any(word in text for word in ("socket", "connect", "bind", "http", "urlopen")):
         return "network"
-    if any(word in text for word in ("kill", "signal", "ptrace")):
-        return "signal"
+    if any(word in text for word in ("kill", "signal", "ptrace", "prlimit")):
+        return "signal"  # prlimit on the process itself is a limit it raised (see _limit)
     return "other"
 
 
@@ -406,7 +408,11 @@ _RLIMITS = {
     "RLIMIT_NPROC": "processes",
     "RLIMIT_FSIZE": "disk",
     "RLIMIT_NOFILE": "open_files",
+    **{f"RLIMIT_{name.upper()}": name for name in OTHER_LIMITS},
 }
+#: ``resource.prlimit`` on the process itself (pid 0 or its own): refused with EPERM only when
+#: it raises a hard limit; on another process the seccomp filter refuses it whatever it does.
+_OWN_PRLIMIT = re.compile(r"prlimit\(\s*(?:0|os\.getpid\(\))\s*,")
 #: Words in the line that failed with EAGAIN that say it was starting a process.
 _STARTS = ("fork", "Popen", "spawn", "Process", "Pool", "start")
 
@@ -428,9 +434,11 @@ def _limit(exc: BaseException) -> str | None:
     text = f"{last.line}" if last is not None else ""
     if number == errno.EAGAIN and any(word in text for word in _STARTS):
         return "processes"
-    if isinstance(exc, ValueError) and "maximum limit" in str(exc):
-        # resource.setrlimit's words for EPERM and EINVAL: a soft or hard limit above the hard.
-        found = [limit for name, limit in _RLIMITS.items() if name in text]
+    raised = isinstance(exc, ValueError) and "maximum limit" in str(exc)
+    # resource.setrlimit's words for EPERM and EINVAL (a soft or hard limit above the hard),
+    # and prlimit's EPERM on the process itself (a hard limit raised).
+    if raised or (isinstance(exc, PermissionError) and _OWN_PRLIMIT.search(text)):
+        found = [limit for name, limit in _RLIMITS.items() if re.search(rf"\b{name}\b", text)]
         return f"raise:{found[0] if found else 'other'}"
     return None
 

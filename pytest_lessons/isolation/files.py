@@ -8,7 +8,11 @@ grader read, with its own rights, a file that is not the learner's. :func:`read_
 opens the file beneath the learner's folder and follows no link on the way: with Linux's
 ``openat2`` (5.6 and later) where the kernel has it, else one component at a time with
 ``O_NOFOLLOW``. Only a regular file of bounded size is read; its bytes travel in the job, so the
-process that runs learner code never opens a course or submission path.
+process that runs learner code never opens a course or submission path. In a class's folder a
+hard link is refused too (``single_link``): it is the same file as another one, which may be
+the lesson's reference or a file only the grader may read. A git clone or an upload never makes
+one; someone who could write the grader's file system did (or Python's ``tarfile`` unpacking
+an archive without a filter, which links to any path it names).
 
 :func:`remove_tree` removes a case's private folder: learner code may have left folders
 without permissions, read-only files, trees deeper than Python's recursion limit, FIFOs and
@@ -48,7 +52,8 @@ _DIRECTORY |= getattr(os, "O_CLOEXEC", 0)
 
 class Unreadable(Exception):
     """The learner's file cannot be taken as it is; *problem* says why: ``link`` (the file or
-    a folder on its way is a link), ``missing``, ``not_file`` (a folder, a FIFO, a device) or
+    a folder on its way is a link), ``hard_link`` (the file has other names: *size* says how
+    many names in all), ``missing``, ``not_file`` (a folder, a FIFO, a device) or
     ``too_large``. *path* is the path that has the problem."""
 
     def __init__(self, problem: str, path: Path, size: int = 0) -> None:
@@ -137,10 +142,13 @@ def _first_link(folder: Path, parts: list[str]) -> Path:
     return folder.joinpath(*parts)
 
 
-def read_beneath(folder: Path, relative: PurePath, limit: int = MAX_SOURCE_BYTES) -> bytes:
+def read_beneath(
+    folder: Path, relative: PurePath, limit: int = MAX_SOURCE_BYTES, single_link: bool = False
+) -> bytes:
     """The bytes of *folder* / *relative*, opened beneath *folder* with no link followed,
     neither the folder itself nor any component after it; only a regular file of at most
-    *limit* bytes. Raises :class:`Unreadable`."""
+    *limit* bytes, and with *single_link* only one that has no other name (no hard link).
+    Raises :class:`Unreadable`."""
     parts = [p for p in PurePath(relative).parts if p not in ("", ".")]
     target = folder.joinpath(*parts)
     if not parts or ".." in parts or PurePath(relative).is_absolute():
@@ -172,6 +180,8 @@ def read_beneath(folder: Path, relative: PurePath, limit: int = MAX_SOURCE_BYTES
         status = os.fstat(handle.fileno())
         if not stat.S_ISREG(status.st_mode):
             raise Unreadable("not_file", target)
+        if single_link and status.st_nlink > 1:
+            raise Unreadable("hard_link", target, status.st_nlink)
         if status.st_size > limit:
             raise Unreadable("too_large", target, status.st_size)
         data = handle.read(limit + 1)

@@ -227,11 +227,28 @@ def too_large(size: int, limit: int) -> Outcome:
     return Outcome(kind=RETURNED, answer={TAG: "cut", "reason": reason})
 
 
+#: The resource limits of a process that are no setting of a run, by the names that
+#: ``raise:<name>`` gives them (``RLIMIT_CORE`` is ``core``): a case cannot raise them either.
+OTHER_LIMITS = (
+    "core",
+    "cpu",
+    "stack",
+    "memlock",
+    "locks",
+    "msgqueue",
+    "nice",
+    "rtprio",
+    "rttime",
+    "sigpending",
+)
 #: The limits a raised exception's details may say the case ran into (see the child's
 #: ``_limit``): a new process or thread, the disk, open files, or a limit it tried to raise.
 LIMIT_KINDS = frozenset(
     {"processes", "disk", "open_files"}
-    | {f"raise:{name}" for name in ("memory", "processes", "disk", "open_files", "other")}
+    | {
+        f"raise:{name}"
+        for name in ("memory", "processes", "disk", "open_files", "other", *OTHER_LIMITS)
+    }
 )
 #: The message of a case whose files took more than its disk budget (see :func:`over_disk`).
 OVER_DISK = "its files took more than the disk budget"

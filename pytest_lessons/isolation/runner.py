@@ -104,7 +104,8 @@ class Job:
     beneath: Path | None = None
     """The learner's folder: *solution* is read beneath it with no link followed (see
     :func:`pytest_lessons.isolation.files.read_beneath`). None for the author's own files (the
-    reference, the mistakes), read as they are."""
+    reference, the mistakes), read as they are. A folder above the solution's own (a learner's
+    folder of a class, ``--lesson-submissions``) refuses a hard link too."""
     answer_bytes: int = 32 << 20
     """The largest result the runner reads back (the answer and its envelope)."""
 
@@ -130,7 +131,12 @@ class Job:
 
 
 #: How a problem with a learner's file reads in its outcome (a ``setup`` problem code).
-_UNREADABLE = {"link": "link", "missing": "missing_file", "not_file": "not_file"}
+_UNREADABLE = {
+    "link": "link",
+    "hard_link": "link",
+    "missing": "missing_file",
+    "not_file": "not_file",
+}
 #: Room for a result's envelope (its traceback, message, names) beside the answer.
 _ENVELOPE = 256 << 10
 
@@ -145,14 +151,18 @@ def read_source(job: Job) -> str | Outcome:
                 beneath = job.beneath
             except ValueError:
                 beneath, relative = job.solution.parent, Path(job.solution.name)
-            data = read_beneath(beneath, relative)
+            # A learner's own run reads a file of their own: a hard link there takes nothing
+            # from anyone, and tools that save space by linking files stay harmless.
+            data = read_beneath(beneath, relative, single_link=beneath != job.solution.parent)
         else:
             with open(job.solution, "rb") as handle:
                 data = handle.read(MAX_SOURCE_BYTES + 1)
             if len(data) > MAX_SOURCE_BYTES:
                 raise Unreadable("too_large", job.solution, len(data))
     except Unreadable as problem:
-        details = {"size": problem.size, "limit": MAX_SOURCE_BYTES}
+        details: dict[str, Any] = {"size": problem.size, "limit": MAX_SOURCE_BYTES}
+        if problem.problem == "hard_link":
+            details = {"links": problem.size}
         code = _UNREADABLE.get(problem.problem, problem.problem)
         return Outcome(kind=SETUP, error_type=code, message=str(problem.path), details=details)
     except OSError:
@@ -262,6 +272,12 @@ class Runner:
     def warm_up(self) -> None:
         """Start anything slow now, in the background, so the first case does not wait."""
 
+    def announce(self, policy: Policy | None) -> None:
+        """The sandbox of every coming job, once it is known (pytest has collected the
+        course) and before the first job: the processes waiting for the first case build
+        its walls now, as they do for every later case. A job with another sandbox still
+        runs under its own."""
+
     def run(self, job: Job) -> Outcome:
         raise NotImplementedError
 
@@ -298,17 +314,27 @@ class _TempDir:
         self._path: Path | None = None
         self._count = 0
 
+    def base(self) -> Path:
+        """The folder that holds the private folders, made now if need be."""
+        if self._path is None:
+            self._path = Path(tempfile.mkdtemp(prefix="pytest-lessons-"))
+            # Another user may pass through to its own folder, never list the others.
+            os.chmod(self._path, 0o711)
+        return self._path
+
+    def shared(self, policy: Policy) -> dict[str, Any]:
+        """What of *policy*'s request every case of this folder shares (its cases' folder
+        included), as :func:`_request` makes it."""
+        case = self.base() / "case-0"
+        return shared_part(policy.request(case, case))
+
     def next_case(self, policy: Policy | None) -> Path:
         """A new private folder for one case (the learner's HOME and TMPDIR), owned by the
         user the case runs as, and the file where the child writes its outcome: the
         folder's ``result.json``; where a tmpfs covers the private folders, ``case-N.json``
         beside a folder the case makes in its tmpfs (see :func:`_private_folder`)."""
-        if self._path is None:
-            self._path = Path(tempfile.mkdtemp(prefix="pytest-lessons-"))
-            # Another user may pass through to its own folder, never list the others.
-            os.chmod(self._path, 0o711)
         self._count += 1
-        folder = self._path / f"case-{self._count}"
+        folder = self.base() / f"case-{self._count}"
         if policy is not None and policy.namespaces and policy.limits.get("disk_mb"):
             # No folder here: removing one while a case's mount namespace ends waited for the
             # kernel (3.5 ms wall a case, 0.3 ms of it CPU, on a loaded 2-core machine).
@@ -392,6 +418,8 @@ class ForkRunner(Runner):
         self._group: int | None = None
         self._group_seen = False
         self._temp = _TempDir()
+        self._ahead: bytes | None = None
+        """The announced sandbox's line (see :meth:`announce`), told every worker started."""
 
     def warm_up(self) -> None:
         if self.process is None or self.process.poll() is not None:
@@ -399,6 +427,31 @@ class ForkRunner(Runner):
             self._buffer = b""
             handed, self._handed = self._handed, None
             self.process = handed or self._start()
+            if self._ahead is not None:
+                self._write(self._ahead)
+
+    def announce(self, policy: Policy | None) -> None:
+        if policy is None:
+            return
+        line = (json.dumps({"ahead": self._temp.shared(policy)}) + "\n").encode("utf-8")
+        # A worker still importing torch reads nothing yet: what does not fit its pipe would
+        # keep pytest waiting for the import, so a policy that large is not announced.
+        if len(line) > _POLICY_ROOM:
+            return
+        self._ahead = line
+        if self.process is not None and self.process.poll() is None:
+            self._write(line)
+        else:
+            self.warm_up()
+
+    def _write(self, data: bytes) -> None:
+        """Write *data* to the worker; a worker that is gone is found at the next job."""
+        assert self.process is not None and self.process.stdin is not None
+        try:
+            self.process.stdin.write(data)
+            self.process.stdin.flush()
+        except OSError:
+            pass
 
     def _start(self) -> subprocess.Popen[bytes]:
         """Start a worker; the first one also forks the siblings' workers."""
@@ -624,6 +677,18 @@ class SpawnRunner(Runner):
         except OSError:
             pass  # it is gone already; its case says so
 
+    def announce(self, policy: Policy | None) -> None:
+        if policy is None:
+            return
+        line = (json.dumps(self._temp.shared(policy)) + "\n").encode("utf-8")
+        if len(line) > _POLICY_ROOM:  # it must fit the pipe: nobody may read it yet
+            return
+        self._sandbox = line
+        self.warm_up()
+        for process, _ in self._waiting:
+            if process.pid not in self._told:
+                self._tell(process, line)
+
     def warm_up(self) -> None:
         alive = []
         for process, gate in self._waiting:
@@ -822,6 +887,15 @@ class PoolRunner(Runner):
                 thread = threading.Thread(target=self._serve, args=(runner,), daemon=True)
                 thread.start()
                 self._threads.append(thread)
+
+    def announce(self, policy: Policy | None) -> None:
+        # Only before the first job: from then on each runner is its own thread's, which
+        # writes to its worker.
+        with self._lock:
+            if self._count or self._closed:
+                return
+            for runner in self.runners:
+                runner.announce(policy)
 
     def prefetch(self, jobs: list[Job]) -> None:
         """Run *jobs* ahead, in order, on the free runners."""

@@ -26,6 +26,11 @@ which share its memory and so cost no second import::
 
 A sibling reads jobs on its own pipes (``--sibling=JOB_FD,REPORT_FD``, inherited from the
 runner through worker 1) and lives on if worker 1 dies.
+
+Besides jobs, the runner may write ``{"ahead": SHARED}``: the part of the sandbox every coming
+job shares (:func:`pytest_lessons.isolation.sandbox.shared_part`), once pytest has collected the
+course and before the first job. The waiting child then builds its walls before its job
+arrives, the first case's included; the worker answers nothing to it.
 """
 
 from __future__ import annotations
@@ -248,6 +253,17 @@ class _Spare:
     done_r: int
     out_r: int
     gate_r: int
+    told: bytes | None = None
+    """The first line written into its job pipe (the sandbox it builds its walls for, or
+    ``null``); None: nothing yet, it waits to be told."""
+
+
+def _policy_line(shared: dict[str, Any] | None) -> bytes:
+    """The first line of a child's job pipe: the sandbox's shared part, or ``null``."""
+    line = (json.dumps(shared) + "\n").encode("utf-8")
+    if shared is None or len(line) > _POLICY_ROOM:  # it must fit the pipe: nobody reads it yet
+        return b"null\n"
+    return line
 
 
 def _signal_name(number: int) -> str:
@@ -420,14 +436,16 @@ class Worker:
         self.zygote, self.sock = Zygote.start((protocol_fd,))
         self._spare: _Spare | None = None
         self._sandbox: dict[str, Any] | None = None
-        """The last job's sandbox: the next child builds its fixed part while it waits."""
+        """The sandbox's shared part, as announced or as the last job had it: the next child
+        builds its walls from it while it waits. None: not known, so a child waits untold."""
         self._ended: dict[int, int] = {}
         """Children the zygote said ended, with their wait status."""
         self._live: set[int] = set()
         """The children whose end matters: the waiting one and the one running a case."""
         self._forked: int | None = None
-        self._asked: tuple[int, int, int, int] | None = None
-        """The worker's ends of the pipes of the child asked for, until its pid arrives."""
+        self._asked: _Spare | None = None
+        """The child asked for (its pid still 0) with the worker's ends of its pipes, until
+        its pid arrives."""
         self._inbox = b""
 
     def send(self, message: dict[str, Any]) -> None:
@@ -469,8 +487,9 @@ class Worker:
 
     def ask_spare(self) -> None:
         """Ask the zygote for the child that will run the next job (unless there is one or
-        it was asked for), on fresh pipes that hold the session's sandbox policy already.
-        Its pid arrives later (:meth:`_hear`): a case is supervised meanwhile."""
+        it was asked for), on fresh pipes that hold the session's sandbox policy already
+        where it is known. Its pid arrives later (:meth:`_hear`): a case is supervised
+        meanwhile."""
         if self._spare is not None or self._asked is not None:
             return
         job_r, job_w = os.pipe()
@@ -478,10 +497,9 @@ class Worker:
         out_r, out_w = os.pipe()
         gate_r, gate_w = os.pipe()
         theirs = [job_r, done_w, out_w, gate_w]
-        policy = (json.dumps(self._sandbox) + "\n").encode("utf-8")
-        if len(policy) > _POLICY_ROOM:  # it must fit the pipe: nobody reads it yet
-            policy = b"null\n"
-        os.write(job_w, policy)
+        asked = _Spare(0, job_w, done_r, out_r, gate_r)
+        if self._sandbox is not None:
+            self._tell(asked, _policy_line(self._sandbox))
         try:
             _send(self.sock, {"fork": True}, theirs)
         except OSError:
@@ -490,7 +508,24 @@ class Worker:
             for fd in theirs:
                 os.close(fd)
         os.set_blocking(out_r, False)
-        self._asked = (job_w, done_r, out_r, gate_r)
+        self._asked = asked
+
+    @staticmethod
+    def _tell(child: _Spare, line: bytes) -> None:
+        """Write *line* (see :func:`_policy_line`) first into *child*'s job pipe."""
+        child.told = line
+        with contextlib.suppress(OSError):  # it is gone already; its status tells the rest
+            os.write(child.job_w, line)
+
+    def announce(self, shared: Any) -> None:
+        """The sandbox every coming job shares, from the runner before its first job: the
+        waiting child, if it was not told yet, builds its walls from it now."""
+        if not isinstance(shared, dict):
+            return
+        self._sandbox = shared
+        for child in (self._spare, self._asked):
+            if child is not None and child.told is None:
+                self._tell(child, _policy_line(shared))
 
     def _settle(self) -> None:
         """The asked-for child, once the zygote said its pid."""
@@ -498,8 +533,17 @@ class Worker:
             return
         pid, self._forked = self._forked, None
         self._live.add(pid)
-        self._spare = _Spare(pid, *self._asked)
-        self._asked = None
+        self._asked.pid = pid
+        self._spare, self._asked = self._asked, None
+
+    def _discard(self, child: _Spare) -> None:
+        """Kill a waiting child that built walls for another sandbox than its job's."""
+        _kill_group(child.pid)
+        self._live.discard(child.pid)
+        self._ended.pop(child.pid, None)
+        for fd in (child.job_w, child.done_r, child.out_r, child.gate_r):
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
     def spare(self) -> _Spare:
         """The child that will run the next job, asked for now if need be. A zygote that
@@ -563,8 +607,19 @@ class Worker:
         cap = int(job.get("output_cap", 65536))
         timeout = float(job.get("timeout", 10.0))
         sandbox = job.get("sandbox")
+        shared = shared_part(sandbox) if isinstance(sandbox, dict) else None
+        line = _policy_line(shared)
         child = self.spare()
         self._spare = None
+        if child.told is not None and child.told != line:
+            # Its walls are another sandbox's (the announced one was not this job's): a fresh
+            # child, told this job's, runs the case.
+            self._discard(child)
+            self._sandbox = shared
+            child = self.spare()
+            self._spare = None
+        if child.told is None:
+            self._tell(child, line)
         pid, out_r = child.pid, child.out_r
         # The runner kills this group itself should the worker die (learner code can kill or
         # stop it), so it learns the group before the child has its job and can act.
@@ -576,11 +631,9 @@ class Worker:
             pass  # the child is gone already; its status tells the rest
         os.close(child.job_w)
         # The next case's child is forked now, while this one runs on another core, and
-        # prepares this session's sandbox.
-        if isinstance(sandbox, dict):
-            # Only what every case shares: a learner's folder or file never reaches the
-            # next case's child.
-            self._sandbox = shared_part(sandbox)
+        # prepares this job's sandbox: only what every case shares, so a learner's folder or
+        # file never reaches the next case's child.
+        self._sandbox = shared
         self.ask_spare()
         output = bytearray()
         cut = 0
@@ -732,6 +785,9 @@ def main() -> None:  # pragma: no cover - runs as the worker process; tested thr
         job: Any = None
         try:
             job = json.loads(line)
+            if isinstance(job, dict) and "ahead" in job:
+                worker.announce(job["ahead"])
+                continue
             # The frame's blobs (a case's large inputs), passed on to the child as they are.
             blobs = sys.stdin.buffer.read(frame_length(job))
             report = worker.run(job, line + blobs)
