@@ -12,7 +12,7 @@ import jsonschema
 import pytest
 
 from pytest_lessons import schema
-from pytest_lessons.core import model
+from pytest_lessons.core import course, model
 
 from conftest import said
 
@@ -160,10 +160,13 @@ def test_the_course_readme_lists_every_lesson_in_order() -> None:
     readme = (EXERCISES / "README.md").read_text()
     positions = [readme.find(f"`{lesson}`") for lesson in LESSONS]
     assert all(p >= 0 for p in positions)
-    # The order course.toml gives, which runs and reports follow: tokenization first.
-    order = tomllib.loads((EXERCISES / "course.toml").read_text())["course"]["lessons"]
+    # The order course.toml gives, which runs and reports follow: chapter by chapter.
+    found = course.load(EXERCISES / "course.toml")
+    order = [lesson.parent.name for lesson in found.lessons]
     assert sorted(LESSONS) == sorted(order)
-    assert order[:4] == ["utf8_bytes", "pair_counts", "merge_pair", "train_bpe"]
+    chapters = {c.number: [lesson.parent.name for lesson in c.lessons] for c in found.chapters}
+    assert chapters[2] == ["utf8_bytes", "pair_counts", "merge_pair", "train_bpe"]
+    assert chapters[7][0] == "split_heads"
     assert sorted(order, key=lambda name: readme.find(f"`{name}`")) == order
 
 
