@@ -1001,7 +1001,7 @@ def test_a_limit_the_case_ran_into_has_its_words_for_every_limit() -> None:
         assert said == f"Remove the call that raises {set_}, and cannot raise it", name
         said = texts.limit_words(f"raise:{name}", none)
         assert said == f"Remove the call that raises {unset}, and cannot raise it", name
-    for odd in ("raise:other", "raise:", "raise:disk_mb"):
+    for odd in ("raise:other", "raise:", "raise:disk_mb", "raise:other:memory"):
         assert texts.limit_words(odd, full) == (
             "Remove the call that raises a limit: the run sets each limit of a case "
             "(--lesson-memory, --lesson-disk, --lesson-open-files, --lesson-processes), and a "
@@ -1162,3 +1162,25 @@ def test_an_exceptions_headline_ends_as_a_sentence_and_names_the_file_while_load
     assert none.headline == "solution.py raised ValueError while it was loading."
     long = raised("ValueError", "x" * 600, frames=()).headline
     assert long == "solve raised ValueError: " + "x" * (texts.HEADLINE_LIMIT - 26) + "…"
+
+
+def test_a_diagnosis_keeps_the_comparisons_notes_except_on_a_wrong_shape() -> None:
+    found = Diagnosis("x", "Watch out: this.")
+    tensor = {"$": "tensor", "type": "torch.Tensor", "shape": [2], "values": [1.0, 2.0]}
+    typed = texts.describe_mismatch(compare([1.0, 2.0], tensor, 1e-4, 1e-4), context(), found)
+    assert "  The tensor's values are right; only the type is not." in typed.lines
+    extra = compare([1.0, 2.0], [[1.0, 2.0]], 1e-4, 1e-4)
+    note = "  Your values are right, in the right order; only the shape is not."
+    assert note in texts.describe_mismatch(extra, context()).lines
+    assert note not in texts.describe_mismatch(extra, context(), found).lines
+
+
+def test_the_lessons_own_code_is_labelled_as_the_lessons() -> None:
+    author = context(solution=Path("/course/double/ref.py"), author=True, inputs={})
+    assert texts.context_lines(Outcome("returned", output="hi\n"), author) == [
+        "",
+        "  lesson     double/ref.py",
+        "",
+        "  what the lesson's ref.py printed:",
+        "  | hi",
+    ]
