@@ -948,3 +948,239 @@ def test_a_path_is_shown_relative_to_where_pytest_runs_as_the_system_writes_it()
     assert frontend.shown_path(Path("/c/a/solution.py"), Path("/c")) == os.path.join(
         "a", "solution.py"
     )
+
+
+# --- every branch of the refusal words, exactly (the mutation floor of texts) --------------------
+
+
+def test_a_file_too_large_or_a_link_names_the_file_and_the_size() -> None:
+    large = Outcome("setup", error_type="too_large", details={"size": 5 << 20, "limit": 1 << 20})
+    assert headline(large) == (
+        "Hand in a smaller double/solution.py: the grader reads files of up to 1024 KiB, and "
+        "this one is larger."
+    )
+    assert headline(Outcome("setup", error_type="too_large")).startswith(
+        "Hand in a smaller double/solution.py: the grader reads files of up to 0 KiB,"
+    )
+    # The link is shown as the learner sees paths; without one, the learner's file is named.
+    link = Outcome("setup", error_type="link", message="/course/double/elsewhere.py")
+    assert headline(link) == (
+        "Hand in double/solution.py itself, not a link: double/elsewhere.py is a symbolic link, "
+        "and the grader reads only the files you hand in, never what a link points to."
+    )
+    assert headline(Outcome("setup", error_type="link")).startswith(
+        "Hand in double/solution.py itself, not a link: double/solution.py is a symbolic link,"
+    )
+
+
+def test_a_limit_the_case_ran_into_has_its_words_for_every_limit() -> None:
+    limits = {"disk_mb": 8.0, "open_files": 256.0, "processes": 32.0}
+    full = context(sandbox_limits=limits)
+    none = context(sandbox_limits={}, memory_mb=0.0)
+    author = context(sandbox_limits=limits, solution=Path("/course/double/ref.py"), author=True)
+    raising = {
+        "memory": (
+            "the memory limit: a case may use 2048 MiB (--lesson-memory)",
+            "the memory limit: the run sets it (--lesson-memory)",
+        ),
+        "processes": (
+            "the process limit: a case may run 32 processes and threads (--lesson-processes)",
+            "the process limit: the run sets it (--lesson-processes)",
+        ),
+        "disk": (
+            "the file size limit: a case may write 8 MiB in all (--lesson-disk)",
+            "the file size limit: the run sets it (--lesson-disk)",
+        ),
+        "open_files": (
+            "the open file limit: a case may hold 256 files open (--lesson-open-files)",
+            "the open file limit: the run sets it (--lesson-open-files)",
+        ),
+    }
+    for name, (set_, unset) in raising.items():
+        said = texts.limit_words(f"raise:{name}", full)
+        assert said == f"Remove the call that raises {set_}, and cannot raise it", name
+        said = texts.limit_words(f"raise:{name}", none)
+        assert said == f"Remove the call that raises {unset}, and cannot raise it", name
+    for odd in ("raise:other", "raise:", "raise:disk_mb", "raise:other:memory"):
+        assert texts.limit_words(odd, full) == (
+            "Remove the call that raises a limit: the run sets each limit of a case "
+            "(--lesson-memory, --lesson-disk, --lesson-open-files, --lesson-processes), and a "
+            "case cannot raise them"
+        )
+    assert texts.limit_words("processes", full) == (
+        "Start fewer processes or threads: a case may run at most 32 at once, itself included "
+        "(--lesson-processes), and your code asked for more"
+    )
+    assert texts.limit_words("processes", author).endswith("and the lesson's ref.py asked for more")
+    assert texts.limit_words("processes", author, 5 << 20).endswith("ref.py asked for more")
+    assert texts.limit_words("processes", none) == (
+        "Start fewer processes or threads: the system refused your code another one"
+    )
+    assert texts.limit_words("processes", context(sandbox_limits={"open_files": 9.0})) == (
+        "Start fewer processes or threads: the system refused your code another one"
+    )
+    assert texts.limit_words("open_files", author) == (
+        "Close the files you no longer need (a with block closes each one): a case may hold 256 "
+        "files open at once (--lesson-open-files), and the lesson's ref.py opened more"
+    )
+    assert texts.limit_words("open_files", none) == (
+        "Close the files you no longer need: the system refused your code another one"
+    )
+    assert texts.limit_words("open_files", context(sandbox_limits={"processes": 9.0})) == (
+        "Close the files you no longer need: the system refused your code another one"
+    )
+    assert texts.limit_words("disk", full) == (
+        "Write less to disk: a case's files may take 8 MiB in all (--lesson-disk), and your "
+        "code wrote more"
+    )
+    assert texts.limit_words("disk", author, 3 << 19) == (
+        "Write less to disk: a case's files may take 8 MiB in all (--lesson-disk), and the "
+        "lesson's ref.py left 1.5 MiB"
+    )
+    assert texts.limit_words("disk", none, 3 << 19) == (
+        "Write less to disk: the system refused to store more of what your code wrote"
+    )
+    assert texts.limit_words("disk", context(sandbox_limits={"processes": 9.0})) == (
+        "Write less to disk: the system refused to store more of what your code wrote"
+    )
+    # Fractions of a limit are shown as the run set them.
+    half = context(sandbox_limits={"disk_mb": 0.5, "open_files": 1.0, "processes": 2.0})
+    assert texts.limit_words("raise:disk", half) == (
+        "Remove the call that raises the file size limit: a case may write 0.5 MiB in all "
+        "(--lesson-disk), and cannot raise it"
+    )
+    assert "a case may use 1.5 MiB" in texts.limit_words("raise:memory", context(memory_mb=1.5))
+
+
+def test_a_limit_in_a_raised_exception_or_a_dead_process_is_its_own_failure() -> None:
+    limits = {"disk_mb": 8.0, "open_files": 256.0, "processes": 32.0}
+    ctx = context(sandbox_limits=limits)
+    outcome = Outcome(
+        "raised",
+        error_type="OSError",
+        message="[Errno 24] Too many open files",
+        phase="call",
+        frames=(FRAME,),
+        details={"limit": "open_files"},
+    )
+    failure = texts.describe_error(outcome, ctx)
+    assert failure.headline == texts.limit_words("open_files", ctx) + "."
+    assert failure.lines == [
+        "",
+        "  double/solution.py, line 3, in solve",
+        "      return x[5]",
+        "  OSError: [Errno 24] Too many open files",
+    ]
+    # The runner's count of the bytes a case's files took; without it, no count is shown.
+    for details, took in [
+        ({"limit": "disk", "used": 3 << 19}, "left 1.5 MiB"),
+        ({"limit": "disk", "used": 0}, "wrote more"),
+        ({"limit": "disk", "used": None}, "wrote more"),
+        ({"limit": "disk"}, "wrote more"),
+    ]:
+        died = Outcome("died", message="its files took more than the disk budget", details=details)
+        assert texts.describe_error(died, ctx).headline == (
+            f"Write less to disk: a case's files may take 8 MiB in all (--lesson-disk), and your "
+            f"code {took}."
+        )
+        assert texts.describe_error(died, ctx).lines == []
+    other = Outcome("died", message="worker lost", details={"limit": "memory"})
+    assert texts.describe_error(other, ctx).headline.startswith("Leave the grader's machinery")
+
+
+def test_a_debugger_that_quit_is_recognised_by_its_name_or_its_module() -> None:
+    by_name = Outcome("raised", error_type="BdbQuit", phase="call", frames=(FRAME,))
+    by_module = Outcome(
+        "raised", error_type="Quit", phase="call", frames=(FRAME,), details={"module": "bdb"}
+    )
+    words = (
+        "Remove breakpoint() or pdb.set_trace() from double/solution.py (the debugger stopped "
+        "at line 3), or debug with `pytest double --lesson-isolation=off -s`: graded code runs "
+        "isolated, where a debugger has no terminal to read from, so it quit."
+    )
+    assert headline(by_name) == words
+    assert headline(by_module) == words
+    assert texts.describe_error(by_name, context()).lines == []
+    nowhere = Outcome("raised", error_type="BdbQuit", phase="call")
+    assert headline(nowhere) == (
+        "Remove breakpoint() or pdb.set_trace() from double/solution.py, or debug with "
+        "`pytest double --lesson-isolation=off -s`: graded code runs isolated, where a debugger "
+        "has no terminal to read from, so it quit."
+    )
+    cell = context(show=lambda path: "your cell" if str(path) == str(SOLUTION) else str(path))
+    assert texts.describe_error(by_name, cell).headline == (
+        "Remove breakpoint() or pdb.set_trace() from your cell (the debugger stopped at line 3), "
+        "and debug the function in a cell of its own, without %%lesson: graded code runs "
+        "isolated, where a debugger has no terminal to read from, so it quit."
+    )
+    assert texts.describe_error(nowhere, cell).headline.startswith(
+        "Remove breakpoint() or pdb.set_trace() from your cell, and debug the function"
+    )
+    # Another module's exception of that name is the learner's own: told as any exception.
+    other = Outcome("raised", error_type="Quit", phase="call", details={"module": "game"})
+    assert headline(other) == "solve raised Quit."
+
+
+def test_shorten_cuts_at_a_word_past_half_the_limit_and_marks_the_cut() -> None:
+    assert texts.shorten("abcdefghij", 10) == "abcdefghij"
+    assert texts.shorten("abcdefghijk", 10) == "abcdefghi…"
+    assert texts.shorten("abcdef ghijk", 10) == "abcdef…"
+    # A space at half the limit or before it would leave too little: cut inside the word.
+    assert texts.shorten("abcde fghijk", 10) == "abcde fgh…"
+    assert texts.shorten("abcdef ghij", 11) == "abcdef ghij"
+    assert texts.shorten("abcdef ghijklm", 11) == "abcdef…"
+    assert texts.shorten("abcde fghijklm", 11) == "abcde fghi…"
+    # Punctuation and spaces before the cut are dropped, letters are not.
+    assert texts.shorten("abcd, ;:. ghijk", 12) == "abcd…"
+    assert texts.shorten("abcdX, ghijk", 10) == "abcdX…"
+    assert texts.shorten("abcdefgh, hijk", 11) == "abcdefgh…"
+    assert texts.shorten("abcdefgh.ijk", 10) == "abcdefgh…"
+    assert texts.shorten("abcdefg XXXXX", 10) == "abcdefg…"
+    # The default limit is the one every report carries.
+    assert texts.shorten("x" * texts.HEADLINE_LIMIT) == "x" * texts.HEADLINE_LIMIT
+    assert texts.shorten("x" * (texts.HEADLINE_LIMIT + 1)) == "x" * (texts.HEADLINE_LIMIT - 1) + "…"
+    assert texts.Failure("x" * (texts.HEADLINE_LIMIT + 1)).headline.endswith("x…")
+
+
+def test_an_exceptions_headline_ends_as_a_sentence_and_names_the_file_while_loading() -> None:
+    assert raised("ValueError", "Stop!").headline == (
+        "solve raised ValueError at line 3 of solution.py: Stop!"
+    )
+    assert raised("ValueError", "Why?").headline.endswith(": Why?")
+    assert raised("ValueError", "cut…").headline.endswith(": cut…")
+    assert raised("ValueError", "done.").headline.endswith(": done.")
+    assert raised("ValueError", "got X").headline.endswith(": got X.")
+    assert raised("ValueError", "a  \n b\t").headline.endswith(": a b.")
+    assert raised("ValueError", "x", frames=()).headline == "solve raised ValueError: x."
+    helper = (Frame("/course/double/helper.py", 7, "<module>", "x = 1 / 0"),)
+    loading = raised("ZeroDivisionError", "division by zero", phase="import", frames=helper)
+    assert loading.headline == (
+        "solution.py raised ZeroDivisionError at line 7 of helper.py while it was loading: "
+        "division by zero."
+    )
+    none = raised("ValueError", "", phase="import", frames=())
+    assert none.headline == "solution.py raised ValueError while it was loading."
+    long = raised("ValueError", "x" * 600, frames=()).headline
+    assert long == "solve raised ValueError: " + "x" * (texts.HEADLINE_LIMIT - 26) + "…"
+
+
+def test_a_diagnosis_keeps_the_comparisons_notes_except_on_a_wrong_shape() -> None:
+    found = Diagnosis("x", "Watch out: this.")
+    tensor = {"$": "tensor", "type": "torch.Tensor", "shape": [2], "values": [1.0, 2.0]}
+    typed = texts.describe_mismatch(compare([1.0, 2.0], tensor, 1e-4, 1e-4), context(), found)
+    assert "  The tensor's values are right; only the type is not." in typed.lines
+    extra = compare([1.0, 2.0], [[1.0, 2.0]], 1e-4, 1e-4)
+    note = "  Your values are right, in the right order; only the shape is not."
+    assert note in texts.describe_mismatch(extra, context()).lines
+    assert note not in texts.describe_mismatch(extra, context(), found).lines
+
+
+def test_the_lessons_own_code_is_labelled_as_the_lessons() -> None:
+    author = context(solution=Path("/course/double/ref.py"), author=True, inputs={})
+    assert texts.context_lines(Outcome("returned", output="hi\n"), author) == [
+        "",
+        "  lesson     double/ref.py",
+        "",
+        "  what the lesson's ref.py printed:",
+        "  | hi",
+    ]

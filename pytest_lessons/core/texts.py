@@ -288,8 +288,9 @@ def _raised(outcome: Outcome, ctx: Context, where: str) -> Failure:
         )
     if name == "BdbQuit" or outcome.details.get("module") == "bdb":
         # pdb found no terminal (graded code runs isolated, its input closed) and quit.
-        stopped = f" (the debugger stopped at line {outcome.frames[-1].line})"
-        stopped = stopped if outcome.frames else ""
+        stopped = ""
+        if outcome.frames:  # none in a result file the learner's code wrote itself
+            stopped = f" (the debugger stopped at line {outcome.frames[-1].line})"
         if not where.endswith(".py"):  # a notebook's cell: pytest's options are no help
             return Failure(
                 f"Remove breakpoint() or pdb.set_trace() from {where}{stopped}, and debug the "
