@@ -33,16 +33,19 @@ pytestmark = pytest.mark.torch
 #: The case limit in the kernels under test: a looping cell costs twice this (the loop budget).
 TIMEOUT = 5
 
-LESSONS = ["utf8_bytes", "pair_counts", "merge_pair", "train_bpe", "split_heads",
+LESSONS = ["causal_mask", "utf8_bytes", "pair_counts", "merge_pair", "train_bpe",
+           "token_embeddings", "split_heads",
            "causal_attention", "combine_heads", "kv_cache_step",
            "grouped_query_attention"]  # fmt: skip
 
 #: One mistake of each lesson (a watch-out without a fitted value), graded as the solution.
 MISTAKES = {
+    "causal_mask": "true_where_masked",
     "utf8_bytes": "code_points",
     "pair_counts": "non_overlapping",
     "merge_pair": "step_of_one",
     "train_bpe": "first_seen_wins_a_tie",
+    "token_embeddings": "positions_from_token_ids",
     "split_heads": "reshape_straight_to_heads",
     "causal_attention": "no_mask",
     "combine_heads": "reshape_without_transpose",
@@ -148,8 +151,9 @@ def test_a_right_cell_passes_and_ends_with_the_course_progress(kernel: Kernel) -
     assert "every case passed" in shown["text/html"]
     last = text.rstrip("\n").split("\n")
     assert last[-2].split() == ["split_heads", "passed"]
+    # The course's chapters are tallied after the bar.
     assert re.fullmatch(
-        rf"lessons: \d/{len(LESSONS)} passed \[[#-]{{10}}\]   chapter 7: 1/5", last[-1]
+        rf"lessons: \d+/{len(LESSONS)} passed \[[#-]{{10}}\]   chapter 7: \d/5", last[-1]
     )
     # The pass opens the worked solution, as --lesson-solution would.
     solution = kernel.result("%lesson_solution split_heads")["text/plain"]

@@ -28,7 +28,7 @@ from typing import Any, Callable
 
 from pytest_lessons.core import course, export, model
 from pytest_lessons.core.attempt import Attempt
-from pytest_lessons.core.compare import read_numbers, split_outputs
+from pytest_lessons.core.compare import Problem, read_numbers, split_outputs
 from pytest_lessons.core.generate import draw
 from pytest_lessons.core.grader import Diagnoser, Graded, Grader
 from pytest_lessons.core.judge import judge
@@ -457,6 +457,8 @@ def gap(exercise: model.Exercise, expected: Any, answer: Any, rtol: float, atol:
         pairs = list(zip(wanted, got))
     worst = 0.0
     for want, have in pairs:
+        # A tensor's margin is its values' (its dtype and shape are judged before any margin).
+        want, have = _tensor_values(want), _tensor_values(have)
         if kind_for(want).name != "numeric":
             return math.nan  # an exact kind: no tolerance, no margin
         try:
@@ -474,6 +476,12 @@ def gap(exercise: model.Exercise, expected: Any, answer: Any, rtol: float, atol:
                 continue
             worst = max(worst, abs(y - x) / allowed if allowed > 0 else math.inf)
     return worst
+
+
+def _tensor_values(value: Any) -> Any:
+    if isinstance(value, dict) and value.get(TAG) == "tensor" and "values" in value:
+        return value["values"]
+    return value
 
 
 def _expected(grader: Grader, exercise: model.Exercise, case: model.Case) -> Any:
@@ -539,10 +547,13 @@ def margins(
                 "fewer steps)"
             )
     for label, graded_list in wrong.items():
+        # An answer of the wrong type (a float64 tensor for float32) is caught by its type,
+        # not by a margin: its values tell nothing here.
         gaps = [
             (gap(exercise, _expected(grader, exercise, c), g.answer, c.rtol, c.atol), c)
             for c, g in graded_list
             if g.answer is not None
+            and not (g.comparison is not None and g.comparison.problem == Problem.TYPE)
         ]
         caught = [(x, c) for x, c in gaps if not math.isnan(x) and x > 1]
         if not [x for x, _ in gaps if not math.isnan(x)]:

@@ -175,7 +175,9 @@ class Grader:
             if comparison.passed:
                 return _Verdict(Status.PASSED), outcome, comparison, None
             diagnosis = self._diagnosis(attempt, comparison, diagnose)
-            if not named(comparison.kind).offers_evidence:  # an exact kind: matched by kind
+            # An exact kind, or an answer with no numbers to compare (a bool tensor, a tensor
+            # of another dtype): its watch-outs are matched by the kind's own sameness.
+            if not named(comparison.kind).offers_evidence or comparison.got is None:
                 diagnosis = self.watch_outs.exact(attempt, expected, outcome.answer)
         return self._words(attempt, outcome, comparison, diagnosis), outcome, comparison, diagnosis
 
