@@ -274,7 +274,7 @@ def test_tensor_inputs_arrive_as_tensors_of_their_dtype_fresh_for_every_call(
         (
             '{ file = "../../elsewhere.npy" }',
             {},
-            "move the file into the course folder",
+            'move the file "../../elsewhere.npy" into the course folder',
         ),
         (
             '{ file = "/etc/passwd.txt" }',
@@ -353,6 +353,10 @@ def test_a_link_a_wrong_dtype_text_as_a_tensor_and_a_huge_file_are_refused(
     )
     assert "dtype must be one of float64, float32" in refused(
         '[{ name = "w", pass = "tensor", dtype = "int" }]', "[1]"
+    )
+    outside = refused('["w"]', '{ file = "../../w.safetensors" }')
+    assert f'move the file "../../w.safetensors" into the course folder {tmp_path}: it is ' in (
+        outside
     )
     monkeypatch.setattr(datafiles, "MAX_FILE_BYTES", 100)
     assert "an input file holds at most 0 MiB" in refused(

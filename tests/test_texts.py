@@ -477,6 +477,15 @@ def test_abbreviate_cuts_long_inputs_with_their_shape() -> None:
     assert len(text) == words.INPUT_WIDTH and text.endswith(" ... (shape [3, 40])")
     assert words.abbreviate("x" * 200, 20) == "'xxxxxxxxxxxxxxx ..."
     assert words.abbreviate([[]] * 60, 30).endswith(" ... (shape [60, 0])")
+
+
+def test_an_input_read_from_a_file_is_named_by_its_file_and_key() -> None:
+    table = {"file": "../fixtures/tiny.safetensors", "key": "wte"}
+    assert words.abbreviate(table) == '<"wte" in ../fixtures/tiny.safetensors>'
+    assert words.abbreviate({"file": "corpus.txt"}) == "<corpus.txt>"
+    # Any other table is shown as it is.
+    assert words.abbreviate({"file": "a.txt", "other": 1}) == "{'file': 'a.txt', 'other': 1}"
+    assert words.abbreviate({"file": 3}) == "{'file': 3}"
     exact = "x" * 158
     assert words.abbreviate(exact) == repr(exact)
 

@@ -171,10 +171,13 @@ def resolve(lesson: Path, name: Any) -> Path:
     try:
         inside = target.relative_to(root)
     except ValueError:
-        where = "course folder" if root != base else "lesson folder (no course.toml is above it)"
+        if root != base:
+            where = f"into the course folder {root}"
+        else:  # no course: the lesson's own folder is the limit
+            where = f"into the lesson folder {root}, or put a course.toml above both"
         raise DataFileError(
-            f'move the file into the {where} {root}: file "{name}" is outside it, and a '
-            "learner's copy of the course would not have it"
+            f'move the file "{name}" {where}: it is outside, and a learner\'s copy of the '
+            "course would not have it"
         ) from None
     if target.suffix.lower() not in READERS:
         raise DataFileError(

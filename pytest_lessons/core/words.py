@@ -62,7 +62,20 @@ def first_row_shape(value: Any) -> tuple[int, ...]:
 
 
 def abbreviate(value: Any, width: int = INPUT_WIDTH) -> str:
-    """A one-line rendering of an input, cut with its shape when too long."""
+    """A one-line rendering of an input, cut with its shape when too long; an input read from
+    a file (format 2's ``{ file = ..., key = ... }``) is named by its file, as a learner can
+    find it: ``<"wte" in ../fixtures/tiny.safetensors>``."""
+    if (
+        isinstance(value, dict)
+        and isinstance(value.get("file"), str)
+        and set(value)
+        <= {
+            "file",
+            "key",
+        }
+    ):
+        key = value.get("key")
+        return f'<"{key}" in {value["file"]}>' if isinstance(key, str) else f"<{value['file']}>"
     text = repr(value)
     if len(text) <= width:
         return text
