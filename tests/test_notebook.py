@@ -240,6 +240,11 @@ def test_a_cell_that_reads_the_reference_is_refused(kernel: Kernel, course: Path
     text = " ".join(kernel.result(lesson("split_heads", code))["text/plain"].split())
     assert "is not allowed while grading" in text
     assert "def solve" not in text.split("your code")[0]
+    # The course's shared input files too, which the grader reads for the learner's code.
+    fixture = course / "exercises" / "fixtures" / "tiny_embeddings.safetensors"
+    code = f"def solve(idx, wte, wpe):\n    return open({str(fixture)!r}, 'rb').read()\n"
+    text = " ".join(kernel.result(lesson("token_embeddings", code))["text/plain"].split())
+    assert "is not allowed while grading" in text
 
 
 def test_a_cell_gives_the_verdicts_points_and_headlines_pytest_gives(

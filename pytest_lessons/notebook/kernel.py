@@ -5,6 +5,7 @@ cells outside the kernel."""
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import shlex
 import shutil
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from pytest_lessons.core import course, model, settings, summary
+from pytest_lessons.core import course, datafiles, model, settings, summary
 from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.frontend import choose_sandbox, shown_path
 from pytest_lessons.core.grader import Grader
@@ -234,8 +235,16 @@ class Lessons:
         folder out of reach, as in a pytest run of the course."""
         assert self._policy is not None
         folders = {lesson.folder}
+        files = [lesson.path]
         if lesson.course is not None:
             folders |= {path.parent for path in lesson.course.lessons}
+            files += lesson.course.lessons
+        # The folders of the lessons' input files too (a course's shared fixtures/), which a
+        # pytest run fences as it collects.
+        for file in files:
+            with contextlib.suppress(model.ExerciseError, OSError):
+                exercise = model.load(file)
+                folders |= datafiles.folders(exercise.folder, exercise.cases)
         checkout, _ = pytest_root(lesson.folder)
         key = (*sorted(str(f) for f in folders), str(checkout))
         if key not in self._fenced:
