@@ -33,7 +33,8 @@ pytestmark = pytest.mark.torch
 #: The case limit in the kernels under test: a looping cell costs twice this (the loop budget).
 TIMEOUT = 5
 
-LESSONS = ["causal_mask", "utf8_bytes", "pair_counts", "merge_pair", "train_bpe",
+LESSONS = ["causal_mask", "utf8_bytes", "pair_counts", "merge_pair", "top_pair",
+           "train_bpe",
            "token_embeddings", "split_heads",
            "causal_attention", "combine_heads", "kv_cache_step",
            "grouped_query_attention"]  # fmt: skip
@@ -44,6 +45,7 @@ MISTAKES = {
     "utf8_bytes": "code_points",
     "pair_counts": "non_overlapping",
     "merge_pair": "step_of_one",
+    "top_pair": "first_seen_wins_a_tie",
     "train_bpe": "first_seen_wins_a_tie",
     "token_embeddings": "positions_from_token_ids",
     "split_heads": "reshape_straight_to_heads",
