@@ -56,6 +56,7 @@ def test_the_course_has_its_tensor_tokenization_embedding_and_attention_lessons(
         "top_pair",
         "train_bpe",
         "build_vocab",
+        "decode",
         "combine_heads",
         "split_heads",
         "causal_attention",

@@ -34,7 +34,7 @@ pytestmark = pytest.mark.torch
 TIMEOUT = 5
 
 LESSONS = ["causal_mask", "utf8_bytes", "pair_counts", "merge_pair", "top_pair",
-           "train_bpe", "build_vocab",
+           "train_bpe", "build_vocab", "decode",
            "token_embeddings", "split_heads",
            "causal_attention", "combine_heads", "kv_cache_step",
            "grouped_query_attention"]  # fmt: skip
@@ -48,6 +48,7 @@ MISTAKES = {
     "top_pair": "first_seen_wins_a_tie",
     "train_bpe": "first_seen_wins_a_tie",
     "build_vocab": "bytes_of_an_int",
+    "decode": "each_token_decoded",
     "token_embeddings": "positions_from_token_ids",
     "split_heads": "reshape_straight_to_heads",
     "causal_attention": "no_mask",

@@ -11,9 +11,10 @@ def _bytes_vocab():
 
 def bytes_of_an_int(merges):
     # bytes(n) for the byte n: in Python 3 bytes(97) is 97 zero bytes, not b"a" (the Python
-    # docs, "bytes(int)": "a zero-filled bytes object of the given length"; a Stack Overflow
-    # classic, "Python 3: how to convert an int to a single byte"). The parts' ids are made
-    # into bytes directly instead of looked up in the vocabulary.
+    # docs: given an int, "a zero-filled bytes object of the given length"; Stack Overflow
+    # 21017698, "Converting int to bytes in Python 3", where bytes(3) + b"\r\n" surprises,
+    # and discuss.python.org/t/5058, where bytes(1) gives b"\x00"). The parts' ids are
+    # made into bytes directly instead of looked up in the vocabulary.
     vocab = _bytes_vocab()
     for i, (a, b) in enumerate(merges):
         vocab[256 + i] = bytes(a) + bytes(b)
