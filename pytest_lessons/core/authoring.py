@@ -47,6 +47,10 @@ CHECKER = "(lesson check)"
 #: caught by less than this many times it, gets a warning in the margins table.
 MARGIN = 10.0
 
+#: The declared kinds compared within a tolerance, so a margin means something: floats and
+#: floating tensors (a tensor of undeclared dtype too: its dtype follows the expected value).
+TOLERANT = re.compile(r"float|tensor(\[(float16|bfloat16|float32|float64)\])?")
+
 #: The share of the tolerance a right answer may use against the typed expected values: half,
 #: what rounding to the written decimals may take when the tolerance matches them.
 TYPED = 2.0
@@ -456,7 +460,10 @@ def gap(exercise: model.Exercise, expected: Any, answer: Any, rtol: float, atol:
             return math.nan
         pairs = list(zip(wanted, got))
     worst = 0.0
-    for want, have in pairs:
+    declared = exercise.kinds or (None,) * len(pairs)
+    for (want, have), kind in zip(pairs, declared):
+        if kind is not None and not TOLERANT.fullmatch(kind):
+            return math.nan  # a declared exact kind (ints, a bool tensor): no margin
         # A tensor's margin is its values' (its dtype and shape are judged before any margin).
         want, have = _tensor_values(want), _tensor_values(have)
         if kind_for(want).name != "numeric":

@@ -501,9 +501,7 @@ class Exact:
                     "has no `return` line."
                 )
             else:
-                headline = (
-                    f"Return {self.describe()}: expected {self.describe()}, got {found.got}{at}."
-                )
+                headline = f"Return {self.describe()}: got {found.got}{at}."
             problem = Problem.NONE if found.got == "None" and not found.path else Problem.TYPE
         else:
             headline, problem = f"{found.lead}: {found.text}.", found.problem
@@ -897,7 +895,7 @@ class Group(Exact):
             if isinstance(got, (list, tuple)):
                 return replace(
                     found,
-                    text=f"expected {self.describe()}, got {what_is(got)} (build it with set(...))",
+                    text=f"got {what_is(got)} (build it with set(...))",
                 )
             return found
         for item in got:
@@ -939,7 +937,7 @@ class Optional(Exact):
         self.name = f"optional[{inner.name}]"
 
     def describe(self, many: bool = False) -> str:
-        return f"{self.inner.describe(many)} or None"
+        return f"{self.inner.describe(many)}, or None"
 
     def read(self, value: Any, path: tuple[Any, ...] = ()) -> Any:
         if value is None or value == {"none": True}:
