@@ -156,7 +156,10 @@ def test_a_mapping_names_missing_and_extra_keys_and_compares_values_by_their_kin
             {97: b"a", 257: b"ab"},
             "Return every expected key and no other: missing key 256 and extra key 257.",
         ),
-        ({97: b"a", 256: b"ac"}, "Check your bytes: at byte 1 of [256]: expected 0x62, got 0x63."),
+        (
+            {97: b"a", 256: b"ac"},
+            "Check your bytes: at byte 1 of key 256: expected 0x62, got 0x63.",
+        ),
         (
             {"97": b"a", "256": b"ab"},
             "Return a dict of ints to bytes: got a string as a key ('97').",
@@ -167,7 +170,7 @@ def test_a_mapping_names_missing_and_extra_keys_and_compares_values_by_their_kin
         ),
         (
             {97: "a", 256: b"ab"},
-            "Return a dict of ints to bytes: got a string at [97].",
+            "Return a dict of ints to bytes: got a string at key 97.",
         ),
     ]
     for answer, words in cases:

@@ -392,6 +392,8 @@ def _where(path: tuple[Any, ...]) -> str:
     parts are ``(index,)`` for a list or tuple position, ``("key", key)`` for a key)."""
     if all(len(part) == 1 for part in path):
         return fmt_index(tuple(part[0] for part in path))
+    if len(path) == 1:  # a mapping's own key, which "[97]" would read as a list position
+        return f"key {path[0][1]!r}"
     return "".join(f"[{part[1]!r}]" if len(part) == 2 else f"[{part[0]}]" for part in path)
 
 
