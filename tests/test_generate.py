@@ -8,6 +8,7 @@ import pytest
 
 from pytest_lessons.core.generate import (
     GenerateSpec,
+    InputSpec,
     axis_names,
     distinct_possible,
     draw,
@@ -140,3 +141,95 @@ def test_a_size_input_stays_a_whole_number_when_values_are_rounded() -> None:
     m = [[1.5, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0], [9.0, 10.0, 11.0, 12.0]]
     *_, (_sizes, rounded) = smaller(spec(), {"rows": 3, "cols": 4}, {"m": m, "n": 3})
     assert type(rounded["n"]) is int and rounded["m"][0][0] == 2.0
+
+
+# --- inputs written as tables: every kind of value (format 2) --------------------------------
+
+
+def leaves(value: Any) -> list[Any]:
+    if isinstance(value, list):
+        return [leaf for item in value for leaf in leaves(item)]
+    return [value]
+
+
+def test_tables_draw_ints_below_an_axis_bools_strings_and_ragged_rows() -> None:
+    kinds = {
+        "ids": InputSpec("int", ("rows",), below="vocab"),
+        "seed": InputSpec("int", (), low=5, high=7),
+        "flags": InputSpec("bool", ("rows", "cols")),
+        "words": InputSpec("str", ("rows",), alphabet="ab", length=(2, 3)),
+        "rows_of": InputSpec("int", ("rows",), low=-1, high=1, ragged=(1, 3)),
+        "x": InputSpec("float", ("cols",), low=0.0, high=1.0, decimals=1),
+        "ragged_x": InputSpec("float", ("rows",), low=0.0, high=1.0, ragged=(1, 2)),
+        "ragged_ids": InputSpec("int", ("rows",), below="vocab", ragged=(1, 2)),
+    }
+    drawn = draw(
+        spec(
+            count=40,
+            axes={"rows": (2, 3), "cols": (2, 3), "vocab": (3, 4)},
+            inputs={name: kind.axes for name, kind in kinds.items()},
+            kinds=kinds,
+        )
+    )
+    for sizes, inputs in drawn:
+        assert len(inputs["ids"]) == sizes["rows"]
+        assert all(type(i) is int and 0 <= i < sizes["vocab"] for i in inputs["ids"])
+        assert type(inputs["seed"]) is int and 5 <= inputs["seed"] <= 7
+        assert all(type(b) is bool for b in leaves(inputs["flags"]))
+        assert all(set(w) <= {"a", "b"} and 2 <= len(w) <= 3 for w in inputs["words"])
+        assert all(1 <= len(row) <= 3 for row in inputs["rows_of"])
+        assert all(type(v) is int and -1 <= v <= 1 for v in leaves(inputs["rows_of"]))
+        assert all(type(v) is float and v == round(v, 1) and 0 <= v <= 1 for v in inputs["x"])
+        assert shape(inputs["flags"]) == [sizes["rows"], sizes["cols"]]
+        assert shape(inputs["rows_of"])[0] == sizes["rows"]
+        assert all(type(v) is float for v in leaves(inputs["ragged_x"]))
+        assert all(v == round(v, 2) for v in leaves(inputs["ragged_x"]))
+        assert all(0 <= i < sizes["vocab"] for i in leaves(inputs["ragged_ids"]))
+    # Every end of every range is reached over 40 draws: both booleans, both lengths.
+    assert {i for _, d in drawn for i in d["ids"]} == {0, 1, 2, 3}
+    assert {d["seed"] for _, d in drawn} == {5, 6, 7}
+    assert {b for _, d in drawn for b in leaves(d["flags"])} == {True, False}
+    assert {len(w) for _, d in drawn for w in d["words"]} == {2, 3}
+    assert {len(r) for _, d in drawn for r in d["rows_of"]} == {1, 2, 3}
+    assert {v for _, d in drawn for v in leaves(d["rows_of"])} == {-1, 0, 1}
+    # A table's float keeps the table's decimals when it gives none.
+    plain = draw(spec(inputs={"x": ("cols",)}, kinds={"x": InputSpec("float", ("cols",))}))
+    assert all(type(v) is float and v == round(v, 2) for _, d in plain for v in d["x"])
+    assert {v != round(v, 1) for _, d in plain for v in d["x"]} == {True, False}
+    # An input written as a list of axes draws from its own range where it has one.
+    own = draw(spec(ranges={"m": (100.0, 101.0)}))
+    assert all(100 <= v <= 101 for _, d in own for v in leaves(d["m"]))
+
+
+def test_axes_that_cannot_each_get_their_own_size_are_refused() -> None:
+    with pytest.raises(ValueError, match=r"^the axes' size ranges leave no way to give every axis"):
+        draw(spec(axes={"rows": (2, 2), "cols": (2, 2)}))
+
+
+def test_a_tables_most_values_count_every_axis_ragged_row_and_letter() -> None:
+    axes = {"rows": (1, 3), "cols": (2, 5)}
+    assert InputSpec("int", ("rows", "cols")).elements(axes) == 15
+    assert InputSpec("int", ("rows*cols",)).elements(axes) == 15
+    assert InputSpec("int", ("rows",), ragged=(0, 4)).elements(axes) == 12
+    assert InputSpec("int", ("rows",), ragged=(0, 0)).elements(axes) == 3
+    assert InputSpec("str", ("rows",), length=(1, 6)).elements(axes) == 18
+    assert InputSpec("str", ("rows",), length=(0, 0)).elements(axes) == 3
+    assert InputSpec("bool", ()).elements(axes) == 1
+
+
+def test_smaller_inputs_round_only_floats_and_never_cut_an_axis_ids_are_drawn_below() -> None:
+    kinds = {
+        "ids": InputSpec("int", ("rows",), below="vocab"),
+        "x": InputSpec("float", ("rows",)),
+        "flags": InputSpec("bool", ("rows",)),
+    }
+    table = spec(
+        axes={"rows": (1, 4), "vocab": (2, 5)},
+        inputs={"ids": ("rows",), "x": ("rows",), "flags": ("rows",), "n": "vocab"},
+        kinds=kinds,
+    )
+    inputs = {"ids": [4, 1], "x": [0.4, 1.6], "flags": [True, False], "n": 5}
+    proposed = list(smaller(table, {"rows": 2, "vocab": 5}, inputs))
+    assert [sizes for sizes, _ in proposed] == [{"rows": 1, "vocab": 5}, {"rows": 2, "vocab": 5}]
+    assert proposed[0][1] == {"ids": [4], "x": [0.4], "flags": [True], "n": 5}
+    assert proposed[1][1] == {"ids": [4, 1], "x": [0.0, 2.0], "flags": [True, False], "n": 5}
