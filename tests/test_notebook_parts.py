@@ -154,7 +154,7 @@ def test_a_lesson_is_found_by_name_in_the_nearest_course_or_by_path(tmp_path: Pa
         notebook.find_lesson("combine_head", ROOT, None)
     said = str(error.value)
     assert said.startswith("Name a lesson of the course, or give the path of its folder")
-    assert "combine_heads, grouped_query_attention" in said
+    assert "causal_mask, combine_heads, decode" in said
     with pytest.raises(notebook.NotebookError, match=r"in .* or its parents"):
         notebook.find_lesson("combine_heads", tmp_path, None)
 
@@ -181,7 +181,7 @@ def test_the_course_magic_takes_the_course_folder_or_its_parent(tmp_path: Path) 
     lessons = notebook.Lessons(cwd=tmp_path, environ={})
     said = lessons.set_course(str(ROOT)).text()
     assert lessons.course_folder == ROOT / "exercises"
-    assert said.startswith(f"lessons: the course in {ROOT / 'exercises'}: causal_attention,")
+    assert said.startswith(f"lessons: the course in {ROOT / 'exercises'}: build_vocab,")
     assert lessons.lesson("split_heads").folder == ROOT / "exercises" / "split_heads"
     with pytest.raises(notebook.NotebookError, match="holds no lesson"):
         lessons.set_course(str(tmp_path))
