@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from pytest_lessons.core import behaviour
 from pytest_lessons.core.compare import Comparison, Problem, size_one_positions
 from pytest_lessons.core.diagnose import Diagnosis
 from pytest_lessons.core.kinds import named
@@ -243,6 +244,11 @@ def _traceback(outcome: Outcome, ctx: Context) -> list[str]:
 
 
 def _raised(outcome: Outcome, ctx: Context, where: str) -> Failure:
+    harness = behaviour.words(
+        outcome, ctx.entry, ctx.author, ctx.code, ctx.show, lambda: _traceback(outcome, ctx)
+    )
+    if harness is not None:  # a harness's words, an input changed in place
+        return Failure(*harness)
     name = outcome.error_type
     if name == "NotImplementedError":
         line = outcome.frames[-1].line if outcome.frames else None
@@ -659,7 +665,7 @@ def fault_key(outcome: Outcome, comparison: Comparison | None) -> str:
     if outcome.kind == RAISED:
         frame = outcome.frames[-1] if outcome.frames else None
         where = f" at {Path(frame.file).name}:{frame.line}" if frame else ""
-        return f"raised {outcome.error_type}{where}"
+        return behaviour.fault(outcome) or f"raised {outcome.error_type}{where}"
     if outcome.kind == RETURNED and comparison is not None:
         part = f" in {comparison.part}" if comparison.part else ""
         got, want = comparison.got_shape, comparison.expected_shape
@@ -727,6 +733,8 @@ def describe_hidden(
             what = "your answer does not have the expected type or shape"
         if comparison is not None and comparison.part:
             what += f" (in {comparison.part})"
+    elif outcome.kind == RAISED and behaviour.hidden_words(outcome):
+        what = str(behaviour.hidden_words(outcome))
     elif outcome.kind == RAISED:
         where = ""
         if outcome.frames:
