@@ -95,9 +95,8 @@ def words(
         where = f"at {_place(at)}: " if at else ""
         return (
             f"Leave the input {name} as it was: {code} changed it in place ({where}it was "
-            f"{changed.get('was', '?')}, now {changed.get('now', '?')}). Work on a copy "
-            f"({name}.clone() for a tensor, list({name}) for a list) or build a new value: "
-            "the caller still needs its own.",
+            f"{changed.get('was', '?')}, now {changed.get('now', '?')}). Build a new value, "
+            f"or work on a copy of {name}: the caller still needs its own.",
             [],
         )
     if harness == "call":
