@@ -305,7 +305,7 @@ def run_case(
         _pass_through(exc, debug)
         seconds = time.perf_counter() - started
         if plan is not None:
-            return _plan_raised(plan, exc, solution, folder, seconds, bool(confined))
+            return _plan_raised(plan, exc, arguments, solution, folder, seconds, bool(confined))
         return _raised(exc, "call", solution, folder, seconds=seconds, confined=bool(confined))
     seconds = time.perf_counter() - started
     if plan is not None:
@@ -325,6 +325,7 @@ def run_case(
 def _plan_raised(
     plan: drive.Plan,
     exc: BaseException,
+    arguments: list[Any],
     solution: str,
     folder: Path,
     seconds: float,
@@ -333,6 +334,10 @@ def _plan_raised(
     """An exception out of a behaviour lesson's call, told by whose it is (see drive.py):
     the learner's with the learner's frames only, the author's words, or the harness's bug."""
     owner = plan.owner(exc, solution, lambda path: _inside(path, solution, folder))
+    if owner != "bug":  # an input changed in place is the likelier cause of what followed
+        what, found = plan.answer(None, arguments)
+        if what == "changed":
+            return _plan_result(plan, what, found, seconds)
     if owner == "bug":
         result = _harness_bug(exc, {"harness": {"file": plan.harness_file}})
         result["seconds"] = seconds
