@@ -12,13 +12,13 @@ import json
 from pathlib import Path
 
 import pytest
+from test_grading_core import grader, lesson
 
 from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.results import Status
 from pytest_lessons.isolation.outcome import Frame, Outcome
 
 from conftest import dedent
-from test_grading_core import grader, lesson
 
 SCALE_TOML = """
 [exercise]
