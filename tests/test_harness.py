@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Callable
 
 import pytest
 from test_grading_core import grader, lesson
@@ -218,3 +219,73 @@ def test_the_core_words_a_harness_bug_for_the_author_and_keeps_it_the_learners_f
     part = runner.jobs[0].behaviour
     assert part is not None and part["after"] == {"x": "unchanged"}
     assert part["alias"] == {"solve": "solve"} and part["harness"]["source"]
+
+
+STACK_TOML = """
+[exercise]
+title = "A stack"
+entry = "Stack"
+harness = "harness.py"
+inputs = ["pushes"]
+outputs = [{ kind = "list[int]" }]
+
+[[case]]
+pushes = [1, 2, 3]
+expected = [3, 2, 1]
+
+[[case]]
+pushes = [5]
+expected = { from = "reference" }
+
+[[watch_out]]
+id = "first-in-first-out"
+mistake = "Queue"
+message = "pop the item pushed last: yours gives back the first one."
+"""
+STACK_HARNESS = """
+def drive(learner, pushes):
+    stack = learner.Stack()
+    for value in pushes:
+        stack.push(value)
+    return [stack.pop() for _ in pushes]
+"""
+STACK_REFERENCE = """
+class Stack:
+    def __init__(self):
+        self.items = []
+
+    def push(self, value):
+        self.items.append(value)
+
+    def pop(self):
+        return self.items.pop()
+"""
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_the_lesson_check_proves_a_harness_lesson_and_names_the_harness_when_it_breaks(
+    make_exercise: Callable[..., Path], pytester: pytest.Pytester
+) -> None:
+    make_exercise(
+        "stack",
+        solution="class Stack:\n    def push(self, value):\n        raise NotImplementedError\n",
+        toml=STACK_TOML,
+        harness__py=STACK_HARNESS,
+        reference__py=STACK_REFERENCE,
+        # The mistake's class stands in for the learner's Stack.
+        mistakes__py=STACK_REFERENCE.replace("class Stack", "class Queue").replace(
+            "pop()", "pop(0)"
+        ),
+    )
+    pytester.runpytest("--lesson-check", "stack").assert_outcomes(passed=1)
+    broken = STACK_HARNESS.replace("for _ in pushes]", "for _ in pushes] + [pushes[9]]")
+    (pytester.path / "stack" / "harness.py").write_text(dedent(broken))
+    result = pytester.runpytest("--lesson-check", "stack")
+    result.assert_outcomes(failed=1)
+    text = " ".join(result.stdout.str().split())
+    assert (
+        "the reference fails case 2: Fix the lesson's harness.py: it raised IndexError while "
+        "running the lesson's reference.py."
+    ) in text
+    assert "(stack/harness.py, line 5): IndexError: list index out of range" in text
+    assert "on case 1 the mistake does not return an answer: Fix the lesson's harness.py" in text
