@@ -251,7 +251,8 @@ def run_case(
             plan = drive.prepare(request["behaviour"], lambda: rebuild(request["inputs"]))
         except BaseException as exc:
             _pass_through(exc, debug)
-            return _harness_bug(exc, request["behaviour"])
+            harness = request["behaviour"].get("harness") or {}
+            return drive.harness_bug(exc, str(harness.get("file", "")))
 
     # Tracebacks show the learner's lines from these bytes: the file itself is not opened.
     lines = source.decode("utf-8", errors="replace").splitlines(keepends=True)
@@ -304,14 +305,16 @@ def run_case(
     except BaseException as exc:
         _pass_through(exc, debug)
         seconds = time.perf_counter() - started
-        if plan is not None:
-            return _plan_raised(plan, exc, arguments, solution, folder, seconds, bool(confined))
-        return _raised(exc, "call", solution, folder, seconds=seconds, confined=bool(confined))
+        learner = _raised(exc, "call", solution, folder, seconds=seconds, confined=bool(confined))
+        if plan is not None:  # whose it is: the learner's, the author's words, a harness bug
+            inside = lambda path: _inside(path, solution, folder)  # noqa: E731
+            return drive.raised(plan, exc, arguments, seconds, learner, inside)
+        return learner
     seconds = time.perf_counter() - started
     if plan is not None:
         what, answer = plan.answer(answer, arguments)
         if what != "answer":
-            return _plan_result(plan, what, answer, seconds)
+            return drive.result(plan, what, answer, seconds)
     try:
         encoded = encode_answer(answer)
     except _TooLarge:
@@ -320,89 +323,6 @@ def run_case(
         _pass_through(exc, debug)
         return _raised(exc, "call", solution, folder, seconds=seconds, confined=bool(confined))
     return {"kind": RETURNED, "answer": encoded, "seconds": seconds}
-
-
-def _plan_raised(
-    plan: drive.Plan,
-    exc: BaseException,
-    arguments: list[Any],
-    solution: str,
-    folder: Path,
-    seconds: float,
-    confined: bool,
-) -> dict[str, Any]:
-    """An exception out of a behaviour lesson's call, told by whose it is (see drive.py):
-    the learner's with the learner's frames only, the author's words, or the harness's bug."""
-    owner = plan.owner(exc, solution, lambda path: _inside(path, solution, folder))
-    if owner != "bug":  # an input changed in place is the likelier cause of what followed
-        what, found = plan.answer(None, arguments)
-        if what == "changed":
-            return _plan_result(plan, what, found, seconds)
-    if owner == "bug":
-        result = _harness_bug(exc, {"harness": {"file": plan.harness_file}})
-        result["seconds"] = seconds
-        return result
-    result = _raised(exc, "call", solution, folder, seconds=seconds, confined=confined)
-    result["frames"] = [f for f in result["frames"] if f["file"] != plan.harness_file]
-    if owner == "failure":
-        result["details"]["harness"] = "failure"
-    elif plan.harness is not None and not result["frames"]:
-        # Raised by the harness's call of the learner's object (a missing method, other
-        # parameters): the call it made is the learner's clue.
-        result["details"]["harness"] = "call"
-        result["details"]["line"] = plan.harness_line(exc)
-    return result
-
-
-def _plan_result(plan: drive.Plan, what: str, found: Any, seconds: float) -> dict[str, Any]:
-    """A call that returned, but changed an ``unchanged`` input, or a harness whose
-    observables are not the declared ones."""
-    if what == "changed":
-        details = {"harness": "changed", "changed": found, "module": ""}
-        return {
-            "kind": RAISED,
-            "error_type": "InputChanged",
-            "message": "",
-            "phase": "call",
-            "frames": [],
-            "seconds": seconds,
-            "details": details,
-        }
-    broken = drive.LessonFailure(str(found))
-    result = _harness_bug(broken, {"harness": {"file": plan.harness_file}})
-    result["seconds"] = seconds
-    return result
-
-
-def _harness_bug(exc: BaseException, behaviour: dict[str, Any]) -> dict[str, Any]:
-    """A failure of the lesson's harness itself (loading it, or its own code): for its author,
-    with the harness's frames and the public helpers'. Its phase is ``call``, never
-    ``import``: the learner's file is not the one that could not be used."""
-    harness = behaviour.get("harness") or {}
-    file = str(harness.get("file", ""))
-    package = str(Path(__file__).resolve().parents[1])
-    frames = [
-        {"file": f.filename, "line": f.lineno or 0, "function": f.name, "code": f.line or ""}
-        for f in traceback.extract_tb(exc.__traceback__)
-        if f.filename == file or (f.filename.startswith(package) and "isolation" not in f.filename)
-    ]
-    if isinstance(exc, SyntaxError) and exc.filename == file:
-        frames.append(
-            {"file": file, "line": exc.lineno or 0, "function": "", "code": exc.text or ""}
-        )
-    try:
-        message = str(exc)
-    except BaseException:
-        message = ""
-    return {
-        "kind": RAISED,
-        "error_type": type(exc).__name__,
-        "message": message[:4000],
-        "phase": "call",
-        "frames": frames[-20:],
-        "seconds": 0.0,
-        "details": {"module": type(exc).__module__ or "", "harness": "bug", "file": file},
-    }
 
 
 def _pass_through(exc: BaseException, debug: bool) -> None:

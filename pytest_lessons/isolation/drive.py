@@ -37,7 +37,10 @@ import sys
 import traceback
 import types
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
+
+from pytest_lessons.isolation.outcome import RAISED
 
 #: The harness module is loaded under this name; the learner's keeps ``solution``.
 HARNESS_MODULE = "lesson_harness"
@@ -173,9 +176,9 @@ class Plan:
 
     # --- whose fault -----------------------------------------------------------------------
 
-    def owner(self, exc: BaseException, solution: str, inside: Callable[[str], bool]) -> str:
+    def owner(self, exc: BaseException, inside: Callable[[str], bool]) -> str:
         """Whose an exception is: ``failure`` (a :class:`LessonFailure`), ``learner`` or
-        ``bug`` (the harness's own)."""
+        ``bug`` (the harness's own); *inside* says whether a file is the learner's."""
         if isinstance(exc, LessonFailure):
             return "failure"
         if self.harness is None:
@@ -323,3 +326,85 @@ def first_change(
 def _short(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+# --- the outcomes a behaviour lesson adds ----------------------------------------------------
+
+
+def raised(
+    plan: Plan,
+    exc: BaseException,
+    arguments: list[Any],
+    seconds: float,
+    learner: dict[str, Any],
+    inside: Callable[[str], bool],
+) -> dict[str, Any]:
+    """The outcome of an exception out of a behaviour lesson's call, by whose it is (see the
+    module docstring): *learner* is the child's usual outcome of it, kept for the learner's
+    exceptions with the harness's frames left out; an input changed in place is told first,
+    as the likelier cause of what followed."""
+    owner = plan.owner(exc, inside)
+    if owner != "bug":
+        what, found = plan.answer(None, arguments)
+        if what == "changed":
+            return result(plan, what, found, seconds)
+    if owner == "bug":
+        bug = harness_bug(exc, plan.harness_file)
+        bug["seconds"] = seconds
+        return bug
+    learner["frames"] = [f for f in learner["frames"] if f["file"] != plan.harness_file]
+    if owner == "failure":
+        learner["details"]["harness"] = "failure"
+    elif plan.harness is not None and not learner["frames"]:
+        # Raised by the harness's call of the learner's object (a missing method, other
+        # parameters): the call it made is the learner's clue.
+        learner["details"]["harness"] = "call"
+        learner["details"]["line"] = plan.harness_line(exc)
+    return learner
+
+
+def result(plan: Plan, what: str, found: Any, seconds: float) -> dict[str, Any]:
+    """The outcome of a call that changed an ``unchanged`` input (``what == "changed"``), or
+    of a harness whose observables are not the declared ones (``"bug"``)."""
+    if what == "changed":
+        return {
+            "kind": RAISED,
+            "error_type": "InputChanged",
+            "message": "",
+            "phase": "call",
+            "frames": [],
+            "seconds": seconds,
+            "details": {"harness": "changed", "changed": found, "module": ""},
+        }
+    bug = harness_bug(LessonFailure(str(found)), plan.harness_file)
+    bug["seconds"] = seconds
+    return bug
+
+
+def harness_bug(exc: BaseException, file: str) -> dict[str, Any]:
+    """The outcome of a failure of the lesson's harness itself (loading it, or its own code):
+    for its author, with the harness's frames and the public helpers'. Its phase is ``call``,
+    never ``import``: the learner's file is not the one that could not be used."""
+    package = str(Path(__file__).resolve().parents[1])
+    frames = [
+        {"file": f.filename, "line": f.lineno or 0, "function": f.name, "code": f.line or ""}
+        for f in traceback.extract_tb(exc.__traceback__)
+        if f.filename == file or (f.filename.startswith(package) and "isolation" not in f.filename)
+    ]
+    if isinstance(exc, SyntaxError) and exc.filename == file:
+        frames.append(
+            {"file": file, "line": exc.lineno or 0, "function": "", "code": exc.text or ""}
+        )
+    try:
+        message = str(exc)
+    except BaseException:  # an exception whose __str__ raises
+        message = ""
+    return {
+        "kind": RAISED,
+        "error_type": type(exc).__name__,
+        "message": message[:4000],
+        "phase": "call",
+        "frames": frames[-20:],
+        "seconds": 0.0,
+        "details": {"module": type(exc).__module__ or "", "harness": "bug", "file": file},
+    }
