@@ -278,6 +278,13 @@ def test_the_lesson_check_proves_a_harness_lesson_and_names_the_harness_when_it_
         ),
     )
     pytester.runpytest("--lesson-check", "stack").assert_outcomes(passed=1)
+    # A learner's copy ships the harness (author code, no answer) and grades with it.
+    pytester.runpytest("--lesson-export=copy", "stack")
+    copy = pytester.path / "copy" / "stack"
+    assert (copy / "harness.py").read_text() == dedent(STACK_HARNESS)
+    assert not (copy / "reference.py").exists()
+    (copy / "solution.py").write_text(dedent(STACK_REFERENCE))
+    pytester.runpytest("copy/stack").assert_outcomes(passed=2)
     broken = STACK_HARNESS.replace("for _ in pushes]", "for _ in pushes] + [pushes[9]]")
     (pytester.path / "stack" / "harness.py").write_text(dedent(broken))
     result = pytester.runpytest("--lesson-check", "stack")
