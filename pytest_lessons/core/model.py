@@ -981,9 +981,8 @@ def _check_behaviour(
         if rule == "updated" and name not in observed:
             raise ExerciseError(
                 path,
-                f'input "{name}" is updated: name it in exercise.outputs too, such as '
-                f'outputs = [{{ name = "{name}", kind = "tensor" }}], so that its new value '
-                "is judged",
+                f'exercise.outputs must name "{name}", the input updated in place, so that its '
+                f'new value is judged: outputs = [{{ name = "{name}", kind = "tensor" }}]',
             )
 
 
