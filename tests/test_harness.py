@@ -276,6 +276,10 @@ def test_the_lesson_check_proves_a_harness_lesson_and_names_the_harness_when_it_
         mistakes__py=STACK_REFERENCE.replace("class Stack", "class Queue").replace(
             "pop()", "pop(0)"
         ),
+        # A right class of another name, which the check grades as the learner's Stack.
+        variants__py=STACK_REFERENCE.replace("class Stack", "class InsertsAtFront")
+        .replace("append(value)", "insert(0, value)")
+        .replace("pop()", "pop(0)"),
     )
     pytester.runpytest("--lesson-check", "stack").assert_outcomes(passed=1)
     # A learner's copy ships the harness (author code, no answer) and grades with it.
