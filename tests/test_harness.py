@@ -300,35 +300,3 @@ def test_the_lesson_check_proves_a_harness_lesson_and_names_the_harness_when_it_
     ) in text
     assert "(stack/harness.py, line 5): IndexError: list index out of range" in text
     assert "on case 1 the mistake does not return an answer: Fix the lesson's harness.py" in text
-
-
-def test_the_format_names_a_missing_harness_an_unjudged_update_and_an_unknown_rule(
-    tmp_path: Path,
-) -> None:
-    from pytest_lessons.core import model
-
-    head = '[exercise]\ntitle = "t"\n'
-    case = "\n[[case]]\ng = [1]\nexpected = 1\n"
-    wrong = {
-        'inputs = ["g"]\nharness = "harness.py"': (
-            "exercise.harness names harness.py, which is missing"
-        ),
-        'inputs = [{ name = "g", after = "updated" }]': (
-            'exercise.outputs must name "g", the input updated in place, so that '
-            'its new value is judged: outputs = [{ name = "g", kind = "tensor" }]'
-        ),
-        'inputs = [{ name = "g", after = "kept" }]': (
-            'exercise.inputs input "g": after must be "copy", "unchanged" or "updated"'
-        ),
-    }
-    for exercise, said in wrong.items():
-        path = tmp_path / "exercise.toml"
-        path.write_text(head + exercise + case)
-        with pytest.raises(model.ExerciseError) as error:
-            model.load(path)
-        assert error.value.problem == said
-    path.write_text(
-        head + 'inputs = [{ name = "g", after = "updated" }]\noutputs = [{ name = "g" }]' + case
-    )
-    loaded = model.load(path)
-    assert (loaded.after, loaded.observed, loaded.harness) == ({"g": "updated"}, ("g",), None)
