@@ -1249,5 +1249,9 @@ def test_a_behaviour_lessons_outcomes_have_their_words_keys_and_hidden_words() -
         "Hidden case 2 failed: your code did not pass the lesson's check of it.",
         "Hidden case 2 failed: the lesson's harness failed on it, not your code.",
     ]
+    missing = Outcome("setup", error_type="no_entry", names=("Tok",))
+    assert headline(missing, entry="Tokenizer").startswith(
+        "Define a class named Tokenizer in double/solution.py: the grader calls Tokenizer(x), "
+    )
     plain = Outcome("raised", error_type="KeyError", message="'x'", phase="call", frames=(FRAME,))
     assert texts.fault_key(plain, None) == "raised KeyError at solution.py:3"

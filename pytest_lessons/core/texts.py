@@ -185,8 +185,10 @@ def _setup(outcome: Outcome, ctx: Context, call: str, where: str) -> Failure:
         )
     elif problem == "no_entry":
         defined = ", ".join(outcome.names) if outcome.names else "no functions"
+        # A harness lesson's entry may be a class (Tokenizer), which names are capitalised as.
+        what = "a class" if ctx.entry[:1].isupper() else "a function"
         text = (
-            f"Define a function named {ctx.entry} in {where}: the grader calls {call}, and the "
+            f"Define {what} named {ctx.entry} in {where}: the grader calls {call}, and the "
             f"file defines {defined}."
         )
     elif problem == "not_callable":
