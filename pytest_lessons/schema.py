@@ -64,6 +64,13 @@ _INPUT_TABLE = {
         "name": _NAME,
         "pass": {"enum": list(model.PASSES), "default": "plain"},
         "dtype": {"enum": list(datafiles.TENSOR_DTYPES)},
+        "after": {
+            "enum": list(model.AFTER),
+            "default": "copy",
+            "description": "What is checked of the input after the call: nothing (a fresh copy "
+            "per call), that it is unchanged (a change fails the case, naming where), or its "
+            "new value (updated: judged as the output of its name).",
+        },
     },
     "required": ["name"],
     "additionalProperties": False,

@@ -28,6 +28,9 @@ PYTEST_FRONT_END = {"plugin", "hooks", "nodes", "session", "terminal"}
 COMMANDS = {"__main__", "autograder", "schema"}
 #: Permanent re-exports at documented paths; each may import only the core it re-exports.
 SHIMS = {"diagnose"}
+#: The helpers a lesson's harness imports in the sandboxed child (pytest_lessons.harness),
+#: over the child's side of behaviour lessons.
+LESSON_API = {"harness"}
 
 #: Who may import whom, by the importer's layer: the package modules it may import (a name or
 #: the folder it starts), and the outside modules it never imports at its top level.
@@ -60,6 +63,7 @@ MAY_IMPORT: dict[str, tuple[str, ...]] = {
     ),
     "commands": ("__main__", "autograder", "schema", "core", "isolation", "reports"),
     "shim": ("core",),
+    "lesson api": ("isolation.drive",),
     # The package's root: the lazy public API and the %load_ext hooks.
     "root": ("core", "notebook"),
 }
@@ -71,6 +75,7 @@ NEVER: dict[str, tuple[str, ...]] = {
     "pytest front end": ("torch", "IPython"),
     "commands": ("pytest", "_pytest", "torch", "IPython"),
     "shim": ("pytest", "_pytest", "torch", "IPython"),
+    "lesson api": ("pytest", "_pytest", "torch", "IPython"),
     "root": ("pytest", "_pytest", "torch", "IPython"),
 }
 
@@ -103,6 +108,8 @@ def layer_of(name: str) -> str:
             return layer
     if name in SHIMS:
         return "shim"
+    if name in LESSON_API:
+        return "lesson api"
     if name == "__init__":
         return "root"
     raise AssertionError(f"pytest_lessons.{name} is in no layer: add it to one in {__file__}")

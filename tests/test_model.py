@@ -974,3 +974,53 @@ def test_a_file_saved_by_a_windows_editor_loads_as_the_same_exercise(tmp_path: P
     assert [(c.label, c.line, c.inputs) for c in loaded.cases] == [
         (c.label, c.line, c.inputs) for c in plain.cases
     ]
+
+
+def test_behaviour_keys_a_harness_and_mutation_rules_load_or_name_their_problem(
+    tmp_path: Path,
+) -> None:
+    head = '[exercise]\ntitle = "t"\n'
+    case = "\n[[case]]\ng = [1]\nexpected = 1\n"
+    path = tmp_path / "exercise.toml"
+    fitted = '\n[[watch_out]]\nid = "w"\nmistake = "m"\nmessage = "m"\nfit = [1, 2]\n'
+    (tmp_path / "mistakes.py").write_text("")
+    wrong = {
+        'inputs = ["g"]\nharness = "harness.py"': (
+            "exercise.harness names harness.py, which is missing"
+        ),
+        'inputs = ["g"]\nharness = "../harness.py"': (
+            "exercise.harness must be a path inside the exercise folder"
+        ),
+        'inputs = [{ name = "g", after = "updated" }]': (
+            'exercise.outputs must name "g", the input updated in place, so that its new value '
+            'is judged: outputs = [{ name = "g", kind = "tensor" }]'
+        ),
+        'inputs = [{ name = "g", after = "kept" }]': (
+            'exercise.inputs input "g": after must be "copy", "unchanged" or "updated"'
+        ),
+        'inputs = [{ name = "g", aftr = "copy" }]': (
+            'exercise.inputs input "g": unknown key "aftr" (did you mean "after"?)'
+        ),
+        'inputs = ["g"]\nharness = "h.py"' + case + fitted: (
+            'watch_out "w": fit is for a function called once, not a harness'
+        ),
+    }
+    (tmp_path / "h.py").write_text("")
+    for exercise, said in wrong.items():
+        path.write_text(head + exercise + ("" if "[[case]]" in exercise else case))
+        with pytest.raises(model.ExerciseError) as error:
+            model.load(path)
+        assert error.value.problem == said
+    path.write_text(
+        head + 'inputs = [{ name = "g", after = "updated" }, { name = "h", after = "copy" }, '
+        '{ name = "k", after = "unchanged" }]\noutputs = [{ name = "g" }]\nharness = "h.py"\n'
+        "\n[[case]]\ng = [1]\nh = 2\nk = 3\nexpected = 1\n"
+    )
+    loaded = model.load(path)
+    assert loaded.after == {"g": "updated", "k": "unchanged"}
+    assert (loaded.observed, loaded.harness) == (("g",), tmp_path / "h.py")
+    path.write_text(
+        head + 'inputs = ["g"]\noutputs = ["a", "b"]' + case.replace("1\n", "{ a = 1, b = 2 }\n")
+    )
+    loaded = model.load(path)
+    assert (loaded.observed, loaded.after, loaded.harness) == (("a", "b"), {}, None)

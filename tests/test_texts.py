@@ -1193,3 +1193,65 @@ def test_the_lessons_own_code_is_labelled_as_the_lessons() -> None:
         "  what the lesson's ref.py printed:",
         "  | hi",
     ]
+
+
+def test_a_behaviour_lessons_outcomes_have_their_words_keys_and_hidden_words() -> None:
+    harness = "/course/double/harness.py"
+
+    def outcome(kind: str, **details: Any) -> Outcome:
+        frames = (Frame(harness, 4, "drive", "x = seen[9]"),) if kind == "bug" else ()
+        return Outcome(
+            "raised",
+            error_type={"bug": "IndexError", "call": "TypeError"}.get(kind, "LessonFailure"),
+            message={"call": "f() takes 2 arguments", "bug": "list index out of range"}.get(
+                kind, "Give your module a weight."
+            ),
+            phase="call",
+            frames=frames,
+            details={"harness": kind, "file": harness, **details},
+        )
+
+    changed = outcome("changed", changed={"input": "ids", "at": [2], "was": "6", "now": "99"})
+    assert headline(changed) == (
+        "Leave the input ids as it was: your code changed it in place (at [2]: it was 6, now "
+        "99). Build a new value, or work on a copy of ids: the caller still needs its own."
+    )
+    assert headline(outcome("failure")) == "Give your module a weight."
+    assert headline(outcome("call", line="  tok = learner.T(1)  ")) == (
+        "Make solve work the way the lesson uses it: the lesson calls `tok = learner.T(1)`, "
+        "and Python says TypeError: f() takes 2 arguments."
+    )
+    bug = texts.describe_error(outcome("bug"), context())
+    assert bug.headline.startswith("Tell your instructor: the lesson's harness.py failed")
+    assert bug.lines[1:] == [
+        "  double/harness.py, line 4, in drive",
+        "      x = seen[9]",
+        "  IndexError: list index out of range",
+    ]
+    author = texts.describe_error(outcome("bug"), context(author=True)).headline
+    assert (
+        author
+        == "Fix the lesson's harness.py: it raised IndexError while running the lesson's solution.py."
+    )
+    keys = [texts.fault_key(outcome(k), None) for k in ("failure", "call", "bug")]
+    assert keys == [
+        "raised LessonFailure Give your module a weight.",
+        "raised TypeError f() takes 2 arguments",
+        "raised IndexError at harness.py:4 in the harness",
+    ]
+    assert texts.fault_key(changed, None) == "raised InputChanged ids"
+    hidden = [
+        texts.describe_hidden(o, None, context(), "hidden case 2").headline
+        for o in (changed, outcome("failure"), outcome("bug"))
+    ]
+    assert hidden == [
+        "Hidden case 2 failed: your code changed its input ids in place.",
+        "Hidden case 2 failed: your code did not pass the lesson's check of it.",
+        "Hidden case 2 failed: the lesson's harness failed on it, not your code.",
+    ]
+    missing = Outcome("setup", error_type="no_entry", names=("Tok",))
+    assert headline(missing, entry="Tokenizer").startswith(
+        "Define a class named Tokenizer in double/solution.py: the grader calls Tokenizer(x), "
+    )
+    plain = Outcome("raised", error_type="KeyError", message="'x'", phase="call", frames=(FRAME,))
+    assert texts.fault_key(plain, None) == "raised KeyError at solution.py:3"

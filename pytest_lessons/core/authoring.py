@@ -295,7 +295,7 @@ class LessonCheck:
         if path is None or not path.is_file():
             return []
         problems = []
-        names = variant_names(path)
+        names = variant_names(path, classes=exercise.harness is not None)
         if not names:
             problems.append(
                 f"{exercise.slug}: {path.name} defines no function: each variant is a "
@@ -427,9 +427,10 @@ def learner_copy(grader: Grader, exercise: model.Exercise) -> tuple[str, list[in
     return export.learner_toml(raw, exercise, answers)
 
 
-def variant_names(path: Path) -> list[str]:
+def variant_names(path: Path, classes: bool = False) -> list[str]:
     """The variants of the author's ``variants.py`` at *path*: its public top-level functions,
-    in order (read with ``ast``: author code runs only in the worker)."""
+    and with *classes* its classes too (a harness lesson's learner writes a class), in order
+    (read with ``ast``: author code runs only in the worker)."""
     try:
         tree = ast.parse(path.read_text(encoding="utf-8"))
     except (OSError, SyntaxError, ValueError):
@@ -438,7 +439,8 @@ def variant_names(path: Path) -> list[str]:
         node.name
         for node in tree.body
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-        and not node.name.startswith("_")
+        or (classes and isinstance(node, ast.ClassDef))
+        if not node.name.startswith("_")
     ]
 
 

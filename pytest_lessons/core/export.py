@@ -3,14 +3,15 @@
 The copy holds the starter ``solution.py``, the public cases, each generated case and each case
 computed from the reference (``expected = { from = "reference" }``) frozen into a plain case
 with the expected answer the reference gave, the snapshot files of its public snapshot cases
-(already frozen answers), the watch-outs with their ``mistakes.py``, the hints, and any
-``conftest.py`` of the lesson. It holds no ``reference.py``, no ``variants.py`` (right answers
-too), no hidden case, no ``[generate]`` table (it needs the reference) and no worked solution
-(the ``[solution]`` steps explain the reference): the worked solution is withheld, for the
-instructor to publish after the deadline. Its first line (:data:`MARK`) says it is a learner's
-copy, so author-only commands (``--lesson-regenerate``) refuse to run in it. The learner's
-copy grades the starter and every mistake as the full course does on the cases it keeps;
-``--lesson-check`` proves it.
+(already frozen answers), the watch-outs with their ``mistakes.py``, the lesson's harness
+(author code that drives the learner's module: a copy needs it to grade, and it holds no
+answer), the hints, and any ``conftest.py`` of the lesson. It holds no ``reference.py``, no
+``variants.py`` (right answers too), no hidden case, no ``[generate]`` table (it needs the
+reference) and no worked solution (the ``[solution]`` steps explain the reference): the worked
+solution is withheld, for the instructor to publish after the deadline. Its first line
+(:data:`MARK`) says it is a learner's copy, so author-only commands (``--lesson-regenerate``)
+refuse to run in it. The learner's copy grades the starter and every mistake as the full course
+does on the cases it keeps; ``--lesson-check`` proves it.
 """
 
 from __future__ import annotations
@@ -118,6 +119,11 @@ def write_files(folder: Path, exercise: model.Exercise, text: str) -> Path:
         mistakes = folder / exercise.mistakes.relative_to(exercise.folder)
         mistakes.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(exercise.mistakes, mistakes)
+    if exercise.harness is not None and exercise.harness.is_file():
+        # Author code, but no answer: the learner's copy needs it to grade at all.
+        harness = folder / exercise.harness.relative_to(exercise.folder)
+        harness.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(exercise.harness, harness)
     for name in KEPT:
         if (exercise.folder / name).is_file():
             shutil.copyfile(exercise.folder / name, folder / name)

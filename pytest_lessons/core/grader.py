@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from pytest_lessons.core import datafiles, model
+from pytest_lessons.core import behaviour, datafiles, model
 from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.compare import Comparison
 from pytest_lessons.core.diagnose import Diagnosis, Evidence
@@ -217,7 +217,7 @@ class Grader:
         status = Status.FAILED if outcome.kind == RETURNED else Status.ERROR
         if outcome.kind == INTERNAL:
             status = Status.INTERNAL
-        lesson_error = self.mistake_failures(attempt)
+        lesson_error = self.mistake_failures(attempt) + behaviour.lesson_error(outcome, self.show)
         if case.hidden:
             hidden = describe_hidden(outcome, comparison, context, case.label, diagnosis)
             text = hidden.render()

@@ -212,6 +212,16 @@ class Exercise:
     tensors: dict[str, str | None] = field(default_factory=dict)
     """The inputs passed to the entry function as torch tensors (``pass = "tensor"``), each
     with its declared dtype (None: the file's own, or torch's choice for inline numbers)."""
+    harness: Path | None = None
+    """The author's ``harness.py`` (absolute) that drives the learner's module and returns
+    the observables (see :mod:`pytest_lessons.isolation.drive`); None: the entry function is
+    called once."""
+    after: dict[str, str] = field(default_factory=dict)
+    """Input name -> its mutation rule, for the inputs that have one (``after = "unchanged"``
+    or ``"updated"``); the others get a fresh copy per call."""
+    observed: tuple[str, ...] = ()
+    """The names of the judged values in order, as ``outputs`` writes them (a single named
+    table included); an ``updated`` input is read back under its own name."""
 
     @property
     def points(self) -> float:
@@ -325,6 +335,19 @@ def _input_list(value: Any) -> str | None:
 
 #: How an input reaches the entry function: as its plain data, or as a torch tensor.
 PASSES = ("plain", "tensor")
+#: What is checked of an input after the call: nothing (a fresh copy per call, the default),
+#: that it is as it was (``unchanged``), or its new value, judged as an output (``updated``).
+AFTER = ("copy", "unchanged", "updated")
+
+
+def input_rules(value: list[Any]) -> dict[str, str]:
+    """The mutation rules of a checked ``[exercise] inputs`` list: input name -> rule, for
+    the inputs whose rule is not the default copy."""
+    return {
+        item["name"]: item["after"]
+        for item in value
+        if isinstance(item, dict) and item.get("after", "copy") != "copy"
+    }
 
 
 def _input_table(item: dict[str, Any]) -> str | None:
@@ -332,10 +355,12 @@ def _input_table(item: dict[str, Any]) -> str | None:
     if not isinstance(name, str) or not _NAME.match(name):
         return 'tables must have a name, such as { name = "ids", pass = "tensor" }'
     for key in item:
-        if key not in ("name", "pass", "dtype"):
-            return f'input "{name}": {_unknown(key, ["name", "pass", "dtype"])}'
+        if key not in ("name", "pass", "dtype", "after"):
+            return f'input "{name}": {_unknown(key, ["name", "pass", "dtype", "after"])}'
     if item.get("pass", "plain") not in PASSES:
         return f'input "{name}": pass must be "plain" or "tensor"'
+    if item.get("after", "copy") not in AFTER:
+        return f'input "{name}": after must be "copy", "unchanged" or "updated"'
     dtype = item.get("dtype")
     if dtype is not None:
         if dtype not in datafiles.TENSOR_DTYPES:
@@ -538,7 +563,20 @@ EXERCISE_FIELDS: tuple[Field, ...] = (
         "booleans, bytes, mappings) where none is declared.",
         default=1,
     ),
-    Field("entry", _identifier, "The function the learner writes.", default="solve"),
+    Field(
+        "entry",
+        _identifier,
+        "The function the learner writes (with a harness: the name it asks the learner's "
+        "module for, such as a class).",
+        default="solve",
+    ),
+    Field(
+        "harness",
+        _relative_file,
+        "The author's code that drives the learner's module (drive(learner, *inputs)) and "
+        "returns the observables, judged as outputs.",
+        default=None,
+    ),
     Field("solution", _relative_file, "The learner's file.", default="solution.py"),
     Field("rtol", _non_negative, "Relative tolerance of every case.", default=DEFAULT_RTOL),
     Field("atol", _non_negative, "Absolute tolerance of every case.", default=DEFAULT_ATOL),
@@ -826,6 +864,9 @@ def _build(
         raise ExerciseError(path, "missing the [exercise] table (title and inputs)")
     ex = _read_table(data["exercise"], EXERCISE_FIELDS, "exercise", path, None)
     inputs, tensors = input_specs(ex["inputs"])
+    after = input_rules(ex["inputs"])
+    observed = _observed(ex["outputs"])
+    _check_behaviour(ex, after, observed, path)
     names, declared = _declared_outputs(ex["outputs"])
     ex["outputs"], ex["kinds"] = list(names) or None, declared
     ex["format"] = 2 if ex["format"] == 2 or any(declared) else 1
@@ -915,7 +956,34 @@ def _build(
         kinds=ex["kinds"],
         format=ex["format"],
         tensors=tensors,
+        harness=path.parent / ex["harness"] if ex["harness"] else None,
+        after=after,
+        observed=observed,
     )
+
+
+def _observed(raw: Any) -> tuple[str, ...]:
+    """The names ``exercise.outputs`` gives its values, in order (one named table too)."""
+    return tuple(
+        entry if isinstance(entry, str) else entry["name"]
+        for entry in raw or ()
+        if isinstance(entry, str) or "name" in entry
+    )
+
+
+def _check_behaviour(
+    ex: dict[str, Any], after: dict[str, str], observed: tuple[str, ...], path: Path
+) -> None:
+    """A harness file that exists, and ``updated`` inputs that are named outputs."""
+    if ex["harness"] and not (path.parent / ex["harness"]).is_file():
+        raise ExerciseError(path, f"exercise.harness names {ex['harness']}, which is missing")
+    for name, rule in after.items():
+        if rule == "updated" and name not in observed:
+            raise ExerciseError(
+                path,
+                f'exercise.outputs must name "{name}", the input updated in place, so that its '
+                f'new value is judged: outputs = [{{ name = "{name}", kind = "tensor" }}]',
+            )
 
 
 def _declared_outputs(raw: Any) -> tuple[tuple[str, ...], tuple[str | None, ...]]:
@@ -1107,6 +1175,8 @@ def _watch_out(w: dict[str, Any], path: Path, ex: dict[str, Any], data: dict[str
         raise ExerciseError(path, f"{where}: right and named need fit = [lowest, highest]")
     if fitted and not w["mistake"]:
         raise ExerciseError(path, f"{where}: fit needs a mistake function to fit")
+    if fitted and ex["harness"]:
+        raise ExerciseError(path, f"{where}: fit is for a function called once, not a harness")
     if fitted and w["fit"][0] <= 0:
         raise ExerciseError(path, f"{where}.fit must be [lowest, highest], both above 0")
     if w["code"] is not None:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from pytest_lessons.core import datafiles, fit, model
+from pytest_lessons.core import behaviour, datafiles, fit, model
 from pytest_lessons.core.attempt import Attempt, sizes
 from pytest_lessons.core.compare import Numbers, read_numbers, split_outputs
 from pytest_lessons.core.judge import usable_reference
@@ -112,6 +112,7 @@ class Runs:
             sandbox=self.sandbox(),
             beneath=beneath,
             answer_bytes=int(limits.answer_mb * (1 << 20)),
+            behaviour=behaviour.request(exercise, entry),
         )
 
     def learner_job(self, attempt: Attempt) -> Job:

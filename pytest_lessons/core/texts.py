@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from pytest_lessons.core import behaviour
 from pytest_lessons.core.compare import Comparison, Problem, size_one_positions
 from pytest_lessons.core.diagnose import Diagnosis
 from pytest_lessons.core.kinds import named
@@ -184,8 +185,10 @@ def _setup(outcome: Outcome, ctx: Context, call: str, where: str) -> Failure:
         )
     elif problem == "no_entry":
         defined = ", ".join(outcome.names) if outcome.names else "no functions"
+        # A harness lesson's entry may be a class (Tokenizer), which names are capitalised as.
+        what = "a class" if ctx.entry[:1].isupper() else "a function"
         text = (
-            f"Define a function named {ctx.entry} in {where}: the grader calls {call}, and the "
+            f"Define {what} named {ctx.entry} in {where}: the grader calls {call}, and the "
             f"file defines {defined}."
         )
     elif problem == "not_callable":
@@ -243,6 +246,11 @@ def _traceback(outcome: Outcome, ctx: Context) -> list[str]:
 
 
 def _raised(outcome: Outcome, ctx: Context, where: str) -> Failure:
+    harness = behaviour.words(
+        outcome, ctx.entry, ctx.author, ctx.code, ctx.show, lambda: _traceback(outcome, ctx)
+    )
+    if harness is not None:  # a harness's words, an input changed in place
+        return Failure(*harness)
     name = outcome.error_type
     if name == "NotImplementedError":
         line = outcome.frames[-1].line if outcome.frames else None
@@ -659,7 +667,7 @@ def fault_key(outcome: Outcome, comparison: Comparison | None) -> str:
     if outcome.kind == RAISED:
         frame = outcome.frames[-1] if outcome.frames else None
         where = f" at {Path(frame.file).name}:{frame.line}" if frame else ""
-        return f"raised {outcome.error_type}{where}"
+        return behaviour.fault(outcome) or f"raised {outcome.error_type}{where}"
     if outcome.kind == RETURNED and comparison is not None:
         part = f" in {comparison.part}" if comparison.part else ""
         got, want = comparison.got_shape, comparison.expected_shape
@@ -727,6 +735,8 @@ def describe_hidden(
             what = "your answer does not have the expected type or shape"
         if comparison is not None and comparison.part:
             what += f" (in {comparison.part})"
+    elif outcome.kind == RAISED and behaviour.hidden_words(outcome):
+        what = str(behaviour.hidden_words(outcome))
     elif outcome.kind == RAISED:
         where = ""
         if outcome.frames:

@@ -210,6 +210,10 @@ CHILD_KINDS = frozenset({RETURNED, RAISED, SETUP, DIED})
 #: The problems with a learner's file that the child finds (the file itself is read by the
 #: runner, which finds the others).
 CHILD_SETUP = frozenset({"no_entry", "not_callable", "signature"})
+#: Whose an exception of a behaviour lesson is (see :mod:`pytest_lessons.isolation.drive`):
+#: the author's words for the learner, the learner's call the harness made, an input the call
+#: changed, or a bug of the harness. Said by the child, so never a grader error by itself.
+HARNESS_DETAILS = frozenset({"failure", "call", "changed", "bug"})
 #: Nesting an answer may have (the child cuts at 64 levels; tags add a few).
 ANSWER_DEPTH = 80
 #: What a result that cannot be believed becomes: the case's own failure.
@@ -365,6 +369,20 @@ def _details(details: Any) -> dict[str, Any]:
         kept["code"] = code[:200] if isinstance(code, str) else code
     if details.get("limit") in LIMIT_KINDS:
         kept["limit"] = details["limit"]
+    if details.get("harness") in HARNESS_DETAILS:  # a behaviour lesson's (isolation/drive.py)
+        kept["harness"] = details["harness"]
+        for key in ("line", "file"):
+            if isinstance(details.get(key), str):
+                kept[key] = details[key][:1000]
+        changed = details.get("changed")
+        if isinstance(changed, dict) and isinstance(changed.get("input"), str):
+            at = changed.get("at")
+            kept["changed"] = {
+                "input": changed["input"][:200],
+                "at": [a for a in at[:64] if type(a) in (int, str)] if isinstance(at, list) else [],
+                "was": _text(changed.get("was", ""), 200),
+                "now": _text(changed.get("now", ""), 200),
+            }
     denied = details.get("denied")
     if isinstance(denied, dict):
         kept["denied"] = {

@@ -108,6 +108,9 @@ class Job:
     folder of a class, ``--lesson-submissions``) refuses a hard link too."""
     answer_bytes: int = 32 << 20
     """The largest result the runner reads back (the answer and its envelope)."""
+    behaviour: dict[str, Any] | None = None
+    """A behaviour lesson's part of the request, JSON data: its harness's bytes, mutation
+    rules and judged names (see :mod:`pytest_lessons.isolation.drive`); None for a plain call."""
 
     def request(self, **extra: Any) -> dict[str, Any]:
         """The request read by :func:`pytest_lessons.isolation.child.run_case` and the worker
@@ -126,6 +129,7 @@ class Job:
             "memory_mb": self.memory_mb,
             "output_cap": self.output_cap,
             "answer_bytes": self.answer_bytes,
+            **({"behaviour": self.behaviour} if self.behaviour else {}),
             **extra,
         }
 

@@ -1,0 +1,167 @@
+"""Lessons about behaviour, on the grader's side: a lesson's harness and its inputs' mutation
+rules (README, "Format version 2: behaviour").
+
+Two jobs: the ``behaviour`` part of a case's request (:func:`request`: the harness's bytes,
+read here as the author's data, the name it asks the learner's module for, the rules, the
+judged names), and the words for what the child reports of such a case (:func:`words`,
+:func:`hidden_words`, :func:`fault`, :func:`lesson_error`): the author's words for the
+learner, an input changed in place, a call the learner's object could not take, a bug of the
+harness. The child's side is :mod:`pytest_lessons.isolation.drive`.
+
+Whose fault is decided there, but a result file is untrusted: whatever it says, a case whose
+child reports a harness bug is still the learner's failed case (no points), worded for the
+author in ``lesson_error`` and for the learner as the lesson's problem.
+"""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+from typing import Any, Callable
+
+from pytest_lessons.core import model
+from pytest_lessons.isolation.outcome import RAISED, Outcome
+
+#: The harness files read so far: (path, size, mtime) -> base64 bytes.
+_READ: dict[tuple[str, int, int], str] = {}
+
+
+def request(exercise: model.Exercise, entry: str) -> dict[str, Any] | None:
+    """The ``behaviour`` part of a job that runs *entry* of a file on a case of *exercise*
+    (its learner's, reference, mistake or variant); None for a lesson without a harness or
+    mutation rules."""
+    if exercise.harness is None and not exercise.after:
+        return None
+    part: dict[str, Any] = {
+        "names": list(exercise.inputs),
+        "after": dict(exercise.after),
+        "observed": list(exercise.observed),
+        # A mistake's (or a variant's) class stands in for what the harness asks for.
+        "alias": {exercise.entry: entry},
+    }
+    if exercise.harness is not None:
+        part["harness"] = {"file": str(exercise.harness), "source": _source(exercise.harness)}
+    return part
+
+
+def _source(path: Path) -> str:
+    try:
+        stat = path.stat()
+        key = (str(path), stat.st_size, stat.st_mtime_ns)
+        if key not in _READ:
+            _READ[key] = base64.b64encode(path.read_bytes()).decode("ascii")
+        return _READ[key]
+    except OSError:
+        # The child then reports the harness's failure to load, for the author.
+        return base64.b64encode(
+            b"raise FileNotFoundError('the harness could not be read')"
+        ).decode()
+
+
+def _harness(outcome: Outcome) -> str:
+    if outcome.kind != RAISED:
+        return ""
+    value = outcome.details.get("harness")
+    return value if isinstance(value, str) else ""
+
+
+def _place(at: list[Any]) -> str:
+    return "[" + ", ".join(str(a) if isinstance(a, int) else repr(a) for a in at) + "]"
+
+
+def words(
+    outcome: Outcome,
+    entry: str,
+    author: bool,
+    code: str,
+    show: Callable[[Path | str], str],
+    traceback: Callable[[], list[str]],
+) -> tuple[str, list[str]] | None:
+    """The headline and the evidence lines for a behaviour lesson's raised outcome; None for
+    any other outcome (the usual words then apply). *code* is whose code ran as the words name
+    it; *traceback* gives the usual traceback lines."""
+    harness = _harness(outcome)
+    if not harness:
+        return None
+    if harness == "failure":
+        lines = traceback()[:-1]
+        return outcome.message.strip() or f"Check {entry}: the lesson's check failed.", (
+            ["", *["  " + line for line in lines]] if lines else []
+        )
+    if harness == "changed":
+        changed = outcome.details.get("changed") or {}
+        name = str(changed.get("input", "an input"))
+        at = changed.get("at") or []
+        where = f"at {_place(at)}: " if at else ""
+        return (
+            f"Leave the input {name} as it was: {code} changed it in place ({where}it was "
+            f"{changed.get('was', '?')}, now {changed.get('now', '?')}). Build a new value, "
+            f"or work on a copy of {name}: the caller still needs its own.",
+            [],
+        )
+    if harness == "call":
+        line = str(outcome.details.get("line", "")).strip()
+        said = f"{outcome.error_type}: {outcome.message}".strip(": ")
+        made = f" `{line}`" if line else ""
+        return (
+            f"Make {entry} work the way the lesson uses it: the lesson calls{made}, and Python "
+            f"says {said}.",
+            [],
+        )
+    # A bug of the harness: never the learner's fault.
+    lines = ["", *["  " + line for line in traceback()]]
+    file = Path(str(outcome.details.get("file", "harness.py"))).name
+    if author:
+        return (
+            f"Fix the lesson's {file}: it raised {outcome.error_type} while running {code}.",
+            lines,
+        )
+    return (
+        f"Tell your instructor: the lesson's {file} failed while checking your code, so this "
+        "case scores no points this time; it is not a fault the lesson found in your code.",
+        lines,
+    )
+
+
+def hidden_words(outcome: Outcome) -> str | None:
+    """What a hidden case says of a behaviour lesson's raised outcome (no values, no
+    message: they could hold the case's inputs); None for any other outcome."""
+    harness = _harness(outcome)
+    if harness == "changed":
+        changed = outcome.details.get("changed") or {}
+        return f"your code changed its input {changed.get('input', '')} in place"
+    if harness in ("failure", "call"):
+        return "your code did not pass the lesson's check of it"
+    if harness == "bug":
+        return "the lesson's harness failed on it, not your code"
+    return None
+
+
+def fault(outcome: Outcome) -> str | None:
+    """The fault key of a behaviour lesson's raised outcome (cases failing for one reason that
+    no input changes fold into one); None for any other outcome."""
+    harness = _harness(outcome)
+    if harness == "changed":
+        changed = outcome.details.get("changed") or {}
+        return f"raised InputChanged {changed.get('input', '')}"
+    if harness == "failure":
+        return f"raised LessonFailure {outcome.message}"
+    if harness == "call":
+        return f"raised {outcome.error_type} {outcome.message}"
+    if harness == "bug":
+        frame = outcome.frames[-1] if outcome.frames else None
+        where = f" at {Path(frame.file).name}:{frame.line}" if frame else ""
+        return f"raised {outcome.error_type}{where} in the harness"
+    return None
+
+
+def lesson_error(outcome: Outcome | None, show: Callable[[Path | str], str]) -> str:
+    """For the author, in the reports: the harness's own failure on a case, with its file
+    and line; empty for anything else."""
+    if outcome is None or _harness(outcome) != "bug":
+        return ""
+    frame = outcome.frames[-1] if outcome.frames else None
+    file = str(outcome.details.get("file", "harness.py"))
+    where = f"{show(frame.file)}, line {frame.line}" if frame else show(file)
+    said = f"{outcome.error_type}: {outcome.message}".strip(": ")
+    return f"The lesson's harness failed ({where}): {said}\n"
