@@ -35,6 +35,7 @@ try:  # imported once here, not per case: it costs a forked child ~2 ms
 except ImportError:  # Windows
     resource = None  # type: ignore[assignment]
 
+from pytest_lessons.isolation import draws
 from pytest_lessons.isolation.arguments import rebuild, unframe
 from pytest_lessons.isolation.outcome import (
     DIED,
@@ -289,16 +290,20 @@ def run_case(
     except ValueError:
         pass  # no signature to check (a builtin); the call itself will tell
 
+    statistical = draws.plan(inputs)  # a statistical case: N calls, their draws counted
     started = time.perf_counter()
     try:
-        answer = function(*arguments)
+        if statistical is None:
+            answer = function(*arguments)
+        else:
+            answer = draws.draw(function, inputs, arguments, statistical, encode_answer)
     except BaseException as exc:
         _pass_through(exc, debug)
         seconds = time.perf_counter() - started
         return _raised(exc, "call", solution, folder, seconds=seconds, confined=bool(confined))
     seconds = time.perf_counter() - started
     try:
-        encoded = encode_answer(answer)
+        encoded = encode_answer(answer) if statistical is None else answer
     except _TooLarge:
         encoded = {TAG: "cut", "reason": f"more than {MAX_ELEMENTS:,} values"}
     except BaseException as exc:  # a learner's tensor subclass can raise from anything
