@@ -26,7 +26,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from pytest_lessons.core.compare import Comparison, Problem, read_numbers
-from pytest_lessons.core.words import plural
 from pytest_lessons.isolation.outcome import TAG
 
 #: The false-failure rate of a statistical case when the lesson sets none.
@@ -34,6 +33,10 @@ FALSE_FAIL = 1e-6
 
 #: How many off categories a failure lists.
 LISTED = 6
+
+
+def _categories(n: int) -> str:
+    return f"{n:,} {'category' if n == 1 else 'categories'}"
 
 
 def bounds(n: int, p: float, alpha: float) -> tuple[int, int]:
@@ -149,10 +152,14 @@ def compare(
     tested = sum(1 for p in probabilities.values() if p > 0)
     test = (
         f"each category's count within its binomial bounds; false-failure rate "
-        f"{false_fail:g} (Bonferroni over {plural(tested, 'category')})"
+        f"{false_fail:g} (Bonferroni over {_categories(tested)})"
     )
     evidence: list[tuple[str, str]] = [
-        ("draws", f"{n:,} from {plural(calls, 'call')} (one generator, seeded by the case)"),
+        (
+            "draws",
+            f"{n:,} from {calls:,} {'call' if calls == 1 else 'calls'} (one generator, seeded by "
+            "the case)",
+        ),
         ("test", test),
     ]
     if n == 0:
@@ -166,17 +173,17 @@ def compare(
     if never:
         shown = ", ".join(str(c) for c in never[:LISTED]) + (" ..." if len(never) > LISTED else "")
         headline = (
-            f"Draw only what the distribution allows: {plural(len(never), 'category')} with "
+            f"Draw only what the distribution allows: {_categories(len(never))} with "
             f"probability 0 came up ({shown})."
         )
     else:
         shown = ", ".join(str(c) for c, *_ in off[:LISTED]) + (" ..." if len(off) > LISTED else "")
         headline = (
-            f"Check the probabilities you draw from: {plural(len(off), 'category')} came up "
+            f"Check the probabilities you draw from: {_categories(len(off))} came up "
             f"too often or too rarely for the right distribution ({shown})."
         )
     categories = len(set(probabilities) | set(counts))
-    evidence.append(("off", f"{len(off)} of {plural(categories, 'category')}"))
+    evidence.append(("off", f"{len(off)} of {_categories(categories)}"))
     for category, count, p, lo, hi in off[:LISTED]:
         evidence.append(
             (

@@ -115,11 +115,10 @@ def stream(runs: Runs, attempt: Attempt) -> Diagnosis | None:
         if outcome.kind != RETURNED or not judge(probabilities, outcome.answer, case).passed:
             return None
     primitive = next((p for p in exercise.generators.values() if p), None)
-    first = statistical[0]
     lead = f"Draw with {primitive}" if primitive else "Draw the way the task says"
     headline = (
-        f"{lead}: your draws follow the right distribution ({first.label}, "
-        f"{first.draws:,} calls), but from another random stream, so the seeded values differ."
+        f"{lead}: your draws follow the right distribution (the lesson's statistical cases "
+        "pass), but come from another random stream, so the seeded values differ."
     )
     details = (
         "With the same seed, right ways to sample draw different values: one call per token, "
