@@ -247,7 +247,7 @@ class Frequencies:
         return [probabilities.get(k, 0.0) for k in range(max(probabilities, default=-1) + 1)]
 
     def facts(self, comparison: Comparison) -> list[tuple[str, str]]:
-        return list(comparison.evidence)
+        return list(comparison.evidence) or [("compared", "each call's draws, counted")]
 
     def listing(self, comparison: Comparison) -> tuple[list[tuple[str, ...]], int]:
         return [], 0
