@@ -15,9 +15,11 @@ from fractions import Fraction as F
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 from test_grading_core import grader, lesson
 
+from pytest_lessons import schema
 from pytest_lessons.core import model
 from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.frequencies import bounds
@@ -147,6 +149,8 @@ def test_the_distribution_comes_from_reference_py_and_the_format_checks_its_keys
     )
     exercise = lesson(tmp_path, toml, **{"mistakes.py": ""})
     uniform = exercise.cases[1]
+    # The editor's schema takes a statistical case without expected, and a generator input.
+    jsonschema.validate(model.read_toml(toml), json.loads(schema.SHIPPED.read_text()))
     assert uniform.source == "distribution" and uniform.expected is None
     even = counts(500, dict.fromkeys(range(10), 200))
     for distribution, status in (([0.1] * 10, Status.PASSED), ([0.5, 0.6], Status.INTERNAL)):
