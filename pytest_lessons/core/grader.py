@@ -186,7 +186,7 @@ class Grader:
             elif not named(comparison.kind).offers_evidence or comparison.got is None:
                 diagnosis = self.watch_outs.exact(attempt, expected, outcome.answer)
             if diagnosis is None:  # the right distribution from another stream?
-                diagnosis = statistical.stream(self.runs, attempt)
+                diagnosis = statistical.stream(self.runs, attempt, comparison)
         return self._words(attempt, outcome, comparison, diagnosis), outcome, comparison, diagnosis
 
     def _judge(self, attempt: Attempt, expected: Any, answer: Any) -> Comparison:

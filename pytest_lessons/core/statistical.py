@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_lessons.core import diagnose, frequencies, model
 from pytest_lessons.core.attempt import Attempt
-from pytest_lessons.core.compare import Comparison
+from pytest_lessons.core.compare import Comparison, Problem
 from pytest_lessons.core.diagnose import Diagnosis
 from pytest_lessons.core.runs import Runs
 from pytest_lessons.isolation.outcome import RETURNED, TAG
@@ -99,13 +99,19 @@ def watch_out(watch_outs: WatchOuts, attempt: Attempt, answer: Any) -> Diagnosis
     return None
 
 
-def stream(runs: Runs, attempt: Attempt) -> Diagnosis | None:
-    """For a failed seeded case of a lesson with statistical cases: when the learner's draws
-    pass every one of them, the distribution is right and the stream is not; the words name
-    the prescribed draw. None otherwise."""
+def stream(runs: Runs, attempt: Attempt, comparison: Comparison) -> Diagnosis | None:
+    """For a failed seeded case of a lesson with statistical cases, whose *comparison* found
+    other values in the output the statistical cases observe: when the learner's draws pass
+    every statistical case, the distribution is right and the stream is not; the words name
+    the prescribed draw. None otherwise (a wrong type, shape or another output is its own
+    mistake)."""
     exercise = attempt.exercise
     statistical = [case for case in exercise.cases if case.draws is not None]
     if attempt.case.draws is not None or not statistical or not exercise.generators:
+        return None
+    if comparison.problem != Problem.VALUES:
+        return None
+    if exercise.outputs and comparison.part not in {case.observe for case in statistical}:
         return None
     for case in statistical:
         probabilities = distribution(runs, exercise, case)
