@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pytest_lessons.core import datafiles, generate, model
+from pytest_lessons.core import datafiles, generate, model, randomness
 
 SHIPPED = Path(__file__).with_name("exercise.schema.json")
 
@@ -70,6 +70,11 @@ _INPUT_TABLE = {
             "description": "What is checked of the input after the call: nothing (a fresh copy "
             "per call), that it is unchanged (a change fails the case, naming where), or its "
             "new value (updated: judged as the output of its name).",
+        },
+        "primitive": {
+            "type": "string",
+            "description": 'For pass = "generator": the draw the task prescribes, named when a '
+            "seeded case fails but the draws follow the right distribution.",
         },
     },
     "required": ["name"],
@@ -156,7 +161,19 @@ CHECKS: dict[Any, dict[str, Any]] = {
         "maxItems": 2,
     },
     model._alphabet: {"type": "string", "minLength": 1},
+    randomness.draws_problem: {"type": "integer", "minimum": 1, "maximum": randomness.MAX_DRAWS},
+    randomness.false_fail_problem: {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
 }
+
+
+def _case() -> dict[str, Any]:
+    """``[[case]]``: ``expected`` is required, but for a statistical case (``draws``), whose
+    distribution may come from ``reference.py``'s ``distribution()``."""
+    table = _table(model.CASE_FIELDS, extra={"$ref": "#/$defs/input"})
+    table["required"] = [name for name in table["required"] if name != "expected"]
+    table["if"] = {"not": {"required": ["draws"]}}
+    table["then"] = {"required": ["expected"]}
+    return table
 
 
 def _table(fields: tuple[model.Field, ...], extra: Any = False) -> dict[str, Any]:
@@ -197,7 +214,7 @@ def build() -> dict[str, Any]:
             "case": {
                 "type": "array",
                 "description": "The graded cases. Besides the keys below, one key per input.",
-                "items": _table(model.CASE_FIELDS, extra={"$ref": "#/$defs/input"}),
+                "items": _case(),
             },
             "watch_out": {"type": "array", "items": _table(model.WATCH_OUT_FIELDS)},
             "hint": {"type": "array", "items": _table(model.HINT_FIELDS)},

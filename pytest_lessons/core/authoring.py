@@ -26,7 +26,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
-from pytest_lessons.core import course, export, model
+from pytest_lessons.core import course, export, model, statistical
 from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.compare import Problem, read_numbers, split_outputs
 from pytest_lessons.core.generate import draw
@@ -148,7 +148,7 @@ class LessonCheck:
                     what = (
                         f"{case.snapshot} is missing or not JSON; write it with --lesson-regenerate"
                     )
-                elif graded.status == Status.FAILED and not case.from_reference:
+                elif graded.status == Status.FAILED and not case.from_reference and not case.draws:
                     # A wrong expected value is the likeliest cause: show both, in full.
                     what = (
                         f"the case at line {case.line} of exercise.toml expects "
@@ -336,6 +336,8 @@ class LessonCheck:
     def _same(self, a: Any, b: Any) -> bool:
         if a is None or b is None:
             return a is b
+        if isinstance(a, dict) and a.get(TAG) == "counts":  # a statistical case's draws
+            return bool(a == b)
         case = self.exercise.cases[0]
         try:
             return judge(self.exercise, a, b, case.rtol, case.atol).passed
@@ -417,6 +419,14 @@ def learner_copy(grader: Grader, exercise: model.Exercise) -> tuple[str, list[in
                     "case cannot be frozen into the learner's copy.\n"
                 )
             answers[case.number] = export.plain_answer(exercise, answer)
+        elif case.source == statistical.DISTRIBUTION and not case.hidden:
+            # The learner's copy has no reference.py: its distribution is written in.
+            probabilities = statistical.distribution(grader.runs, exercise, case)
+            if probabilities is None:
+                raise LessonProblem(statistical.failure(grader.runs, exercise, case))
+            answers[case.number] = [
+                probabilities.get(k, 0.0) for k in range(max(probabilities, default=-1) + 1)
+            ]
         elif case.source == "snapshot" and case.expected is None and not case.hidden:
             raise LessonProblem(
                 f"Write {exercise.slug}'s {case.snapshot} first (pytest --lesson-check "

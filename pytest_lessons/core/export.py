@@ -79,7 +79,7 @@ def learner_toml(
             entry["expected"] = answers[case.number]
         else:
             entry = {k: v for k, v in written[case.number - 1].items() if k != "hidden"}
-            if case.source == "reference":
+            if case.source in ("reference", "distribution"):
                 entry["expected"] = answers[case.number]
         entry["points"] = case.points
         if case.rtol != exercise.rtol:

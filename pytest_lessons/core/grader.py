@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from pytest_lessons.core import behaviour, datafiles, model
+from pytest_lessons.core import behaviour, datafiles, model, statistical
 from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.compare import Comparison
 from pytest_lessons.core.diagnose import Diagnosis, Evidence
@@ -164,7 +164,11 @@ class Grader:
         expected = case.expected
         if case.from_reference:
             expected = self.runs.reference_answer(exercise, case.inputs)
-        if expected is None and (case.from_reference or case.source == "snapshot"):
+        if case.draws is not None:  # a statistical case: its distribution
+            expected = statistical.distribution(self.runs, exercise, case)
+        if expected is None and (
+            case.from_reference or case.source in ("snapshot", statistical.DISTRIBUTION)
+        ):
             # The reference failed, or the snapshot is not written yet.
             return self._lesson_failed(attempt), None, None, None
         outcome = self.runs.learner_outcome(attempt)
@@ -177,12 +181,18 @@ class Grader:
             diagnosis = self._diagnosis(attempt, comparison, diagnose)
             # An exact kind, or an answer with no numbers to compare (a bool tensor, a tensor
             # of another dtype): its watch-outs are matched by the kind's own sameness.
-            if not named(comparison.kind).offers_evidence or comparison.got is None:
+            if case.draws is not None:
+                diagnosis = statistical.watch_out(self.watch_outs, attempt, outcome.answer)
+            elif not named(comparison.kind).offers_evidence or comparison.got is None:
                 diagnosis = self.watch_outs.exact(attempt, expected, outcome.answer)
+            if diagnosis is None:  # the right distribution from another stream?
+                diagnosis = statistical.stream(self.runs, attempt, comparison)
         return self._words(attempt, outcome, comparison, diagnosis), outcome, comparison, diagnosis
 
     def _judge(self, attempt: Attempt, expected: Any, answer: Any) -> Comparison:
         """The answer against the case's expected value, within the case's tolerance."""
+        if attempt.case.draws is not None:
+            return statistical.judge(expected, answer, attempt.case)
         return judge(attempt.exercise, expected, answer, attempt.case.rtol, attempt.case.atol)
 
     def _diagnosis(
@@ -416,6 +426,8 @@ class Grader:
                 f"{case.snapshot} is missing or not JSON: write it with pytest --lesson-check "
                 "--lesson-regenerate.\n"
             )
+        if case.source == statistical.DISTRIBUTION:
+            return statistical.failure(self.runs, exercise, case)
         if exercise.reference is None:
             return f"{exercise.slug} has no reference.py to compute {case.label}'s answer.\n"
         outcome = self.runs.reference_outcome(exercise, case.inputs)

@@ -65,6 +65,7 @@ from pytest_lessons.core.compare import (
     nested,
     read_numbers,
 )
+from pytest_lessons.core.frequencies import FREQUENCIES
 from pytest_lessons.core.words import fmt_index, fmt_number, fmt_shape, noun, plural
 from pytest_lessons.isolation.outcome import TAG, as_lists, rectangular
 
@@ -1352,6 +1353,8 @@ def named(name: str) -> Any:
         return NUMERIC
     if name == AUTO.name:
         return AUTO
+    if name == FREQUENCIES.name:  # a statistical case's verdict (frequencies.py)
+        return FREQUENCIES
     try:
         return _parsed(name)
     except KindError:

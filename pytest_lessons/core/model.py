@@ -17,8 +17,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from pytest_lessons.core import datafiles, fit, generate
+from pytest_lessons.core import datafiles, fit, generate, randomness
 from pytest_lessons.core import kinds as kind_names
+from pytest_lessons.core.frequencies import FALSE_FAIL, FREQUENCIES
 from pytest_lessons.core.generate import GenerateSpec, axis_names, distinct_possible, draw
 from pytest_lessons.core.kinds import NUMERIC, expected_problem
 
@@ -98,6 +99,13 @@ class Case:
     written yet). None: typed in ``exercise.toml``."""
     snapshot: str | None = None
     """For a snapshot case: its file, relative to the exercise folder."""
+    draws: int | None = None
+    """For a statistical case (``draws = N``): how many calls share one generator; its
+    ``expected`` is then the distribution (None until ``distribution()`` computes it)."""
+    observe: str | None = None
+    """For a statistical case of several outputs: the output whose values are the draws."""
+    false_fail: float = FALSE_FAIL
+    """For a statistical case: the highest chance that right code fails it."""
 
     @property
     def from_reference(self) -> bool:
@@ -222,6 +230,9 @@ class Exercise:
     observed: tuple[str, ...] = ()
     """The names of the judged values in order, as ``outputs`` writes them (a single named
     table included); an ``updated`` input is read back under its own name."""
+    generators: dict[str, str | None] = field(default_factory=dict)
+    """The inputs passed as a seeded ``torch.Generator`` (``pass = "generator"``), each with
+    the draw the task prescribes (``primitive``), or None."""
 
     @property
     def points(self) -> float:
@@ -333,11 +344,14 @@ def _input_list(value: Any) -> str | None:
     return _names(names)
 
 
-#: How an input reaches the entry function: as its plain data, or as a torch tensor.
-PASSES = ("plain", "tensor")
+#: How an input reaches the entry function: as its plain data, as a torch tensor, or as a
+#: ``torch.Generator`` seeded with the case's value (:mod:`pytest_lessons.core.randomness`).
+PASSES = ("plain", "tensor", randomness.GENERATOR)
 #: What is checked of an input after the call: nothing (a fresh copy per call, the default),
 #: that it is as it was (``unchanged``), or its new value, judged as an output (``updated``).
 AFTER = ("copy", "unchanged", "updated")
+#: The keys of an input's table.
+INPUT_KEYS = ("name", "pass", "dtype", "after", "primitive")
 
 
 def input_rules(value: list[Any]) -> dict[str, str]:
@@ -355,12 +369,16 @@ def _input_table(item: dict[str, Any]) -> str | None:
     if not isinstance(name, str) or not _NAME.match(name):
         return 'tables must have a name, such as { name = "ids", pass = "tensor" }'
     for key in item:
-        if key not in ("name", "pass", "dtype", "after"):
-            return f'input "{name}": {_unknown(key, ["name", "pass", "dtype", "after"])}'
+        if key not in INPUT_KEYS:
+            return f'input "{name}": {_unknown(key, list(INPUT_KEYS))}'
     if item.get("pass", "plain") not in PASSES:
-        return f'input "{name}": pass must be "plain" or "tensor"'
+        return f'input "{name}": pass must be "plain", "tensor" or "generator"'
     if item.get("after", "copy") not in AFTER:
         return f'input "{name}": after must be "copy", "unchanged" or "updated"'
+    if "primitive" in item and (
+        item.get("pass") != randomness.GENERATOR or not isinstance(item["primitive"], str)
+    ):
+        return f'input "{name}": primitive is the draw a generator input prescribes, a string'
     dtype = item.get("dtype")
     if dtype is not None:
         if dtype not in datafiles.TENSOR_DTYPES:
@@ -665,6 +683,32 @@ CASE_FIELDS: tuple[Field, ...] = (
     Field("atol", _non_negative, "This case's absolute tolerance.", default=None),
     Field("points", _non_negative, "What passing this case is worth.", default=1),
     Field("hidden", _boolean, "Grade the case but never show its inputs or answer.", default=False),
+    Field(
+        "draws",
+        randomness.draws_problem,
+        "A statistical case: call solve this many times with one generator, and test how "
+        "often each value is drawn against the distribution (expected, or reference.py's "
+        "distribution()).",
+        default=None,
+    ),
+    Field(
+        "observe",
+        _identifier,
+        "For a statistical case of several outputs: the output whose values are the draws.",
+        default=None,
+    ),
+    Field(
+        "false_fail",
+        randomness.false_fail_problem,
+        "For a statistical case: the highest chance that right code fails it (Bonferroni "
+        "over the categories).",
+        default=FALSE_FAIL,
+    ),
+)
+
+#: A statistical case's fields: its expected value (the distribution) may be left out.
+STATISTICAL_FIELDS: tuple[Field, ...] = tuple(
+    replace(f, required=False) if f.name == "expected" else f for f in CASE_FIELDS
 )
 
 GENERATE_FIELDS: tuple[Field, ...] = (
@@ -867,6 +911,7 @@ def _build(
     after = input_rules(ex["inputs"])
     observed = _observed(ex["outputs"])
     _check_behaviour(ex, after, observed, path)
+    generators = randomness.generator_inputs(ex["inputs"])
     names, declared = _declared_outputs(ex["outputs"])
     ex["outputs"], ex["kinds"] = list(names) or None, declared
     ex["format"] = 2 if ex["format"] == 2 or any(declared) else 1
@@ -885,7 +930,7 @@ def _build(
     cases = []
     for number, raw in enumerate(raw_cases, 1):
         line = case_lines[number - 1] if number - 1 < len(case_lines) else None
-        cases.append(_build_case(raw, number, inputs, ex, path, line, tensors))
+        cases.append(_build_case(raw, number, inputs, ex, path, line, tensors, generators))
 
     spec = _generate_spec(data["generate"], inputs, path) if "generate" in data else None
     if spec is not None:
@@ -959,6 +1004,7 @@ def _build(
         harness=path.parent / ex["harness"] if ex["harness"] else None,
         after=after,
         observed=observed,
+        generators=generators,
     )
 
 
@@ -1231,11 +1277,13 @@ def _build_case(
     path: Path,
     line: int | None,
     tensors: dict[str, str | None] | None = None,
+    generators: dict[str, str | None] | None = None,
 ) -> Case:
     where = f"case {number}"
     if not isinstance(raw, dict):
         raise ExerciseError(path, f"{where} must be a table", line)
-    known = [f.name for f in CASE_FIELDS]
+    fields = STATISTICAL_FIELDS if "draws" in raw else CASE_FIELDS
+    known = [f.name for f in fields]
     for key in raw:
         if key in known or key in inputs:
             continue
@@ -1245,10 +1293,15 @@ def _build_case(
         raise ExerciseError(
             path, f'{where} has unknown input "{key}" (the inputs are {names})', line
         )
-    values = _read_table(raw, CASE_FIELDS, where, path, line, allowed_extra=inputs)
+    values = _read_table(raw, fields, where, path, line, allowed_extra=inputs)
     for name in inputs:
         if name not in raw:
             raise ExerciseError(path, f'{where} lacks input "{name}"', line)
+        if name in (generators or {}):
+            complaint = randomness.seed_problem(raw[name])
+            if complaint:
+                raise ExerciseError(path, f"{where}.{name} {complaint}", line)
+            continue
         complaint = input_problem(raw[name], name, path.parent, tensors or {})
         if complaint and datafiles.is_file_input(raw[name]):
             # Worded so that the error's line is the input's own (see _key_line).
@@ -1256,6 +1309,8 @@ def _build_case(
         if complaint:
             raise ExerciseError(path, f"{where}.{name} {complaint}", line)
     outputs = ex["outputs"]
+    if values["draws"] is not None or "observe" in raw or "false_fail" in raw:
+        return _statistical_case(raw, number, inputs, ex, values, path, line, generators or {})
     source, snapshot = _expected_source(values["expected"], outputs, where, path, line)
     if source == "reference" and not (path.parent / ex["reference"]).is_file():
         raise ExerciseError(
@@ -1287,6 +1342,58 @@ def _build_case(
         if complaint:
             raise ExerciseError(path, f"{where}.expected {complaint}", line)
     return _case(raw, number, inputs, ex, values, line, values["expected"])
+
+
+def _statistical_case(
+    raw: dict[str, Any],
+    number: int,
+    inputs: tuple[str, ...],
+    ex: dict[str, Any],
+    values: dict[str, Any],
+    path: Path,
+    line: int | None,
+    generators: dict[str, str | None],
+) -> Case:
+    """A case with ``draws = N`` (README, "Format version 2: randomness")."""
+    where = f"case {number}"
+    if values["draws"] is None:
+        raise ExerciseError(path, f"{where}: observe and false_fail need draws = N", line)
+    if not generators:
+        raise ExerciseError(
+            path,
+            f'{where}.draws needs a generator input: {{ name = "g", pass = "generator" }} in '
+            "[exercise] inputs",
+            line,
+        )
+    outputs = ex["outputs"] or []
+    observe = values["observe"]
+    if outputs and observe is None:
+        raise ExerciseError(
+            path, f"{where}: name the output whose values are the draws: observe = ...", line
+        )
+    if observe is not None and observe not in outputs:
+        raise ExerciseError(path, f"{where}.observe: {_unknown(observe, outputs)}", line)
+    expected, source = values["expected"], None
+    if expected is None:
+        source = "distribution"
+        if not (path.parent / ex["reference"]).is_file():
+            raise ExerciseError(
+                path,
+                f"{where} takes its distribution from {ex['reference']}'s distribution(), "
+                "which is missing; or write expected = [p0, p1, ...]",
+                line,
+            )
+    elif FREQUENCIES.problem(expected):
+        raise ExerciseError(
+            path,
+            f"{where}.expected is the distribution: probabilities by category (a list whose "
+            "index is the category), summing to 1",
+            line,
+        )
+    case = _case(raw, number, inputs, ex, values, line, expected, source)
+    return replace(
+        case, draws=values["draws"], observe=observe, false_fail=float(values["false_fail"])
+    )
 
 
 def _case(

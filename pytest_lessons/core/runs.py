@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from pytest_lessons.core import behaviour, datafiles, fit, model
+from pytest_lessons.core import behaviour, datafiles, fit, model, randomness
 from pytest_lessons.core.attempt import Attempt, sizes
 from pytest_lessons.core.compare import Numbers, read_numbers, split_outputs
 from pytest_lessons.core.judge import usable_reference
@@ -93,18 +93,19 @@ class Runs:
         inputs: dict[str, Any],
         extra: tuple[Any, ...] = (),
         beneath: Path | None = None,
+        draws: tuple[int, int] | None = None,
     ) -> Job:
         """A job running *entry* of *solution* on *inputs* (in the exercise's order), then
         *extra* arguments, under the exercise's limits and the session's sandbox; *beneath*
-        is the learner's folder for a learner's file (None for the author's)."""
+        is the learner's folder for a learner's file (None for the author's); *draws* makes
+        it a statistical case's N calls (:func:`pytest_lessons.core.randomness.plan`)."""
         limits = self.limits(exercise)
+        packed = datafiles.arguments(exercise.folder, exercise.tensors, exercise.inputs, inputs)
+        packed = randomness.pack(exercise.generators, exercise.inputs, packed, inputs, draws)
         return Job(
             solution=solution,
             entry=entry,
-            inputs=[
-                *datafiles.arguments(exercise.folder, exercise.tensors, exercise.inputs, inputs),
-                *extra,
-            ],
+            inputs=[*packed, *extra],
             timeout=limits.timeout,
             memory_mb=limits.memory_mb,
             output_cap=limits.output_cap,
@@ -129,6 +130,7 @@ class Runs:
             attempt.case.inputs,
             extra,
             beneath=attempt.folder or attempt.solution.parent,
+            draws=randomness.plan(attempt.exercise, attempt.case),
         )
 
     # --- the learner's code ----------------------------------------------------------------
@@ -205,7 +207,10 @@ class Runs:
             answer = None
             if exercise.mistakes is not None and watch.mistake:
                 extra = () if value is None else (value,)
-                job = self.job(exercise, exercise.mistakes, watch.mistake, case.inputs, extra)
+                draws = randomness.plan(exercise, case)
+                job = self.job(
+                    exercise, exercise.mistakes, watch.mistake, case.inputs, extra, draws=draws
+                )
                 outcome = self.runner.run(job)
                 if outcome.kind == RETURNED:
                     answer = outcome.answer

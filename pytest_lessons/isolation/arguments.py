@@ -9,6 +9,9 @@ and lists of them) travel as they are; anything else is a table tagged with :dat
   tensor of that dtype (``dtype`` None: the tensor's own, or torch's choice for plain numbers).
 * ``{"$input": "mapping", "items": {name: X, ...}}``: a dict of rebuilt values (a state dict).
 * ``{"$input": "data", "value": ...}``: JSON data used as it is (it may hold tables).
+* ``{"$input": "generator", "seed": 7}``: a new ``torch.Generator`` (CPU) seeded with 7, for
+  each call; with ``"draws"``, the plan of a statistical case (:mod:`.draws`), whose calls
+  share one generator.
 
 **Framing.** Between processes a job is one *frame* (:func:`frame`, :func:`unframe`): a line of
 JSON whose arrays name a blob (``"blob": 0``) instead of holding their bytes, and whose
@@ -72,6 +75,16 @@ def pack_mapping(items: dict[str, Any]) -> dict[str, Any]:
 def pack_data(value: Any) -> dict[str, Any]:
     """JSON data passed as it is (tables included)."""
     return {ARG: "data", "value": value}
+
+
+def pack_generator(seed: int, draws: dict[str, int] | None = None) -> dict[str, Any]:
+    """A ``torch.Generator`` seeded with *seed*, made anew for each call; *draws* (``{"n": N,
+    "output": i}``) makes the case statistical: N calls sharing one generator
+    (:mod:`pytest_lessons.isolation.draws`)."""
+    packed: dict[str, Any] = {ARG: "generator", "seed": int(seed)}
+    if draws is not None:
+        packed["draws"] = dict(draws)
+    return packed
 
 
 def frame(document: dict[str, Any], key: str = "inputs") -> bytes:
@@ -155,7 +168,16 @@ def rebuild(value: Any) -> Any:
         return {str(name): rebuild(item) for name, item in value["items"].items()}
     if tag == "data":
         return json.loads(json.dumps(value["value"]))
+    if tag == "generator":
+        return _generator(int(value["seed"]))
     return json.loads(json.dumps(value))
+
+
+def _generator(seed: int) -> Any:
+    """A CPU generator: its stream for a seed is the same in a forked child, a spawned one
+    and in-process (the global generator, which learner code may reseed, is not used)."""
+    torch: Any = importlib.import_module("torch")
+    return torch.Generator(device="cpu").manual_seed(seed)
 
 
 def _raw(packed: dict[str, Any]) -> bytes | memoryview:

@@ -35,7 +35,7 @@ try:  # imported once here, not per case: it costs a forked child ~2 ms
 except ImportError:  # Windows
     resource = None  # type: ignore[assignment]
 
-from pytest_lessons.isolation import drive
+from pytest_lessons.isolation import draws, drive
 from pytest_lessons.isolation.arguments import rebuild, unframe
 from pytest_lessons.isolation.outcome import (
     DIED,
@@ -299,9 +299,15 @@ def run_case(
     except ValueError:
         pass  # no signature to check (a builtin); the call itself will tell
 
+    statistical = draws.plan(inputs)  # a statistical case: N calls, their draws counted
     started = time.perf_counter()
     try:
-        answer = function(*arguments) if plan is None else plan.call(module, function, arguments)
+        if statistical is not None:
+            answer = draws.draw(function, inputs, arguments, statistical, encode_answer)
+        elif plan is not None:
+            answer = plan.call(module, function, arguments)
+        else:
+            answer = function(*arguments)
     except BaseException as exc:
         _pass_through(exc, debug)
         seconds = time.perf_counter() - started
@@ -311,12 +317,12 @@ def run_case(
             return drive.raised(plan, exc, arguments, seconds, learner, inside)
         return learner
     seconds = time.perf_counter() - started
-    if plan is not None:
+    if plan is not None and statistical is None:
         what, answer = plan.answer(answer, arguments)
         if what != "answer":
             return drive.result(plan, what, answer, seconds)
     try:
-        encoded = encode_answer(answer)
+        encoded = encode_answer(answer) if statistical is None else answer
     except _TooLarge:
         encoded = {TAG: "cut", "reason": f"more than {MAX_ELEMENTS:,} values"}
     except BaseException as exc:  # a learner's tensor subclass can raise from anything

@@ -25,7 +25,9 @@ for themselves. Anything else is a *tag*, a dict with the key ``"$"``:
 ``{"$": "object", "type": "builtins.dict"}``
     any other object, never inspected further;
 ``{"$": "cut", "reason": "..."}``
-    the answer was too large or too deep to send.
+    the answer was too large or too deep to send;
+``{"$": "counts", "calls": 20000, "items": [[category, count], ...]}``
+    a statistical case's draws, counted (:mod:`pytest_lessons.isolation.draws`).
 """
 
 from __future__ import annotations
@@ -450,12 +452,32 @@ def valid_answer(answer: Any) -> bool:
                 data = value.get("hex")
                 if not isinstance(data, str) or len(data) % 2 or not _HEX.fullmatch(data):
                     return False
+        elif tag == "counts":
+            if not _valid_counts(value):
+                return False
+            if "bad" in value:
+                stack.append((value["bad"]["answer"], depth + 1))
         elif tag == "cut":
             if not isinstance(value.get("reason", ""), str):
                 return False
         else:
             return False
     return True
+
+
+def _valid_counts(tag: dict[str, Any]) -> bool:
+    """A statistical case's counts (:mod:`pytest_lessons.isolation.draws`): whole numbers."""
+    items, bad = tag.get("items"), tag.get("bad")
+    if type(tag.get("calls")) is not int or not isinstance(items, list):
+        return False
+    if bad is not None and not (
+        type(bad) is dict and type(bad.get("call")) is int and "answer" in bad
+    ):
+        return False
+    return all(
+        type(pair) is list and len(pair) == 2 and all(type(x) is int for x in pair)
+        for pair in items
+    )
 
 
 def _valid_shape(shape: Any) -> bool:

@@ -41,6 +41,7 @@ from pytest_lessons.isolation.arguments import DTYPES as DTYPES
 from pytest_lessons.isolation.arguments import blob_key, frame
 from pytest_lessons.isolation.arguments import pack_array as pack_array
 from pytest_lessons.isolation.arguments import pack_data as pack_data
+from pytest_lessons.isolation.arguments import pack_generator as pack_generator
 from pytest_lessons.isolation.arguments import pack_mapping as pack_mapping
 from pytest_lessons.isolation.arguments import pack_tensor as pack_tensor
 from pytest_lessons.isolation.child import READY, run_case

@@ -1,0 +1,257 @@
+"""Counts of draws against a distribution: the test of a statistical case, and its words.
+
+A statistical case (README, "Format version 2: randomness") calls the learner's sampler N
+times and gets back how often each category (an int: a token id, a start index) was drawn.
+The test, for n draws in all and the exact probability p of each category:
+
+* a category with p = 0 must never be drawn (exact: a right sampler never draws it);
+* a category with p > 0 must be drawn between its binomial bounds ``lo`` and ``hi``: the
+  smallest ``lo`` with ``P(X < lo) <= a/2`` and the largest ``hi`` with ``P(X > hi) <= a/2``
+  for X ~ Binomial(n, p), where ``a = false_fail / K`` over the K categories with p > 0
+  (Bonferroni's correction).
+
+A right sampler then fails with probability at most ``false_fail``: by the union bound, at most
+K times ``a``; the bounds are whole counts, so each tail holds at most ``a/2`` (less, as a rule:
+the rate is an upper bound). Because the grader seeds the generator, the verdict on one piece
+of code is the same every run: a false failure would be reproducible, and ``--lesson-check``
+shows the reference and the variants pass.
+
+:class:`Frequencies` is the kind that words the verdict (``Comparison.kind == "frequencies"``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from pytest_lessons.core.compare import Comparison, Problem, read_numbers
+from pytest_lessons.isolation.outcome import TAG
+
+#: The false-failure rate of a statistical case when the lesson sets none.
+FALSE_FAIL = 1e-6
+
+#: How many off categories a failure lists.
+LISTED = 6
+
+
+def _categories(n: int) -> str:
+    return f"{n:,} {'category' if n == 1 else 'categories'}"
+
+
+def bounds(n: int, p: float, alpha: float) -> tuple[int, int]:
+    """The counts (lo, hi) out of *n* draws a category of probability *p* stays within but for
+    probability at most *alpha* (at most *alpha*/2 in each tail)."""
+    if p <= 0.0:
+        return 0, 0
+    if p >= 1.0:
+        return n, n
+    mean, sd = n * p, math.sqrt(n * p * (1 - p))
+    # Beyond 40 standard deviations (and 10 counts) the binomial's mass is below 1e-300.
+    first = max(0, math.floor(mean - 40 * sd - 10))
+    last = min(n, math.ceil(mean + 40 * sd + 10))
+    log_p, log_q = math.log(p), math.log1p(-p)
+    base = math.lgamma(n + 1)
+
+    def pmf(k: int) -> float:
+        return math.exp(
+            base - math.lgamma(k + 1) - math.lgamma(n - k + 1) + k * log_p + (n - k) * log_q
+        )
+
+    tail, lo = 0.0, first
+    for k in range(first, last + 1):
+        mass = pmf(k)
+        if tail + mass > alpha / 2:
+            lo = k
+            break
+        tail += mass
+    tail, hi = 0.0, last
+    for k in range(last, first - 1, -1):
+        mass = pmf(k)
+        if tail + mass > alpha / 2:
+            hi = k
+            break
+        tail += mass
+    return lo, hi
+
+
+def read_probabilities(value: Any) -> dict[int, float] | None:
+    """A distribution as ``distribution()`` returns it or a case writes it: probabilities by
+    category, from a list (the index is the category), a 1-D tensor's values, or a mapping of
+    int categories; normalised when it sums to 1 within 1e-6, else None (as for anything
+    that is not such numbers)."""
+    if isinstance(value, dict) and value.get(TAG) == "tensor":
+        value = value.get("values")
+    if isinstance(value, dict) and value.get(TAG) == "dense":
+        from_dense = _dense(value)
+        if from_dense is None:
+            return None
+        value = from_dense
+    pairs: list[tuple[Any, Any]]
+    if isinstance(value, dict) and value.get(TAG) == "dict":
+        pairs = [(k, v) for k, v in value.get("items", [])]
+    elif isinstance(value, list):
+        pairs = list(enumerate(value))
+    else:
+        return None
+    probabilities: dict[int, float] = {}
+    for category, p in pairs:
+        if type(category) is not int or type(p) not in (int, float):
+            return None
+        if not math.isfinite(p) or p < 0:
+            return None
+        probabilities[category] = probabilities.get(category, 0.0) + float(p)
+    total = sum(probabilities.values())
+    if not probabilities or abs(total - 1.0) > 1e-6:
+        return None
+    return {k: p / total for k, p in probabilities.items()}
+
+
+def _dense(tag: dict[str, Any]) -> list[float] | None:
+    try:
+        numbers = read_numbers(tag)
+    except Exception:  # a damaged packing: not a distribution
+        return None
+    return [float(x) for x in numbers.flat] if len(numbers.shape) == 1 else None
+
+
+def test_counts(
+    probabilities: dict[int, float], counts: dict[int, int], false_fail: float
+) -> list[tuple[int, int, float, int, int]]:
+    """The categories whose counts fall outside their bounds: (category, count, p, lo, hi)."""
+    n = sum(counts.values())
+    tested = [k for k, p in probabilities.items() if p > 0]
+    alpha = false_fail / max(1, len(tested))
+    off = []
+    for category in sorted(set(probabilities) | set(counts)):
+        p = probabilities.get(category, 0.0)
+        lo, hi = bounds(n, p, alpha)
+        count = counts.get(category, 0)
+        if not lo <= count <= hi:
+            off.append((category, count, p, lo, hi))
+    return off
+
+
+def compare(
+    probabilities: dict[int, float], answer: Any, false_fail: float, calls: int
+) -> Comparison:
+    """The verdict on a statistical case's counts tag *answer* against *probabilities*."""
+    if not isinstance(answer, dict) or answer.get(TAG) != "counts":
+        return _failed(Problem.TYPE, "Return ints: the draws did not come back as counts.", ())
+    if "bad" in answer:
+        call = answer["bad"]["call"]
+        what = _what(answer["bad"]["answer"])
+        return _failed(
+            Problem.TYPE,
+            f"Return ints (a token id, an integer tensor) from every call: call {call:,} of "
+            f"{calls:,} returned {what}.",
+            (),
+        )
+    counts = {int(k): int(c) for k, c in answer["items"]}
+    n = sum(counts.values())
+    tested = sum(1 for p in probabilities.values() if p > 0)
+    test = (
+        f"each category's count within its binomial bounds; false-failure rate "
+        f"{false_fail:g} (Bonferroni over {_categories(tested)})"
+    )
+    evidence: list[tuple[str, str]] = [
+        (
+            "draws",
+            f"{n:,} from {calls:,} {'call' if calls == 1 else 'calls'} (one generator, seeded by "
+            "the case)",
+        ),
+        ("test", test),
+    ]
+    if n == 0:
+        return _failed(
+            Problem.SHAPE, "Return at least one draw from each call: none came back.", evidence
+        )
+    off = test_counts(probabilities, counts, false_fail)
+    if not off:
+        return Comparison(True, Problem.PASSED, "", expected_shape=(), kind=FREQUENCIES.name)
+    never = [category for category, count, p, _, _ in off if p == 0]
+    if never:
+        shown = ", ".join(str(c) for c in never[:LISTED]) + (" ..." if len(never) > LISTED else "")
+        headline = (
+            f"Draw only what the distribution allows: {_categories(len(never))} with "
+            f"probability 0 came up ({shown})."
+        )
+    else:
+        shown = ", ".join(str(c) for c, *_ in off[:LISTED]) + (" ..." if len(off) > LISTED else "")
+        headline = (
+            f"Check the probabilities you draw from: {_categories(len(off))} came up "
+            f"too often or too rarely for the right distribution ({shown})."
+        )
+    categories = len(set(probabilities) | set(counts))
+    evidence.append(("off", f"{len(off)} of {_categories(categories)}"))
+    for category, count, p, lo, hi in off[:LISTED]:
+        evidence.append(
+            (
+                f"category {category}",
+                f"expected {p:.4f}, drawn {count / n:.4f} (allowed {lo / n:.4f} to {hi / n:.4f})",
+            )
+        )
+    if len(off) > LISTED:
+        evidence.append(("", f"... and {len(off) - LISTED} more"))
+    return _failed(Problem.VALUES, headline, evidence)
+
+
+def _failed(problem: Problem, headline: str, evidence: Sequence[tuple[str, str]]) -> Comparison:
+    return Comparison(
+        False,
+        problem,
+        headline,
+        expected_shape=(),
+        kind=FREQUENCIES.name,
+        evidence=tuple(evidence),
+    )
+
+
+def _what(answer: Any) -> str:
+    if isinstance(answer, dict) and answer.get(TAG) == "tensor":
+        return f"a {str(answer.get('dtype', '')).replace('torch.', '')} tensor"
+    if answer is None:
+        return "None"
+    if isinstance(answer, dict) and TAG in answer:
+        return f"a {answer.get('type', answer[TAG])}"
+    return f"a {type(answer).__name__}"
+
+
+class Frequencies:
+    """The kind that words a statistical case's verdict (:func:`compare` makes it)."""
+
+    name = "frequencies"
+    offers_evidence = False
+
+    def accepts(self, value: Any) -> bool:
+        return False  # never inferred: a statistical case says what it is
+
+    def problem(self, value: Any) -> str | None:
+        if read_probabilities(value) is None:
+            return "must be probabilities by category, summing to 1"
+        return None
+
+    def compare(self, expected: Any, answer: Any, rtol: float, atol: float) -> Comparison:
+        probabilities = read_probabilities(expected) or {}
+        calls = answer.get("calls", 0) if isinstance(answer, dict) else 0
+        return compare(probabilities, answer, FALSE_FAIL, calls)
+
+    def same(self, a: Any, b: Any, rtol: float, atol: float) -> bool:
+        return bool(a == b)
+
+    def usable(self, answer: Any) -> bool:
+        return read_probabilities(answer) is not None
+
+    def plain(self, answer: Any) -> Any:
+        probabilities = read_probabilities(answer) or {}
+        return [probabilities.get(k, 0.0) for k in range(max(probabilities, default=-1) + 1)]
+
+    def facts(self, comparison: Comparison) -> list[tuple[str, str]]:
+        return list(comparison.evidence) or [("compared", "each call's draws, counted")]
+
+    def listing(self, comparison: Comparison) -> tuple[list[tuple[str, ...]], int]:
+        return [], 0
+
+
+#: The one :class:`Frequencies` kind.
+FREQUENCIES = Frequencies()

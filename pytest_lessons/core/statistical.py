@@ -1,0 +1,134 @@
+"""Statistical cases in the grading core: where the distribution comes from, the verdict, and
+the words that tell "right distribution, different stream" from a wrong distribution.
+
+* :func:`distribution`: the exact probabilities a statistical case tests against: written in
+  the case (``expected = [p0, p1, ...]``), or returned by the reference's ``distribution``
+  function (``reference.py``'s ``def distribution(...)`` with the entry function's
+  parameters), run in the worker like all author code, once per case and session.
+* :func:`judge`: the counts against them (:func:`pytest_lessons.core.frequencies.compare`).
+* :func:`watch_out`: a watch-out fires on a statistical case when its mistake function, run
+  the same N times with the same seed, draws exactly the learner's counts.
+* :func:`stream`: a seeded case failed, but every statistical case of the lesson passed: the
+  learner's draws follow the right distribution from another random stream, and the words
+  name the draw the task prescribes.
+
+The judge only reads plain data: the counts the child packed, the probabilities the reference
+returned. Timeouts, not-run and grader errors are the runner's and the grader's, as for any case.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from pytest_lessons.core import diagnose, frequencies, model
+from pytest_lessons.core.attempt import Attempt
+from pytest_lessons.core.compare import Comparison, Problem
+from pytest_lessons.core.diagnose import Diagnosis
+from pytest_lessons.core.runs import Runs
+from pytest_lessons.isolation.outcome import RETURNED, TAG
+
+if TYPE_CHECKING:  # pragma: no cover - for the type checker only
+    from pytest_lessons.core.watchouts import WatchOuts
+
+#: The reference's function that gives a statistical case's distribution.
+DISTRIBUTION = "distribution"
+
+#: The id of the diagnosis "right distribution, different stream".
+STREAM = "different-stream"
+
+
+def _key(exercise: model.Exercise, case: model.Case) -> tuple[str, str]:
+    return (f"{exercise.path}#{DISTRIBUTION}", json.dumps(case.inputs, sort_keys=True))
+
+
+def distribution(runs: Runs, exercise: model.Exercise, case: model.Case) -> Any:
+    """The probabilities *case* tests against, by category, or None when the reference's
+    ``distribution`` gave none (the lesson's failure on the case)."""
+    if case.expected is not None:
+        return frequencies.read_probabilities(case.expected)
+    key = _key(exercise, case)
+    if key not in runs.references:
+        answer = None
+        if exercise.reference is not None:
+            job = runs.job(exercise, exercise.reference, DISTRIBUTION, case.inputs)
+            outcome = runs.runner.run(job)
+            if outcome.kind == RETURNED and frequencies.read_probabilities(outcome.answer):
+                answer = outcome.answer
+            else:
+                runs.reference_outcomes[key] = outcome
+        runs.references[key] = answer
+    stored = runs.references[key]
+    return frequencies.read_probabilities(stored) if stored is not None else None
+
+
+def failure(runs: Runs, exercise: model.Exercise, case: model.Case) -> str:
+    """Why the reference gave no distribution on *case*, for the lesson's author."""
+    outcome = runs.reference_outcomes.get(_key(exercise, case))
+    name = exercise.reference.name if exercise.reference else "reference.py"
+    what = "it is missing"
+    if outcome is not None and outcome.kind == RETURNED:
+        what = "it returned no probabilities summing to 1"
+    elif outcome is not None and outcome.kind == "setup":
+        what = f"{name} defines no function {DISTRIBUTION} with {exercise.entry}'s parameters"
+    elif outcome is not None:
+        what = f"it {outcome.kind} ({outcome.error_type or outcome.message})".strip()
+    return (
+        f"{name}'s {DISTRIBUTION}() gave no distribution for {case.label}: {what}. It takes "
+        f"{exercise.entry}'s parameters and returns the probability of each category (a list "
+        "whose index is the category, or a 1-D tensor).\n"
+    )
+
+
+def judge(probabilities: Any, answer: Any, case: model.Case) -> Comparison:
+    """A statistical case's counts against its distribution."""
+    return frequencies.compare(probabilities or {}, answer, case.false_fail, case.draws or 0)
+
+
+def watch_out(watch_outs: WatchOuts, attempt: Attempt, answer: Any) -> Diagnosis | None:
+    """The watch-out whose mistake, called the case's N times with its seed, draws exactly the
+    learner's counts (the same code with the same stream: the same mistake)."""
+    for watch in attempt.exercise.watch_outs:
+        if not watch.mistake or watch.fit is not None or not watch_outs.code_fits(attempt, watch):
+            continue
+        mistake = watch_outs.runs.mistake_raw(attempt, watch, attempt.case)
+        if isinstance(mistake, dict) and mistake.get(TAG) == "counts" and mistake == answer:
+            return Diagnosis(
+                watch.id, f"Watch out: {watch.message}", diagnose.WATCH_OUT, kind="watch_out"
+            )
+    return None
+
+
+def stream(runs: Runs, attempt: Attempt, comparison: Comparison) -> Diagnosis | None:
+    """For a failed seeded case of a lesson with statistical cases, whose *comparison* found
+    other values in the output the statistical cases observe: when the learner's draws pass
+    every statistical case, the distribution is right and the stream is not; the words name
+    the prescribed draw. None otherwise (a wrong type, shape or another output is its own
+    mistake)."""
+    exercise = attempt.exercise
+    statistical = [case for case in exercise.cases if case.draws is not None]
+    if attempt.case.draws is not None or not statistical or not exercise.generators:
+        return None
+    if comparison.problem != Problem.VALUES:
+        return None
+    if exercise.outputs and comparison.part not in {case.observe for case in statistical}:
+        return None
+    for case in statistical:
+        probabilities = distribution(runs, exercise, case)
+        if probabilities is None:
+            return None
+        outcome = runs.learner_outcome(attempt.on(case))
+        if outcome.kind != RETURNED or not judge(probabilities, outcome.answer, case).passed:
+            return None
+    primitive = next((p for p in exercise.generators.values() if p), None)
+    lead = f"Draw with {primitive}" if primitive else "Draw the way the task says"
+    headline = (
+        f"{lead}: your draws follow the right distribution (the lesson's statistical cases "
+        "pass), but come from another random stream, so the seeded values differ."
+    )
+    details = (
+        "With the same seed, right ways to sample draw different values: one call per token, "
+        "Gumbel-max or an inverse CDF each use the generator's numbers in another order. A "
+        "seeded case expects the values of the prescribed call.",
+    )
+    return Diagnosis(STREAM, headline, diagnose.WATCH_OUT, details, kind="watch_out")

@@ -1,0 +1,243 @@
+"""Grader-owned randomness (README, "Format version 2: randomness"): generator inputs and
+statistical cases, as a learner and an author meet them.
+
+The core with the fake runner: what the job carries, the verdict on counts and its words, the
+watch-out matched by counts, the distribution from ``reference.py``, the format's checks, the
+false-failure bound. One real run per isolation mode with the sandbox on: the same seed gives
+the same stream as in this process, and correct code that draws another way is told so.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from fractions import Fraction as F
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from test_grading_core import grader, lesson
+
+from pytest_lessons import schema
+from pytest_lessons.core import model
+from pytest_lessons.core.attempt import Attempt
+from pytest_lessons.core.frequencies import bounds
+from pytest_lessons.core.results import Status
+from pytest_lessons.isolation.outcome import valid_answer
+
+from conftest import said
+
+DRAW_TOML = """
+[exercise]
+title = "Draw"
+inputs = ["n", { name = "g", pass = "generator", primitive = "torch.randint(n, (4,), generator=g)" }]
+format = 2
+outputs = [{ kind = "list[int]" }]
+
+[[case]]
+name = "seeded"
+n = 10
+g = 7
+expected = SEEDED
+
+[[case]]
+name = "uniform"
+n = 10
+g = 8
+draws = 500
+expected = [0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1]
+
+[[watch_out]]
+id = "one-short"
+mistake = "one_short"
+message = "draw from 0 to n - 1: torch.randint(n, ...) leaves n out already."
+"""
+
+
+def counts(calls: int, items: dict[int, int], **more: Any) -> dict[str, Any]:
+    """A counts tag as the child packs it (checked as the runner checks every answer)."""
+    tag = {"$": "counts", "calls": calls, "items": sorted([k, c] for k, c in items.items()), **more}
+    assert valid_answer(tag)
+    return tag
+
+
+def test_statistical_cases_judge_counts_and_say_what_is_off_to_the_learner(
+    tmp_path: Path,
+) -> None:
+    exercise = lesson(tmp_path, DRAW_TOML.replace("SEEDED", "[1, 2, 3, 4]"), **{"mistakes.py": ""})
+    seeded, uniform = exercise.cases
+    assert (uniform.draws, uniform.false_fail, exercise.generators["g"]) == (
+        500,
+        1e-6,
+        "torch.randint(n, (4,), generator=g)",
+    )
+    even = counts(500, dict.fromkeys(range(10), 200))
+    never_nine = counts(500, {**dict.fromkeys(range(9), 222), 0: 224})
+    learners = {
+        "right": lambda n, g: [1, 2, 3, 4] if "draws" not in g else even,
+        "stream": lambda n, g: [4, 3, 2, 1] if "draws" not in g else even,
+        "wrong": lambda n, g: [1, 2, 3, 5] if "draws" not in g else never_nine,
+        "tenth": lambda n, g: [1, 2, 3, 5] if "draws" not in g else counts(500, {10: 2000}),
+        "floats": lambda n, g: (
+            [0.5]
+            if "draws" not in g
+            else counts(
+                2,
+                {3: 8},
+                bad={
+                    "call": 3,
+                    "answer": {
+                        "$": "tensor",
+                        "type": "torch.Tensor",
+                        "shape": [4],
+                        "dtype": "torch.float32",
+                    },
+                },
+            )
+        ),
+    }
+    code = {
+        ("mistakes.py", "one_short"): lambda n, g: [1, 2, 3, 5] if "draws" not in g else never_nine
+    }
+    for name, solve in learners.items():
+        grade, runner = grader({("solution.py", "solve"): solve, **code})
+        first, second = (grade.grade(Attempt(exercise, case)) for case in (seeded, uniform))
+        if name == "right":
+            assert first.passed and second.passed
+            # The child is told the seed, and for the statistical case how many calls.
+            assert runner.jobs[0].inputs[1] == {"$input": "generator", "seed": 7}
+            assert runner.jobs[1].inputs[1] == {
+                "$input": "generator",
+                "seed": 8,
+                "draws": {"n": 500, "output": -1},
+            }
+        elif name == "stream":
+            # Right distribution, another stream: the seeded case names the prescribed call.
+            assert second.passed and first.status == Status.FAILED
+            assert first.result.diagnosis == "different-stream"
+            assert first.result.headline.startswith(
+                "Draw with torch.randint(n, (4,), generator=g): your draws follow the right "
+                "distribution (the lesson's statistical cases pass), but come from another "
+                "random stream"
+            )
+        elif name == "wrong":
+            # A wrong distribution: its catalogued mistake, matched by the same counts, and
+            # the category that is off with its expected and drawn frequencies.
+            assert second.result.diagnosis == "one-short"
+            assert second.result.headline.startswith("Watch out: draw from 0 to n - 1")
+            assert "category 9   expected 0.1000, drawn 0.0000 (allowed 0.0" in second.text
+            assert "false-failure rate 1e-06 (Bonferroni over 10 categories)" in second.text
+            assert first.result.diagnosis != "different-stream"
+        elif name == "tenth":
+            assert second.result.headline == (
+                "Draw only what the distribution allows: 1 category with probability 0 came "
+                "up (10)."
+            )
+        else:
+            assert second.result.headline == (
+                "Return ints (a token id, an integer tensor) from every call: call 3 of 500 "
+                "returned a float32 tensor."
+            )
+
+
+def test_the_distribution_comes_from_reference_py_and_the_format_checks_its_keys(
+    tmp_path: Path,
+) -> None:
+    toml = DRAW_TOML.replace("SEEDED", "[1, 2, 3, 4]").replace(
+        "expected = [0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1]\n", ""
+    )
+    exercise = lesson(tmp_path, toml, **{"mistakes.py": ""})
+    uniform = exercise.cases[1]
+    # The editor's schema takes a statistical case without expected, and a generator input.
+    jsonschema.validate(model.read_toml(toml), json.loads(schema.SHIPPED.read_text()))
+    assert uniform.source == "distribution" and uniform.expected is None
+    even = counts(500, dict.fromkeys(range(10), 200))
+    for distribution, status in (([0.1] * 10, Status.PASSED), ([0.5, 0.6], Status.INTERNAL)):
+        grade, runner = grader(
+            {
+                ("solution.py", "solve"): lambda n, g: even,
+                ("reference.py", "distribution"): lambda n, g, d=distribution: d,
+            }
+        )
+        graded = grade.grade(Attempt(exercise, uniform))
+        assert graded.status == status
+        # The reference's distribution() is asked once, without the statistical plan.
+        assert [j.inputs[1] for j in runner.jobs if j.entry == "distribution"] == [
+            {"$input": "generator", "seed": 8}
+        ]
+    assert graded.result.lesson_error.startswith(
+        "reference.py's distribution() gave no distribution for case 2 (uniform): it "
+        "returned no probabilities summing to 1."
+    )
+    wrong = {
+        "g = 8\ndraws = 500": ("g = -1\ndraws = 500", "must be a seed: a whole number from 0"),
+        "draws = 500": ("draws = 0", "case 2.draws must be a whole number of calls"),
+        'pass = "generator", primitive': ('pass = "plain", primitive', "primitive is the draw"),
+        'name = "uniform"': ('name = "u"\nfalse_fail = 2', "false_fail must be a probability"),
+    }
+    for old, (new, words) in wrong.items():
+        with pytest.raises(model.ExerciseError, match=words.replace("(", r"\(")):
+            lesson(tmp_path, DRAW_TOML.replace("SEEDED", "[1]").replace(old, new, 1))
+    several = DRAW_TOML.replace("SEEDED", "{ a = [1], b = [2] }").replace(
+        'outputs = [{ kind = "list[int]" }]',
+        'outputs = [{ name = "a", kind = "list[int]" }, { name = "b", kind = "list[int]" }]',
+    )
+    with pytest.raises(model.ExerciseError, match="name the output whose values are the draws"):
+        lesson(tmp_path, several)
+
+
+def test_the_binomial_bounds_leave_at_most_half_the_rate_in_each_tail() -> None:
+    # Exact tails of Binomial(n, p) outside [lo, hi]: each at most alpha / 2, and one count
+    # tighter on either side would put more than alpha / 2 there (the bounds are the tightest).
+    # In whole numbers: p = a / b, each term scaled by b ** n (floats of n = 1,500 overflow).
+    for n, a, b, alpha in ((200, 1, 10, F(1, 1000)), (1500, 1, 15, F(1, 15_000_000))):
+        lo, hi = bounds(n, a / b, float(alpha))
+        terms = [math.comb(n, k) * a**k * (b - a) ** (n - k) for k in range(n + 1)]
+        half = alpha / 2 * b**n
+        assert sum(terms[:lo]) <= half < sum(terms[: lo + 1])
+        assert sum(terms[hi + 1 :]) <= half < sum(terms[hi:])
+    assert bounds(100, 0.0, 1e-6) == (0, 0) and bounds(100, 1.0, 1e-6) == (100, 100)
+
+
+# At the top: pytester restores sys.modules after each test, and torch cannot load twice.
+import torch  # noqa: E402
+
+RIGHT = (
+    "import torch\n\ndef solve(n, g):\n    return torch.randint(n, (4,), generator=g).tolist()\n"
+)
+# The same distribution, drawn through multinomial: another stream for the same seed.
+OTHER_STREAM = (
+    "import torch\n\ndef solve(n, g):\n"
+    "    return torch.multinomial(torch.ones(n), 4, replacement=True, generator=g).tolist()\n"
+)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("isolation", ["fork", "spawn", "off"])
+def test_the_same_seed_draws_the_same_stream_in_every_mode_and_another_stream_is_named(
+    pytester: pytest.Pytester, isolation: str
+) -> None:
+    seeded = torch.randint(10, (4,), generator=torch.Generator().manual_seed(7)).tolist()
+    folder = pytester.path / "draw"
+    folder.mkdir()
+    (folder / "exercise.toml").write_text(DRAW_TOML.replace("SEEDED", json.dumps(seeded)))
+    (folder / "mistakes.py").write_text(
+        "import torch\n\ndef one_short(n, g):\n"
+        "    return torch.randint(n - 1, (4,), generator=g).tolist()\n"
+    )
+    (folder / "solution.py").write_text(RIGHT)
+    run = ("draw", f"--lesson-isolation={isolation}", "--lesson-report=r.json")
+    result = pytester.runpytest_subprocess(*run, "--lesson-report-format=json")
+    result.assert_outcomes(passed=2)
+    (folder / "solution.py").write_text(OTHER_STREAM)
+    result = pytester.runpytest_subprocess(*run, "--lesson-report-format=json")
+    result.assert_outcomes(passed=1, failed=1)
+    text = " ".join(said(result).split())
+    assert (
+        "Draw with torch.randint(n, (4,), generator=g): your draws follow the right "
+        "distribution (the lesson's statistical cases pass), but come from another random "
+        "stream, so the seeded values differ."
+    ) in text
+    report = json.loads((pytester.path / "r.json").read_text())
+    assert [r["diagnosis"] for r in report["results"]] == ["different-stream", None]
