@@ -176,6 +176,7 @@ class LessonCheck:
             f"the starter {exercise.solution.name}": (starter_file, exercise.entry, starter_graded)
         }
         proofs: list[tuple[model.WatchOut, str | None]] = []
+        raising_notes: list[str] = []
         for watch in exercise.watch_outs:
             if not watch.mistake:
                 continue
@@ -236,11 +237,14 @@ class LessonCheck:
                     )
             wrong: dict[str, list[int]] = {}
             no_answer: dict[str, list[int]] = {}
+            raised: dict[str, list[int]] = {}
+            returned = [case.number for case, g in failing if g.status == Status.FAILED]
             for case, graded in failing:
                 found = graded.result.diagnosis
                 if graded.status != Status.FAILED:
                     why = self._why(graded, watch.mistake)
-                    no_answer.setdefault(why, []).append(case.number)
+                    raises = _raises(graded) and bool(returned)
+                    (raised if raises else no_answer).setdefault(why, []).append(case.number)
                 elif found != watch.id:
                     what = f"watch-out {found} fires instead" if found else "no watch-out fires"
                     wrong.setdefault(what, []).append(case.number)
@@ -248,10 +252,18 @@ class LessonCheck:
                 problems.append(
                     f"{where}: on {case_list(numbers)} the mistake does not return an answer: {why}"
                 )
+            # A mistake that raises on some inputs (an empty list indexed) is a real mistake:
+            # a learner's code that makes it raises there too, and is told of the exception.
+            # Its watch-out is proven where it returns; the author is told where it raises.
+            for why, numbers in raised.items():
+                raising_notes.append(
+                    f"{where} raises on {case_list(numbers)}, as the code it tells of would: "
+                    f"{why} Its watch-out is proven on {case_list(returned)}."
+                )
             for what, numbers in wrong.items():
                 problems.append(f"{where}: on {case_list(numbers)} {what}")
         problems += self._look_alikes(answers)
-        self.notes = margins(self.grader, exercise, right, wrong_lists)
+        self.notes = margins(self.grader, exercise, right, wrong_lists) + raising_notes
         if not problems:
             problems += self._learner_copy(graded_by)
         return problems
@@ -306,7 +318,9 @@ class LessonCheck:
             right[variant] = graded_list
             failing: dict[str, list[int]] = {}
             for case, graded in graded_list:
-                if graded.passed or graded.result.lesson_error:
+                if graded.passed or (
+                    graded.status == Status.INTERNAL and graded.result.lesson_error
+                ):
                     continue  # where the reference fails, that is a problem of its own
                 what = first_sentence(graded.result.headline)
                 if graded.outcome is not None and graded.outcome.kind == RAISED:
@@ -590,6 +604,17 @@ def margins(
     lines += [f"  {name:<{width}}  {value:>{digits}}  {where}" for name, value, where in rows]
     lines += [f"  WARNING: {warning}" for warning in warnings]
     return lines
+
+
+def _raises(graded: Graded) -> bool:
+    """Whether a mistake function's own code raised on the case (not a missing function, a
+    timeout or a stub's NotImplementedError)."""
+    outcome = graded.outcome
+    return (
+        outcome is not None
+        and outcome.kind == RAISED
+        and outcome.error_type != "NotImplementedError"
+    )
 
 
 def _times(value: float) -> str:
