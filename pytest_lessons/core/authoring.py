@@ -237,14 +237,16 @@ class LessonCheck:
                     )
             wrong: dict[str, list[int]] = {}
             no_answer: dict[str, list[int]] = {}
-            raised: dict[str, list[int]] = {}
+            raised: list[tuple[model.Case, str]] = []
             returned = [case.number for case, g in failing if g.status == Status.FAILED]
             for case, graded in failing:
                 found = graded.result.diagnosis
                 if graded.status != Status.FAILED:
                     why = self._why(graded, watch.mistake)
-                    raises = _raises(graded) and bool(returned)
-                    (raised if raises else no_answer).setdefault(why, []).append(case.number)
+                    if _raises(graded) and returned:
+                        raised.append((case, why))
+                    else:
+                        no_answer.setdefault(why, []).append(case.number)
                 elif found != watch.id:
                     what = f"watch-out {found} fires instead" if found else "no watch-out fires"
                     wrong.setdefault(what, []).append(case.number)
@@ -255,10 +257,14 @@ class LessonCheck:
             # A mistake that raises on some inputs (an empty list indexed) is a real mistake:
             # a learner's code that makes it raises there too, and is told of the exception.
             # Its watch-out is proven where it returns; the author is told where it raises.
-            for why, numbers in raised.items():
+            if raised:
+                # One note, with the exception as a public case words it (a hidden case's
+                # words keep its secrets).
+                why = next((w for c, w in raised if not c.hidden), raised[0][1])
                 raising_notes.append(
-                    f"{where} raises on {case_list(numbers)}, as the code it tells of would: "
-                    f"{why} Its watch-out is proven on {case_list(returned)}."
+                    f"{where} raises on {case_list([c.number for c, _ in raised])}, as the "
+                    f"code it tells of would: {why} Its watch-out is proven on "
+                    f"{case_list(returned)}."
                 )
             for what, numbers in wrong.items():
                 problems.append(f"{where}: on {case_list(numbers)} {what}")
@@ -462,7 +468,8 @@ def variant_names(path: Path) -> list[str]:
 def gap(exercise: model.Exercise, expected: Any, answer: Any, rtol: float, atol: float) -> float:
     """How far *answer* is from *expected*, in tolerances: the largest, over every value, of
     ``|got - expected| / (atol + rtol * |expected|)``; 1 is the edge (above it fails).
-    NaN when the two are not numbers of the same shape (no margin to speak of)."""
+    Outputs of an exact kind are left out. NaN when no output has a tolerance, or the two are
+    not numbers of the same shape (no margin to speak of)."""
     pairs = [(expected, answer)]
     if exercise.outputs:
         if isinstance(expected, dict) and TAG not in expected:
@@ -473,11 +480,14 @@ def gap(exercise: model.Exercise, expected: Any, answer: Any, rtol: float, atol:
         if wanted is None or got is None:
             return math.nan
         pairs = list(zip(wanted, got))
-    worst = 0.0
+    worst, measured = 0.0, False
     declared = exercise.kinds or (None,) * len(pairs)
     for (want, have), kind in zip(pairs, declared):
         if kind is not None and not TOLERANT.fullmatch(kind):
-            return math.nan  # a declared exact kind (ints, a bool tensor): no margin
+            # A declared exact kind (ints, a bool tensor) has no margin; the outputs beside
+            # it that have a tolerance do (counts and their probabilities).
+            continue
+        measured = True
         # A tensor's margin is its values' (its dtype and shape are judged before any margin).
         want, have = _tensor_values(want), _tensor_values(have)
         if kind_for(want).name != "numeric":
@@ -496,7 +506,7 @@ def gap(exercise: model.Exercise, expected: Any, answer: Any, rtol: float, atol:
             if x == y:
                 continue
             worst = max(worst, abs(y - x) / allowed if allowed > 0 else math.inf)
-    return worst
+    return worst if measured else math.nan
 
 
 def _tensor_values(value: Any) -> Any:
