@@ -1,18 +1,23 @@
 """Watch-outs at the edges of issue 24, through the grading core and its fake runner: a
 learner's answer of the wrong type (a tensor for a list, floats for ints) still gets the
 watch-out its values show, after the type to return; a mistake that raises on some inputs is
-proven where it returns, and the lesson check tells the author where it raises."""
+proven where it returns, and the lesson check tells the author where it raises. One pytester
+run shows a learner what the terminal shows (a course lesson, real torch)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+import pytest
 from test_grading_core import grade_all, grader, lesson
+from test_lessons import copy
 
 from pytest_lessons.core import authoring
 from pytest_lessons.core.results import Status
 from pytest_lessons.isolation.outcome import Frame, Outcome
+
+from conftest import said
 
 SHIFT = """
 [exercise]
@@ -124,3 +129,46 @@ def test_a_mistake_that_raises_is_proven_where_it_returns_and_named_where_it_rai
         "double: watch-out from-first (mistake from_first): on cases 1 to 3 the mistake does "
         "not return an answer: from_first raised IndexError"
     ), problem
+
+
+NAIVE_ITEM = """
+import torch
+
+
+def solve(logits, targets, ignore_index):
+    log_probs = logits - torch.log(torch.exp(logits).sum(dim=-1, keepdim=True))
+    keep = targets != ignore_index
+    return -log_probs[keep].gather(1, targets[keep].unsqueeze(1)).mean().item()
+"""
+
+
+@pytest.mark.torch
+def test_a_learner_returning_a_float_for_a_tensor_is_told_the_mistake_and_the_type(
+    pytester: pytest.Pytester,
+) -> None:
+    # cross_entropy: the naive log-sum-exp, returned with .item(). Where its values are the
+    # mistake's (inf at 1000x the scores) the learner reads the watch-out, then the type.
+    copy(pytester, "cross_entropy")
+    (pytester.path / "cross_entropy" / "solution.py").write_text(NAIVE_ITEM)
+    result = pytester.runpytest("cross_entropy")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        [
+            "*case 4 (the same batch at 1000x the scores) __*",
+            "Watch out: subtract each row's largest score before exp(): m + log(sum(exp(x - m)))",
+            "  equals log(sum(exp(x))), but its exp() never sees more than 0. exp(1000) overflows",
+            "  float32 to inf, and the loss becomes inf or nan.",
+            "  Return a torch tensor: expected a float32 tensor of shape [], got a float.",
+        ],
+        consecutive=True,
+    )
+    # Where the float is right but for its type, the type alone is said.
+    result.stdout.fnmatch_lines(
+        [
+            "*case 1 (worked example: one position, three tokens) __*",
+            "Return a torch tensor: expected a float32 tensor of shape [], got a float.",
+        ],
+        consecutive=True,
+    )
+    text = said(result)
+    assert "watch out: logsumexp-without-max (cases 4, 5)" in text
