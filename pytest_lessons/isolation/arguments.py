@@ -173,9 +173,8 @@ def _lists(packed: dict[str, Any]) -> Any:
     dtype, shape = packed["dtype"], list(packed["shape"])
     code = "?" if dtype == "bool" else DTYPES[dtype][0]
     if code and shape and 0 not in shape and (sys.byteorder == "little" or DTYPES[dtype][1] == 1):
-        view = memoryview(_raw(packed)).cast("B")
-        lists: list[Any] = view.cast(code, shape).tolist()
-        return lists
+        view: Any = memoryview(_raw(packed)).cast("B")  # the format code is a runtime str
+        return view.cast(code, shape).tolist()
     return _nested(_flat(packed), shape)
 
 
