@@ -258,6 +258,14 @@ def test_same_values_match_answers_whatever_holds_them(tmp_path: Path) -> None:
     assert not same(numbers, [nan, 2], [1.0, 2.0], 0.0, 0.0)
     assert not same(numbers, [1.0, 2], [nan, 2.0], 0.0, 0.0)
     assert not same(numbers, [3.0], [3.0, 2.0], 0.0, 0.0)  # not one value per output
+    # a declared float kind, or a tensor of a dtype the expected value gives, has a tolerance
+    for declared in ("tensor[float32]", "tensor"):
+        (tmp_path / declared).mkdir()
+        toml = SHIFTED_IDS.replace('"list[int]"', f'"{declared}"').replace("[3, 4]", "[3.0, 4.0]")
+        floats = lesson(tmp_path / declared, toml)
+        mistake = tensor([3.0, 4.0], "torch.float32")
+        assert same(floats, mistake, [3.0, 4.05], 0.0, 0.1), declared
+        assert not same(floats, mistake, [3.0, 4.2], 0.0, 0.1), declared
     # mappings by their keys, then each value
     pairs = {"$": "dict", "type": "dict", "items": [["a", 1], ["b", 2.0]]}
     assert kinds.loosely_same(
