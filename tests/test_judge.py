@@ -36,6 +36,17 @@ x = [1, 2]
 expected = { total = 3, n = 2 }
 """
 
+SHIFTED_IDS = """
+[exercise]
+title = "Shift every id"
+inputs = ["x"]
+outputs = [{ kind = "list[int]" }]
+
+[[case]]
+x = [2, 3]
+expected = [3, 4]
+"""
+
 
 def test_the_door_judges_one_value_as_compare_does_and_several_outputs_by_name(
     tmp_path: Path,
@@ -203,3 +214,65 @@ def test_a_kind_plugs_in_at_the_factory_alone(tmp_path: Path, exact: Exact) -> N
 def _folder(path: Path) -> Path:
     path.mkdir()
     return path
+
+
+def test_same_values_match_answers_whatever_holds_them(tmp_path: Path) -> None:
+    # For the watch-outs: a learner's tensor, tuple or floats against a mistake's answer.
+    ints = lesson(tmp_path, SHIFTED_IDS, **{"mistakes.py": ""})
+    (tmp_path / "v1").mkdir()
+    numbers = lesson(tmp_path / "v1", TWO_OUTPUTS)
+
+    def tensor(values: Any, dtype: str = "torch.int64") -> dict[str, Any]:
+        return {
+            "$": "tensor",
+            "type": "torch.Tensor",
+            "dtype": dtype,
+            "shape": [2],
+            "values": values,
+        }
+
+    same = judge.same_values
+    assert same(ints, [3, 4], tensor([3, 4]), 0.1, 0.1)
+    assert same(ints, [3, 4], {"$": "tuple", "type": "tuple", "items": [3.0, 4.0]}, 0.1, 0.1)
+    # ints are exact, whatever the tolerance; an int is never a float near it
+    assert not same(ints, [3, 4], [3.0, 4.05], 0.1, 0.1)
+    assert not same(ints, [3, 4], [3, 5], 0.1, 0.1)
+    assert not same(ints, [3, 4], [3, 4, 5], 0.1, 0.1)
+    assert not same(ints, [3, 4], tensor(None), 0.1, 0.1)  # a tensor whose values never came
+    assert not same(ints, [3, 4], "34", 0.1, 0.1)
+    # floats within the tolerance where the kind has one (format 1's numbers), NaN with NaN
+    # only, both ends of the edge measured against the learner's value
+    assert same(numbers, [3.0, 2], [3.05, 2.0], 0.0, 0.1)
+    assert not same(numbers, [3.0, 2], [3.2, 2.0], 0.0, 0.1)
+    assert same(numbers, [3.0, 2], [3.0, 2.2], 0.1, 0.0)  # |2 - 2.2| <= 0.1 * 2.2
+    assert not same(numbers, [3.0, 2], [3.0, 1.8], 0.1, 0.0)  # 0.2 > 0.1 * 1.8
+    nan = float("nan")
+    assert same(numbers, [nan, 2], {"$": "tuple", "type": "tuple", "items": [nan, 2.0]}, 0, 0)
+    assert same(
+        ints,
+        [3, 4],
+        tensor({"$": "dense", "shape": [2], "int64le": "AwAAAAAAAAAEAAAAAAAAAA=="}),
+        0,
+        0,
+    )
+    assert not same(numbers, [nan, 2], [1.0, 2.0], 0.0, 0.0)
+    assert not same(numbers, [1.0, 2], [nan, 2.0], 0.0, 0.0)
+    assert not same(numbers, [3.0], [3.0, 2.0], 0.0, 0.0)  # not one value per output
+    # a declared float kind, or a tensor of a dtype the expected value gives, has a tolerance
+    for declared in ("tensor[float32]", "tensor"):
+        (tmp_path / declared).mkdir()
+        toml = SHIFTED_IDS.replace('"list[int]"', f'"{declared}"').replace("[3, 4]", "[3.0, 4.0]")
+        floats = lesson(tmp_path / declared, toml)
+        mistake = tensor([3.0, 4.0], "torch.float32")
+        assert same(floats, mistake, [3.0, 4.05], 0.0, 0.1), declared
+        assert not same(floats, mistake, [3.0, 4.2], 0.0, 0.1), declared
+    # mappings by their keys, then each value
+    pairs = {"$": "dict", "type": "dict", "items": [["a", 1], ["b", 2.0]]}
+    assert kinds.loosely_same(
+        pairs, {"$": "dict", "type": "dict", "items": [["b", 2], ["a", 1]]}, 0, 0
+    )
+    assert not kinds.loosely_same(pairs, {"$": "dict", "type": "dict", "items": [["a", 1]]}, 0, 0)
+    assert not kinds.loosely_same(
+        pairs, {"$": "dict", "type": "dict", "items": [["a", 1], ["b", 3]]}, 0, 0
+    )
+    assert not kinds.loosely_same(pairs, [1, 2], 0, 0)

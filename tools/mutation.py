@@ -66,6 +66,10 @@ CI_SAMPLE = ("settings", "generate", "summary")
 FLOORS = {
     "compare": 93,
     # kinds, judge (issue 23, 2026-12-01): 91.5% (108 of 121, 3 equivalent), 93.8% (90 of 96).
+    # words again (issue 24, 2026-12-01): 100% (135 of 135).
+    # judge again (issue 24, 2026-12-01, with same_values): 92.7% (178 of 192), before the
+    # tests of a declared float tensor's tolerance killed four of its survivors; x_same_values
+    # __mutmut_21 (the kind of None, numeric as the kind of any value there) is equivalent.
     "kinds": 90,
     "judge": 92,
     "model": 98,

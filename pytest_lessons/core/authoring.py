@@ -176,6 +176,7 @@ class LessonCheck:
             f"the starter {exercise.solution.name}": (starter_file, exercise.entry, starter_graded)
         }
         proofs: list[tuple[model.WatchOut, str | None]] = []
+        raising_notes: list[str] = []
         for watch in exercise.watch_outs:
             if not watch.mistake:
                 continue
@@ -236,11 +237,16 @@ class LessonCheck:
                     )
             wrong: dict[str, list[int]] = {}
             no_answer: dict[str, list[int]] = {}
+            raised: list[tuple[model.Case, str]] = []
+            returned = [case.number for case, g in failing if g.status == Status.FAILED]
             for case, graded in failing:
                 found = graded.result.diagnosis
                 if graded.status != Status.FAILED:
                     why = self._why(graded, watch.mistake)
-                    no_answer.setdefault(why, []).append(case.number)
+                    if _raises(graded) and returned:
+                        raised.append((case, why))
+                    else:
+                        no_answer.setdefault(why, []).append(case.number)
                 elif found != watch.id:
                     what = f"watch-out {found} fires instead" if found else "no watch-out fires"
                     wrong.setdefault(what, []).append(case.number)
@@ -248,10 +254,22 @@ class LessonCheck:
                 problems.append(
                     f"{where}: on {case_list(numbers)} the mistake does not return an answer: {why}"
                 )
+            # A mistake that raises on some inputs (an empty list indexed) is a real mistake:
+            # a learner's code that makes it raises there too, and is told of the exception.
+            # Its watch-out is proven where it returns; the author is told where it raises.
+            if raised:
+                # One note, with the exception as a public case words it (a hidden case's
+                # words keep its secrets).
+                why = next((w for c, w in raised if not c.hidden), raised[0][1])
+                raising_notes.append(
+                    f"{where} raises on {case_list([c.number for c, _ in raised])}, as the "
+                    f"code it tells of would: {why} Its watch-out is proven on "
+                    f"{case_list(returned)}."
+                )
             for what, numbers in wrong.items():
                 problems.append(f"{where}: on {case_list(numbers)} {what}")
         problems += self._look_alikes(answers)
-        self.notes = margins(self.grader, exercise, right, wrong_lists)
+        self.notes = margins(self.grader, exercise, right, wrong_lists) + raising_notes
         if not problems:
             problems += self._learner_copy(graded_by)
         return problems
@@ -306,7 +324,9 @@ class LessonCheck:
             right[variant] = graded_list
             failing: dict[str, list[int]] = {}
             for case, graded in graded_list:
-                if graded.passed or graded.result.lesson_error:
+                if graded.passed or (
+                    graded.status == Status.INTERNAL and graded.result.lesson_error
+                ):
                     continue  # where the reference fails, that is a problem of its own
                 what = first_sentence(graded.result.headline)
                 if graded.outcome is not None and graded.outcome.kind == RAISED:
@@ -460,7 +480,8 @@ def variant_names(path: Path, classes: bool = False) -> list[str]:
 def gap(exercise: model.Exercise, expected: Any, answer: Any, rtol: float, atol: float) -> float:
     """How far *answer* is from *expected*, in tolerances: the largest, over every value, of
     ``|got - expected| / (atol + rtol * |expected|)``; 1 is the edge (above it fails).
-    NaN when the two are not numbers of the same shape (no margin to speak of)."""
+    Outputs of an exact kind are left out. NaN when no output has a tolerance, or the two are
+    not numbers of the same shape (no margin to speak of)."""
     pairs = [(expected, answer)]
     if exercise.outputs:
         if isinstance(expected, dict) and TAG not in expected:
@@ -471,11 +492,14 @@ def gap(exercise: model.Exercise, expected: Any, answer: Any, rtol: float, atol:
         if wanted is None or got is None:
             return math.nan
         pairs = list(zip(wanted, got))
-    worst = 0.0
+    worst, measured = 0.0, False
     declared = exercise.kinds or (None,) * len(pairs)
     for (want, have), kind in zip(pairs, declared):
         if kind is not None and not TOLERANT.fullmatch(kind):
-            return math.nan  # a declared exact kind (ints, a bool tensor): no margin
+            # A declared exact kind (ints, a bool tensor) has no margin; the outputs beside
+            # it that have a tolerance do (counts and their probabilities).
+            continue
+        measured = True
         # A tensor's margin is its values' (its dtype and shape are judged before any margin).
         want, have = _tensor_values(want), _tensor_values(have)
         if kind_for(want).name != "numeric":
@@ -494,7 +518,7 @@ def gap(exercise: model.Exercise, expected: Any, answer: Any, rtol: float, atol:
             if x == y:
                 continue
             worst = max(worst, abs(y - x) / allowed if allowed > 0 else math.inf)
-    return worst
+    return worst if measured else math.nan
 
 
 def _tensor_values(value: Any) -> Any:
@@ -602,6 +626,17 @@ def margins(
     lines += [f"  {name:<{width}}  {value:>{digits}}  {where}" for name, value, where in rows]
     lines += [f"  WARNING: {warning}" for warning in warnings]
     return lines
+
+
+def _raises(graded: Graded) -> bool:
+    """Whether a mistake function's own code raised on the case (not a missing function, a
+    timeout or a stub's NotImplementedError)."""
+    outcome = graded.outcome
+    return (
+        outcome is not None
+        and outcome.kind == RAISED
+        and outcome.error_type != "NotImplementedError"
+    )
 
 
 def _times(value: float) -> str:

@@ -3,6 +3,8 @@ about an answer against an expected value goes through here.
 
 - :func:`judge`: an answer against the expected value, one output or several;
 - :func:`same_answer`: two answers alike (a mistake's and the learner's, for the watch-outs);
+  :func:`same_values`: their values alike whatever holds them (a learner's answer of the
+  wrong type);
 - :func:`usable_reference`: whether the reference's answer on a generated case can serve as the
   expected value (else the lesson failed on the case);
 - :func:`plain_answer`: a reference's answer as ``expected`` is written in ``exercise.toml``
@@ -21,7 +23,7 @@ from typing import Any
 
 from pytest_lessons.core import model
 from pytest_lessons.core.compare import Comparison, compare_outputs, split_outputs
-from pytest_lessons.core.kinds import Kind, infer, kind_for, named
+from pytest_lessons.core.kinds import Kind, infer, kind_for, loosely_same, named
 from pytest_lessons.isolation.outcome import TAG
 
 
@@ -64,6 +66,26 @@ def same_answer(exercise: model.Exercise, a: Any, b: Any, rtol: float, atol: flo
     else:
         pairs = [(a, b)]
     return all(output_kind(exercise, i, x).same(x, y, rtol, atol) for i, (x, y) in enumerate(pairs))
+
+
+def same_values(exercise: model.Exercise, a: Any, b: Any, rtol: float, atol: float) -> bool:
+    """Whether two encoded answers hold the same values, whatever their types
+    (:func:`~pytest_lessons.core.kinds.loosely_same`): a learner's tensor, or floats where
+    ints are expected, against a mistake's answer. Floats are matched within the tolerance
+    only where the output's kind has one; elsewhere a float must equal the int exactly."""
+    if exercise.outputs:
+        first, second = (split_outputs(x, len(exercise.outputs)) for x in (a, b))
+        if first is None or second is None:
+            return False
+        pairs = list(zip(first, second))
+    else:
+        pairs = [(a, b)]
+    for i, (x, y) in enumerate(pairs):
+        name = output_kind(exercise, i, x).name
+        within = "float" in name or name in ("numeric", "tensor")
+        if not loosely_same(x, y, rtol if within else 0.0, atol if within else 0.0):
+            return False
+    return True
 
 
 def usable_reference(exercise: model.Exercise, answer: Any) -> bool:

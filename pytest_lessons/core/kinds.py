@@ -257,17 +257,21 @@ def _float(value: float) -> float:
         return math.inf if value > 0 else -math.inf
 
 
-def _shape(value: Any) -> tuple[int, ...] | None:
-    """The shape of a rectangular nested list of numbers (as TOML gives it), else None."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
+def _number(value: Any) -> bool:
+    """Whether *value* is a number as format version 1 writes one (a bool is not)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _shape(value: Any, leaf: Callable[[Any], bool] = _number) -> tuple[int, ...] | None:
+    """The shape of a *leaf* or a rectangular nested list (or tuple) of leaves, else None:
+    by default of numbers, as TOML gives them."""
+    if leaf(value):
         return ()
-    if not isinstance(value, list):
+    if not isinstance(value, (list, tuple)):
         return None
     if not value:
         return (0,)
-    shapes = {_shape(item) for item in value}
+    shapes = {_shape(item, leaf) for item in value}
     if len(shapes) != 1 or None in shapes:
         return None
     (inner,) = shapes
@@ -386,6 +390,40 @@ def what_is(value: Any) -> str:
         frozenset: "a set",
     }
     return names.get(type(value), f"a {type(value).__name__}")
+
+
+def loosely_same(a: Any, b: Any, rtol: float, atol: float) -> bool:
+    """Whether two encoded answers hold the same values, whatever holds them: a tensor is its
+    values, a tuple a list, and a float equal to an int is that int. Ints match only ints
+    exactly; a float matches within *rtol* and *atol* (NaN matches NaN). For the watch-outs:
+    a learner's answer of the wrong type (a tensor, floats for ints) still tells which mistake
+    made its values."""
+    return _alike(_loose(_safe_decode(a)), _loose(_safe_decode(b)), rtol, atol)
+
+
+def _loose(value: Any) -> Any:
+    if isinstance(value, TensorAnswer):
+        return _loose(_safe_decode(value.values)) if value.values is not None else value
+    if isinstance(value, (list, tuple)):
+        return [_loose(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _loose(item) for key, item in value.items()}
+    return value
+
+
+def _alike(a: Any, b: Any, rtol: float, atol: float) -> bool:
+    numbers = (int, float)
+    if isinstance(a, numbers) and isinstance(b, numbers):
+        if type(a) is int and type(b) is int:
+            return a == b
+        if math.isnan(a) or math.isnan(b):
+            return math.isnan(a) and math.isnan(b)
+        return a == b or abs(a - b) <= atol + rtol * abs(b)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_alike(x, y, rtol, atol) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_alike(a[k], b[k], rtol, atol) for k in a)
+    return type(a) is type(b) and bool(a == b)
 
 
 def _where(path: tuple[Any, ...]) -> str:
@@ -1033,7 +1071,7 @@ class Tensor:
             dtype = str(value.get("dtype", "")).rpartition(".")[2]
             return dtype, tuple(int(s) for s in value.get("shape", ())), value["values"]
         plain = decode(value) if isinstance(value, dict) and TAG in value else value
-        shape = _block_shape(plain)
+        shape = _shape(plain, _scalar)
         if shape is None:
             raise Unreadable(f"{self.describe()} (a rectangular nested list)")
         leaves = _leaves(plain)
@@ -1149,20 +1187,9 @@ def _safe_decode(value: Any) -> Any:
         return Other("an answer that could not be read")
 
 
-def _block_shape(value: Any) -> tuple[int, ...] | None:
-    """The shape of a number, a bool or a rectangular nested list of them; None otherwise."""
-    if isinstance(value, (bool, int, float)):
-        return ()
-    if not isinstance(value, (list, tuple)):
-        return None
-    if not value:
-        return (0,)
-    shapes = {_block_shape(item) for item in value}
-    if len(shapes) != 1 or None in shapes:
-        return None
-    (inner,) = shapes
-    assert inner is not None
-    return (len(value), *inner)
+def _scalar(value: Any) -> bool:
+    """Whether *value* is one element of a tensor: a number or a bool."""
+    return isinstance(value, (bool, int, float))
 
 
 def _leaves(value: Any) -> list[Any]:

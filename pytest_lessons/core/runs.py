@@ -51,16 +51,19 @@ class Runs:
 
     timed_out: dict[tuple[str, str], list[tuple[model.Case, float]]] = field(default_factory=dict)
     """(exercise file, learner) -> the cases that ran out of time, with their limit."""
-    outcomes: dict[tuple[str, str, str, int], Outcome] = field(default_factory=dict)
-    """(learner's file, entry, exercise file, case) -> the learner's outcome on it."""
+    outcomes: dict[tuple[str, str, str, str], Outcome] = field(default_factory=dict)
+    """(learner's file, entry, exercise file, case's inputs as JSON) -> the learner's outcome
+    on it (by inputs, as the mistakes' answers: see :meth:`mistake_raw`)."""
     references: dict[tuple[str, str], Any] = field(default_factory=dict)
     """(exercise file, inputs as JSON) -> the reference's answer."""
     reference_outcomes: dict[tuple[str, str], Outcome] = field(default_factory=dict)
     """(exercise file, inputs as JSON) -> the reference's outcome where it gave no answer."""
-    raw_mistakes: dict[tuple[str, int, str, float | None], Any] = field(default_factory=dict)
-    """(exercise file, case, watch-out, fitted value) -> the mistake function's answer."""
-    broken_mistakes: dict[tuple[str, int, str], Outcome] = field(default_factory=dict)
-    """(exercise file, case, watch-out) -> the mistake function's outcome where it failed."""
+    raw_mistakes: dict[tuple[str, str, str, float | None], Any] = field(default_factory=dict)
+    """(exercise file, case's inputs as JSON, watch-out, fitted value) -> the mistake
+    function's answer."""
+    broken_mistakes: dict[tuple[str, str, str], Outcome] = field(default_factory=dict)
+    """(exercise file, case's inputs as JSON, watch-out) -> the mistake function's outcome
+    where it failed."""
     _graded_last: tuple[str, str] = ("", "")
     """(file, exercise file) whose outcomes are kept whole (see :meth:`_forget_others`)."""
 
@@ -141,7 +144,7 @@ class Runs:
         the exercise's loop budget when it happens."""
         entry = f"{attempt.entry}({attempt.argument})" if attempt.argument else attempt.entry
         case = attempt.case
-        key = (str(attempt.solution), entry, str(attempt.exercise.path), case.number)
+        key = (str(attempt.solution), entry, str(attempt.exercise.path), _inputs_key(case.inputs))
         self._forget_others(attempt)
         if key not in self.outcomes:
             job = self.learner_job(attempt)
@@ -173,7 +176,7 @@ class Runs:
     def reference_answer(self, exercise: model.Exercise, inputs: dict[str, Any]) -> Any:
         """The lesson's reference answer on *inputs* (encoded plain data), or None if the
         reference fails. Run in the worker like any code, once per input."""
-        key = (str(exercise.path), json.dumps(inputs, sort_keys=True))
+        key = (str(exercise.path), _inputs_key(inputs))
         if key not in self.references:
             answer = None
             if exercise.reference is not None:
@@ -188,7 +191,7 @@ class Runs:
 
     def reference_outcome(self, exercise: model.Exercise, inputs: dict[str, Any]) -> Outcome | None:
         """What the reference gave on *inputs* where it gave no usable answer (else None)."""
-        return self.reference_outcomes.get((str(exercise.path), json.dumps(inputs, sort_keys=True)))
+        return self.reference_outcomes.get((str(exercise.path), _inputs_key(inputs)))
 
     # --- the lesson's mistakes -------------------------------------------------------------
 
@@ -202,7 +205,9 @@ class Runs:
         only ever reads plain data, whoever wrote the code.
         """
         exercise = attempt.exercise
-        key = (str(exercise.path), case.number, watch.id, value)
+        # By the case's inputs, not its number: a learner's copy numbers its cases anew (a
+        # hidden case left out), and its case 7 may be the course's case 8.
+        key = (str(exercise.path), _inputs_key(case.inputs), watch.id, value)
         if key not in self.raw_mistakes:
             answer = None
             if exercise.mistakes is not None and watch.mistake:
@@ -244,4 +249,10 @@ class Runs:
     def broken_mistake(self, attempt: Attempt, watch: model.WatchOut) -> Outcome | None:
         """How *watch*'s mistake function failed on the attempt's case, if it did."""
         exercise = attempt.exercise
-        return self.broken_mistakes.get((str(exercise.path), attempt.case.number, watch.id))
+        key = (str(exercise.path), _inputs_key(attempt.case.inputs), watch.id)
+        return self.broken_mistakes.get(key)
+
+
+def _inputs_key(inputs: dict[str, Any]) -> str:
+    """A case's inputs as a cache key: the same inputs, the same answer."""
+    return json.dumps(inputs, sort_keys=True)

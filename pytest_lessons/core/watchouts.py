@@ -21,7 +21,7 @@ from pytest_lessons.core import diagnose, fit, model
 from pytest_lessons.core.attempt import Attempt, sizes
 from pytest_lessons.core.compare import Numbers
 from pytest_lessons.core.diagnose import Diagnosis, Evidence
-from pytest_lessons.core.judge import judge, same_answer
+from pytest_lessons.core.judge import judge, same_answer, same_values
 from pytest_lessons.core.runs import Runs
 from pytest_lessons.isolation.outcome import RETURNED
 
@@ -68,9 +68,11 @@ class WatchOuts:
 
     def exact(self, attempt: Attempt, expected: Any, answer: Any) -> Diagnosis | None:
         """The watch-out whose mistake gives the learner's *answer* on the attempt's case, for
-        a kind that offers no numbers to the detectors (token ids, text, a mapping): the two
-        answers are matched by the kind's own :meth:`~pytest_lessons.core.kinds.Kind.same`,
-        and, as for numbers, the mistake must be wrong here and explain the other cases."""
+        a kind that offers no numbers to the detectors (token ids, text, a mapping), or an
+        answer of the wrong type (a tensor for a list, floats for ints): the two answers are
+        matched by :func:`alike`, and, as for numbers, the mistake must be wrong here and
+        explain the other cases. The learner is told the watch-out first, then the type to
+        return."""
         exercise, case = attempt.exercise, attempt.case
         for watch in exercise.watch_outs:
             if not watch.mistake or watch.fit is not None or not self.code_fits(attempt, watch):
@@ -81,7 +83,7 @@ class WatchOuts:
             try:
                 if judge(exercise, expected, mistake, case.rtol, case.atol).passed:
                     continue
-                if not same_answer(exercise, mistake, answer, case.rtol, case.atol):
+                if not alike(exercise, mistake, answer, case.rtol, case.atol):
                     continue
             except Exception:  # a mistake's answer not of the kind tells nothing
                 continue
@@ -212,8 +214,21 @@ class WatchOuts:
                 mistake = self.runs.mistake_raw(attempt, watch, case, value)
                 if mistake is None or judge(exercise, expected, mistake, rtol, atol).passed:
                     continue
-                if not same_answer(exercise, mistake, outcome.answer, rtol, atol):
+                if not alike(exercise, mistake, outcome.answer, rtol, atol):
                     return False
             except Exception:  # an answer that is not numbers tells nothing here
                 continue
         return True
+
+
+def alike(exercise: model.Exercise, mistake: Any, answer: Any, rtol: float, atol: float) -> bool:
+    """Whether the learner's *answer* is the *mistake*'s: the same by the kind's own
+    :meth:`~pytest_lessons.core.kinds.Kind.same`, or, for an answer of another type, the same
+    values (:func:`~pytest_lessons.core.judge.same_values`). A learner who returns a tensor
+    where a list is expected makes the mistake all the same, and is told both."""
+    try:
+        if same_answer(exercise, mistake, answer, rtol, atol):
+            return True
+    except Exception:  # an answer not of the kind: its values may still be the mistake's
+        pass
+    return same_values(exercise, mistake, answer, rtol, atol)

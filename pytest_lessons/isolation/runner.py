@@ -729,7 +729,6 @@ class SpawnRunner(Runner):
         if told is None:
             self._tell(process, line)
         self._running = process
-        self.warm_up()  # its replacement starts now, while this case runs
         output = bytearray()
         cut = [0]
         ready = threading.Event()
@@ -781,6 +780,11 @@ class SpawnRunner(Runner):
         _kill(process)
         code = process.wait()
         self._running = None
+        # Its replacement starts once the case has ended, not while it runs: a Python
+        # importing torch beside the case would take CPU from it and count against its
+        # clock (a 1M-float input's case took about twice as long). The other spares,
+        # started ahead, cover the next cases meanwhile.
+        self.warm_up()
         reader.join(timeout=5)
         if not reader.is_alive() and process.stdout is not None:
             process.stdout.close()
