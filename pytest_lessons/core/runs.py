@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from pytest_lessons.core import datafiles, fit, model
+from pytest_lessons.core import datafiles, fit, model, parts
 from pytest_lessons.core.attempt import Attempt, sizes
 from pytest_lessons.core.compare import Numbers, read_numbers, split_outputs
 from pytest_lessons.core.judge import usable_reference
@@ -112,6 +112,7 @@ class Runs:
             sandbox=self.sandbox(),
             beneath=beneath,
             answer_bytes=int(limits.answer_mb * (1 << 20)),
+            library=parts.code(exercise),
         )
 
     def learner_job(self, attempt: Attempt) -> Job:
@@ -121,7 +122,7 @@ class Runs:
         if attempt.argument is not None:
             found = sizes(attempt.exercise, attempt.case.inputs)
             extra = (fit.evaluate(attempt.argument, found),)
-        return self.job(
+        job = self.job(
             attempt.exercise,
             attempt.solution,
             attempt.entry,
@@ -129,6 +130,10 @@ class Runs:
             extra,
             beneath=attempt.folder or attempt.solution.parent,
         )
+        if attempt.exercise.parts == "own":  # the learner's own solutions as the library's parts
+            mine = parts.code(attempt.exercise, own=True, learner=attempt.folder)
+            job = dataclasses.replace(job, library=mine)
+        return job
 
     # --- the learner's code ----------------------------------------------------------------
 

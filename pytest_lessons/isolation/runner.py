@@ -52,6 +52,7 @@ from pytest_lessons.isolation.files import (
     remove_counting,
     remove_tree,
 )
+from pytest_lessons.isolation.library import Library
 from pytest_lessons.isolation.outcome import (
     DIED,
     INTERNAL,
@@ -108,6 +109,8 @@ class Job:
     folder of a class, ``--lesson-submissions``) refuses a hard link too."""
     answer_bytes: int = 32 << 20
     """The largest result the runner reads back (the answer and its envelope)."""
+    library: Library | None = None
+    """The course library the code may import (see :mod:`pytest_lessons.isolation.library`)."""
 
     def request(self, **extra: Any) -> dict[str, Any]:
         """The request read by :func:`pytest_lessons.isolation.child.run_case` and the worker
@@ -126,6 +129,7 @@ class Job:
             "memory_mb": self.memory_mb,
             "output_cap": self.output_cap,
             "answer_bytes": self.answer_bytes,
+            **({"library": self.library.request()} if self.library is not None else {}),
             **extra,
         }
 
