@@ -27,6 +27,8 @@ number = 7            # optional: chapters are numbered 1, 2, ... in order other
 title = "Attention"
 lessons = ["split_heads", "causal_attention"]
 ```
+
+A ``[library]`` table declares the course library (:mod:`pytest_lessons.core.courselib`).
 """
 
 from __future__ import annotations
