@@ -21,6 +21,7 @@ can change the library's files through it.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -89,12 +90,7 @@ _READ: dict[Path, tuple[tuple[Any, ...], tuple[tuple[str, str, str], ...]]] = {}
 def modules(library: CourseLibrary) -> tuple[tuple[str, str, str], ...]:
     """(module name, file, source) of every module of the package, read again only once a
     file changed (a notebook kernel lives for hours)."""
-    files = sorted(
-        p
-        for p in library.folder.rglob("*.py")
-        if all(part.isidentifier() for part in p.relative_to(library.folder).with_suffix("").parts)
-    )
-    stamps = tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in files)
+    files, stamps = _walk(library.folder)
     known = _READ.get(library.folder)
     if known is not None and known[0] == stamps:
         return known[1]
@@ -113,6 +109,27 @@ def modules(library: CourseLibrary) -> tuple[tuple[str, str, str], ...]:
     result = tuple(found)
     _READ[library.folder] = (stamps, result)
     return result
+
+
+def _walk(folder: Path) -> tuple[list[Path], tuple[Any, ...]]:
+    """The package's module files below *folder* (names Python can import; no
+    ``__pycache__``), in order, and a stamp of each file and folder (its time and size)."""
+    files: list[Path] = []
+    stamps: list[Any] = []
+    with os.scandir(folder) as entries:
+        for entry in sorted(entries, key=lambda e: e.name):
+            name, _, suffix = entry.name.partition(".")
+            if not name.isidentifier() or entry.is_symlink():
+                continue
+            if entry.is_dir():
+                inner, marks = _walk(Path(entry.path))
+                files += inner
+                stamps += [entry.name, entry.stat().st_mtime_ns, marks]
+            elif suffix == "py" and entry.is_file():
+                found = entry.stat()
+                files.append(Path(entry.path))
+                stamps += [entry.name, found.st_mtime_ns, found.st_size]
+    return files, tuple(stamps)
 
 
 def export(library: CourseLibrary | None, target: Path, copied: dict[Path, str]) -> list[str]:
