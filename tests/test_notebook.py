@@ -33,7 +33,7 @@ pytestmark = pytest.mark.torch
 #: The case limit in the kernels under test: a looping cell costs twice this (the loop budget).
 TIMEOUT = 5
 
-LESSONS = ["causal_mask", "utf8_bytes", "pair_counts", "merge_pair", "top_pair",
+LESSONS = ["causal_mask", "outer_product", "eye", "triu", "cumsum", "gather_targets", "utf8_bytes", "pair_counts", "merge_pair", "top_pair",
            "train_bpe", "build_vocab", "decode",
            "token_embeddings", "split_heads",
            "causal_attention", "combine_heads", "kv_cache_step",
@@ -42,6 +42,11 @@ LESSONS = ["causal_mask", "utf8_bytes", "pair_counts", "merge_pair", "top_pair",
 #: One mistake of each lesson (a watch-out without a fitted value), graded as the solution.
 MISTAKES = {
     "causal_mask": "true_where_masked",
+    "outer_product": "b_outer_a",
+    "eye": "booleans",
+    "triu": "lower_triangle",
+    "cumsum": "triangle_times_a",
+    "gather_targets": "columns_only",
     "utf8_bytes": "code_points",
     "pair_counts": "non_overlapping",
     "merge_pair": "step_of_one",
