@@ -141,6 +141,7 @@ CHECKS: dict[Any, dict[str, Any]] = {
         ]
     },
     model._format: {"enum": [1, 2]},
+    model._parts: {"enum": ["library", "own"]},
     model._any_table: {
         "type": "object",
         "additionalProperties": {

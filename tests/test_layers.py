@@ -37,7 +37,14 @@ LESSON_API = {"harness"}
 MAY_IMPORT: dict[str, tuple[str, ...]] = {
     # The isolation layer's contract only: the runner, the outcome it returns, the sandbox's
     # Policy (grading and the texts word outcomes; a Job carries a Policy).
-    "core": ("core", "isolation.runner", "isolation.outcome", "isolation.sandbox"),
+    # isolation.library: the course library a Job carries (core.parts builds it).
+    "core": (
+        "core",
+        "isolation.runner",
+        "isolation.outcome",
+        "isolation.sandbox",
+        "isolation.library",
+    ),
     "isolation": ("isolation",),
     # core.submissions: which folders are learners and which shard holds them, plain data;
     # core.words: the general word helpers, so a report words a count as the terminal does.
@@ -230,7 +237,8 @@ def test_an_upward_import_fails_the_check_and_names_both_modules(tmp_path: Path)
     broken = json.loads(done.stdout)
     assert broken == [
         "pytest_lessons.core.model imports pytest_lessons.reports.gradebook: the core may "
-        "import only core, isolation.runner, isolation.outcome, isolation.sandbox",
+        "import only core, isolation.runner, isolation.outcome, isolation.sandbox, "
+        "isolation.library",
         "pytest_lessons.isolation.outcome imports pytest_lessons.core.results: the isolation "
         "may import only isolation",
     ]

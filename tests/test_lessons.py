@@ -31,12 +31,24 @@ def copy(pytester: pytest.Pytester, *names: str) -> None:
         shutil.copytree(
             EXERCISES / name, pytester.path / name, ignore=shutil.ignore_patterns("__pycache__")
         )
-    if any("../fixtures/" in (EXERCISES / name / "exercise.toml").read_text() for name in names):
+    files = any(
+        "../fixtures/" in (EXERCISES / name / "exercise.toml").read_text() for name in names
+    )
+    library = any("course_lib" in (EXERCISES / name / "reference.py").read_text() for name in names)
+    if files or library:
         # A lesson reading the course's shared files needs them and a course.toml above it
-        # (no file climbs out of the course), one that lists only the lessons copied.
+        # (no file climbs out of the course), one that lists only the lessons copied; a
+        # lesson on the course library needs the library, which that file declares.
         shutil.copytree(EXERCISES / "fixtures", pytester.path / "fixtures")
         course = tomllib.loads((EXERCISES / "course.toml").read_text())
         text = f"[course]\ntitle = {json.dumps(course['course']['title'])}\n"
+        if library:
+            shutil.copytree(
+                EXERCISES / "course_lib",
+                pytester.path / "course_lib",
+                ignore=shutil.ignore_patterns("__pycache__"),
+            )
+            text += '\n[library]\nfolder = "course_lib"\n'
         for chapter in course["chapter"]:
             lessons = [lesson for lesson in chapter["lessons"] if lesson in names]
             if lessons:
@@ -195,7 +207,8 @@ def test_the_course_readme_lists_every_lesson_in_order() -> None:
     order = [lesson for chapter in chapters for lesson in chapter["lessons"]]
     assert sorted(LESSONS) == sorted(order)
     tokenization = ["utf8_bytes", "pair_counts", "merge_pair", "top_pair", "train_bpe"]
-    assert order[:6] == ["causal_mask", *tokenization]
+    assert chapters[0]["lessons"][0] == "causal_mask"
+    assert chapters[1]["lessons"][:5] == tokenization
     assert sorted(order, key=lambda name: readme.find(f"`{name}`")) == order
 
 

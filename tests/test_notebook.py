@@ -45,6 +45,11 @@ ATTENTION = next(len(c.lessons) for c in COURSE.chapters if c.number == 7)
 #: a lesson not named here uses its first such watch-out.
 MISTAKES = {
     "causal_mask": "true_where_masked",
+    "outer_product": "b_outer_a",
+    "eye": "booleans",
+    "triu": "lower_triangle",
+    "cumsum": "triangle_times_a",
+    "gather_targets": "columns_only",
     "utf8_bytes": "code_points",
     "pair_counts": "non_overlapping",
     "merge_pair": "step_of_one",

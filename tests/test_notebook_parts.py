@@ -154,7 +154,7 @@ def test_a_lesson_is_found_by_name_in_the_nearest_course_or_by_path(tmp_path: Pa
         notebook.find_lesson("combine_head", ROOT, None)
     said = str(error.value)
     assert said.startswith("Name a lesson of the course, or give the path of its folder")
-    assert "causal_mask, combine_heads, decode" in said
+    assert "causal_mask, combine_heads, cumsum, decode" in said
     with pytest.raises(notebook.NotebookError, match=r"in .* or its parents"):
         notebook.find_lesson("combine_heads", tmp_path, None)
 

@@ -283,6 +283,11 @@ class LessonCheck:
         try:
             text, origin = learner_copy(self.grader, exercise)
             copy = model.parse(text, exercise.path)
+            # The copy's cases keep the course's numbers: the runs' caches key a case by its
+            # exercise's file and number, and a hidden case left out before generated ones
+            # would otherwise give a copied case the answers of another.
+            cases = tuple(replace(c, number=n) for c, n in zip(copy.cases, origin))
+            copy = replace(copy, cases=cases)
         except Exception as error:  # the copy cannot be made or read: say so, as a problem
             return [f"{name}: the learner's copy cannot be made: {error}"]
         problems = []

@@ -27,13 +27,15 @@ number = 7            # optional: chapters are numbered 1, 2, ... in order other
 title = "Attention"
 lessons = ["split_heads", "causal_attention"]
 ```
+
+A ``[library]`` table declares the course library (:mod:`pytest_lessons.core.courselib`).
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +44,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on old Pythons only
     import tomli as tomllib
 
+from pytest_lessons.core.courselib import CourseLibrary, read_library
 from pytest_lessons.core.model import EXERCISE_FILE
 
 #: The file that declares a course, in the folder that holds its lessons.
@@ -72,6 +75,8 @@ class Course:
     lessons: tuple[Path, ...]
     chapters: tuple[Chapter, ...] = ()
     """The course's chapters (empty for a course of one list of lessons)."""
+    library: CourseLibrary | None = None
+    """The course library (``[library]``), if the course has one."""
 
     def chapter(self, exercise: Path) -> Chapter | None:
         """The chapter holding the lesson whose file is *exercise* (None: no chapters, or
@@ -147,16 +152,19 @@ def _read(path: Path) -> Course:
     table = data.get("course")
     if not isinstance(table, dict):
         raise CourseError(f"{path}: a [course] table with a lessons list is required")
-    unknown = sorted(set(data) - {"course", "chapter"})
+    unknown = sorted(set(data) - {"course", "chapter", "library"})
     if unknown:
-        raise CourseError(f"{path}: unknown table [{unknown[0]}] (known: [course], [[chapter]])")
+        raise CourseError(
+            f"{path}: unknown table [{unknown[0]}] (known: [course], [[chapter]], [library])"
+        )
     unknown = sorted(set(table) - {"title", "lessons"})
     if unknown:
         raise CourseError(f"{path}: unknown key course.{unknown[0]} (known: title, lessons)")
     raw_chapters = data.get("chapter")
     if raw_chapters is None:
         listed = _lessons(path, table.get("lessons"), "course.lessons", [])
-        return Course(path.resolve(), str(table.get("title", "")), tuple(listed))
+        found = Course(path.resolve(), str(table.get("title", "")), tuple(listed))
+        return _with_library(found, data.get("library"))
     if "lessons" in table:
         raise CourseError(
             f"{path}: give the lessons either in course.lessons or in [[chapter]] tables, not both"
@@ -187,7 +195,17 @@ def _read(path: Path) -> Course:
         mine = _lessons(path, raw.get("lessons"), f"the lessons of chapter {number}", files)
         chapters.append(Chapter(number, title.strip(), tuple(mine)))
         files.extend(mine)
-    return Course(path.resolve(), str(table.get("title", "")), tuple(files), tuple(chapters))
+    found = Course(path.resolve(), str(table.get("title", "")), tuple(files), tuple(chapters))
+    return _with_library(found, data.get("library"))
+
+
+def _with_library(found: Course, raw: Any) -> Course:
+    if raw is None:
+        return found
+    try:
+        return replace(found, library=read_library(found.path, raw, found.lessons))
+    except ValueError as exc:
+        raise CourseError(str(exc)) from None
 
 
 def _lessons(path: Path, lessons: Any, named: str, before: list[Path]) -> list[Path]:

@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from pytest_lessons.core import course, datafiles, model
+from pytest_lessons.core import course, courselib, datafiles, model
 
 # Where the lesson check has always found it; it lives with the other questions of judging.
 from pytest_lessons.core.judge import plain_answer as plain_answer
@@ -182,6 +182,7 @@ def write_course(target: Path, exercise: model.Exercise) -> Path | None:
                 f"title = {_value(chapter.title)}",
                 f"lessons = {_value(mine)}",
             ]
+    lines += courselib.export(found.library, target, copied)
     text = "\n".join([*lines, ""])
     path = target / course.COURSE_FILE
     handle, temporary = tempfile.mkstemp(dir=target, prefix=".course-", suffix=".toml")

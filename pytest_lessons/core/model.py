@@ -233,6 +233,10 @@ class Exercise:
     generators: dict[str, str | None] = field(default_factory=dict)
     """The inputs passed as a seeded ``torch.Generator`` (``pass = "generator"``), each with
     the draw the task prescribes (``primitive``), or None."""
+    parts: str = "library"
+    """What the course library's parts are to the learner's code: the library's own
+    (``library``) or the learner's solutions of those lessons (``own``); see
+    :mod:`pytest_lessons.core.courselib`."""
 
     @property
     def points(self) -> float:
@@ -538,6 +542,12 @@ def _labels(value: Any) -> str | None:
     return None
 
 
+def _parts(value: Any) -> str | None:
+    if value in ("library", "own"):
+        return None
+    return 'must be "library" or "own"'
+
+
 def _strings(value: Any) -> str | None:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         return "must be a list of strings"
@@ -614,6 +624,13 @@ EXERCISE_FIELDS: tuple[Field, ...] = (
         _relative_file,
         "The author's known-correct alternatives to the reference (each must pass every case).",
         default="variants.py",
+    ),
+    Field(
+        "parts",
+        _parts,
+        "The course library's parts this lesson's code imports: \"library\" (the reference's) "
+        'or "own" (the learner\'s solutions of those lessons).',
+        default="library",
     ),
 )
 
@@ -1005,6 +1022,7 @@ def _build(
         after=after,
         observed=observed,
         generators=generators,
+        parts=ex["parts"],
     )
 
 

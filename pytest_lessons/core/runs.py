@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from pytest_lessons.core import behaviour, datafiles, fit, model, randomness
+from pytest_lessons.core import behaviour, datafiles, fit, model, parts, randomness
 from pytest_lessons.core.attempt import Attempt, sizes
 from pytest_lessons.core.compare import Numbers, read_numbers, split_outputs
 from pytest_lessons.core.judge import usable_reference
@@ -117,6 +117,7 @@ class Runs:
             beneath=beneath,
             answer_bytes=int(limits.answer_mb * (1 << 20)),
             behaviour=behaviour.request(exercise, entry),
+            library=parts.code(exercise),
         )
 
     def learner_job(self, attempt: Attempt) -> Job:
@@ -126,7 +127,7 @@ class Runs:
         if attempt.argument is not None:
             found = sizes(attempt.exercise, attempt.case.inputs)
             extra = (fit.evaluate(attempt.argument, found),)
-        return self.job(
+        job = self.job(
             attempt.exercise,
             attempt.solution,
             attempt.entry,
@@ -135,6 +136,10 @@ class Runs:
             beneath=attempt.folder or attempt.solution.parent,
             draws=randomness.plan(attempt.exercise, attempt.case),
         )
+        if attempt.exercise.parts == "own":  # the learner's own solutions as the library's parts
+            mine = parts.code(attempt.exercise, own=True, learner=attempt.folder)
+            job = dataclasses.replace(job, library=mine)
+        return job
 
     # --- the learner's code ----------------------------------------------------------------
 

@@ -35,7 +35,7 @@ try:  # imported once here, not per case: it costs a forked child ~2 ms
 except ImportError:  # Windows
     resource = None  # type: ignore[assignment]
 
-from pytest_lessons.isolation import draws, drive
+from pytest_lessons.isolation import draws, drive, library
 from pytest_lessons.isolation.arguments import rebuild, unframe
 from pytest_lessons.isolation.outcome import (
     DIED,
@@ -202,6 +202,18 @@ def _dense(value: Any) -> dict[str, Any] | None:
 
 
 def run_case(
+    request: dict[str, Any], gate: Callable[[bytes], None] | None = None
+) -> dict[str, Any]:
+    """:func:`_run_case` with the job's course library importable (undone after, for the
+    in-process runner: see :func:`pytest_lessons.isolation.library.install`)."""
+    undo = library.install(request.get("library"))
+    try:
+        return _run_case(request, gate)
+    finally:
+        undo()
+
+
+def _run_case(
     request: dict[str, Any], gate: Callable[[bytes], None] | None = None
 ) -> dict[str, Any]:
     """Load the learner's file anew and call its entry function on the request's inputs.

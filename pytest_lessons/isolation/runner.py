@@ -53,6 +53,7 @@ from pytest_lessons.isolation.files import (
     remove_counting,
     remove_tree,
 )
+from pytest_lessons.isolation.library import Library
 from pytest_lessons.isolation.outcome import (
     DIED,
     INTERNAL,
@@ -112,6 +113,8 @@ class Job:
     behaviour: dict[str, Any] | None = None
     """A behaviour lesson's part of the request, JSON data: its harness's bytes, mutation
     rules and judged names (see :mod:`pytest_lessons.isolation.drive`); None for a plain call."""
+    library: Library | None = None
+    """The course library the code may import (see :mod:`pytest_lessons.isolation.library`)."""
 
     def request(self, **extra: Any) -> dict[str, Any]:
         """The request read by :func:`pytest_lessons.isolation.child.run_case` and the worker
@@ -131,6 +134,7 @@ class Job:
             "output_cap": self.output_cap,
             "answer_bytes": self.answer_bytes,
             **({"behaviour": self.behaviour} if self.behaviour else {}),
+            **({"library": self.library.request()} if self.library is not None else {}),
             **extra,
         }
 
