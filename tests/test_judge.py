@@ -276,3 +276,11 @@ def test_same_values_match_answers_whatever_holds_them(tmp_path: Path) -> None:
         pairs, {"$": "dict", "type": "dict", "items": [["a", 1], ["b", 3]]}, 0, 0
     )
     assert not kinds.loosely_same(pairs, [1, 2], 0, 0)
+    # Held the same way: a tensor by its dtype, a list or tuple by what it holds; among the
+    # mistakes whose values a wrong-typed answer has, this picks the one the learner made.
+    eye = [[1, 0], [0, 1]]
+    assert kinds.same_type(tensor(eye, "torch.float32"), tensor(eye, "torch.float32"))
+    assert not kinds.same_type(tensor(eye, "torch.float32"), tensor(eye, "torch.bool"))
+    assert kinds.same_type([[1, 0]], [[0, 1]]) and not kinds.same_type([[1.0]], [[1]])
+    assert not kinds.same_type([1, 2], {"$": "tuple", "type": "tuple", "items": [1, 2]})
+    assert kinds.same_type([], []) and not kinds.same_type([], "")

@@ -401,6 +401,27 @@ def loosely_same(a: Any, b: Any, rtol: float, atol: float) -> bool:
     return _alike(_loose(_safe_decode(a)), _loose(_safe_decode(b)), rtol, atol)
 
 
+def same_type(a: Any, b: Any) -> bool:
+    """Whether two encoded answers are held the same way: a tensor of one dtype, a list of
+    ints, a tuple of strings. Among watch-outs whose mistakes give a wrong-typed answer's
+    values (an eye as floats, an eye as booleans), the one of the same type is the mistake the
+    learner made."""
+    return bool(_held(_safe_decode(a)) == _held(_safe_decode(b)))
+
+
+def _held(value: Any, depth: int = 0) -> Any:
+    if isinstance(value, TensorAnswer):
+        return ("tensor", value.dtype)
+    if depth > 8:
+        return None
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, _held(value[0], depth + 1) if value else None)
+    if isinstance(value, dict):
+        first = next(iter(value.values()), None)
+        return ("dict", _held(first, depth + 1))
+    return type(value).__name__
+
+
 def _loose(value: Any) -> Any:
     if isinstance(value, TensorAnswer):
         return _loose(_safe_decode(value.values)) if value.values is not None else value

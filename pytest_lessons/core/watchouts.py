@@ -22,6 +22,7 @@ from pytest_lessons.core.attempt import Attempt, sizes
 from pytest_lessons.core.compare import Numbers
 from pytest_lessons.core.diagnose import Diagnosis, Evidence
 from pytest_lessons.core.judge import judge, same_answer, same_values
+from pytest_lessons.core.kinds import same_type
 from pytest_lessons.core.runs import Runs
 from pytest_lessons.isolation.outcome import RETURNED
 
@@ -74,6 +75,7 @@ class WatchOuts:
         explain the other cases. The learner is told the watch-out first, then the type to
         return."""
         exercise, case = attempt.exercise, attempt.case
+        found: list[tuple[model.WatchOut, bool]] = []
         for watch in exercise.watch_outs:
             if not watch.mistake or watch.fit is not None or not self.code_fits(attempt, watch):
                 continue
@@ -87,6 +89,10 @@ class WatchOuts:
                     continue
             except Exception:  # a mistake's answer not of the kind tells nothing
                 continue
+            found.append((watch, same_type(mistake, answer)))
+        # A mistake that gives the learner's very type comes first: values alone cannot tell
+        # an eye of floats from an eye of booleans.
+        for watch, _ in sorted(found, key=lambda pair: not pair[1]):
             if self.consistent(attempt, watch, None):
                 return Diagnosis(
                     watch.id, f"Watch out: {watch.message}", diagnose.WATCH_OUT, kind="watch_out"
