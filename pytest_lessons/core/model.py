@@ -17,8 +17,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from pytest_lessons.core import datafiles, fit, generate
+from pytest_lessons.core import budget, datafiles, fit, generate
 from pytest_lessons.core import kinds as kind_names
+from pytest_lessons.core.budget import CaseWork
 from pytest_lessons.core.generate import GenerateSpec, axis_names, distinct_possible, draw
 from pytest_lessons.core.kinds import NUMERIC, expected_problem
 
@@ -98,6 +99,8 @@ class Case:
     written yet). None: typed in ``exercise.toml``."""
     snapshot: str | None = None
     """For a snapshot case: its file, relative to the exercise folder."""
+    work: CaseWork | None = None
+    """For a case of the lesson's ``[budget]``: the work it counts and bounds."""
 
     @property
     def from_reference(self) -> bool:
@@ -396,6 +399,10 @@ def _any_table(value: Any) -> str | None:
     return None  # checked against the exercise's inputs and axes
 
 
+def _work_table(value: Any) -> str | None:
+    return None if isinstance(value, dict) else "must be a table"
+
+
 def _boolean(value: Any) -> str | None:
     return None if isinstance(value, bool) else "must be true or false"
 
@@ -627,6 +634,13 @@ CASE_FIELDS: tuple[Field, ...] = (
     Field("atol", _non_negative, "This case's absolute tolerance.", default=None),
     Field("points", _non_negative, "What passing this case is worth.", default=1),
     Field("hidden", _boolean, "Grade the case but never show its inputs or answer.", default=False),
+    Field(
+        "work",
+        _work_table,
+        "A learner's copy only (--lesson-export writes it): the work budget of a [budget] "
+        "case, with the reference's figures frozen in it.",
+        default=None,
+    ),
 )
 
 GENERATE_FIELDS: tuple[Field, ...] = (
@@ -691,7 +705,7 @@ GENERATE_INPUT_FIELDS: tuple[Field, ...] = (
 )
 
 #: Top-level tables and arrays of tables the format knows.
-TOP_LEVEL = ("exercise", "case", "watch_out", "hint", "solution", "generate")
+TOP_LEVEL = ("exercise", "case", "watch_out", "hint", "solution", "generate", "budget")
 
 #: Exercise keys that are run settings, overridable from the command line (see settings.py).
 LIMIT_KEYS = ("timeout", "memory")
@@ -844,7 +858,13 @@ def _build(
     cases = []
     for number, raw in enumerate(raw_cases, 1):
         line = case_lines[number - 1] if number - 1 < len(case_lines) else None
-        cases.append(_build_case(raw, number, inputs, ex, path, line, tensors))
+        case = _build_case(raw, number, inputs, ex, path, line, tensors)
+        if isinstance(raw, dict) and "work" in raw:  # a budget case of a learner's copy
+            try:
+                case = replace(case, work=budget.frozen(raw["work"]))
+            except budget.BudgetError as error:
+                raise ExerciseError(path, f"case {number}.{error}", line) from None
+        cases.append(case)
 
     spec = _generate_spec(data["generate"], inputs, path) if "generate" in data else None
     if spec is not None:
@@ -866,6 +886,26 @@ def _build(
                     sizes=sizes,
                     # Where an editor or IDE jumps to: the table the case was drawn from.
                     line=generate_line,
+                )
+            )
+    if "budget" in data:  # its cases, drawn from [generate] at the budget's sizes
+        known = {str(w.get("id")) for w in data.get("watch_out", []) if isinstance(w, dict)}
+        try:
+            made = budget.cases(data["budget"], spec, known)
+        except budget.BudgetError as error:
+            raise ExerciseError(path, str(error)) from None
+        for name, drawn, work, points in made:
+            cases.append(
+                Case(
+                    number=len(cases) + 1,
+                    inputs=drawn,
+                    expected=None,
+                    rtol=float(ex["rtol"]),
+                    atol=float(ex["atol"]),
+                    name=name,
+                    points=float(points),
+                    source="reference",
+                    work=work,
                 )
             )
     if ex["points"] is not None:

@@ -21,6 +21,7 @@ from typing import Any, Callable
 
 from pytest_lessons.core import datafiles, fit, model
 from pytest_lessons.core.attempt import Attempt, sizes
+from pytest_lessons.core.budget import CaseWork, job_work
 from pytest_lessons.core.compare import Numbers, read_numbers, split_outputs
 from pytest_lessons.core.judge import usable_reference
 from pytest_lessons.core.settings import Limits, Settings
@@ -93,11 +94,16 @@ class Runs:
         inputs: dict[str, Any],
         extra: tuple[Any, ...] = (),
         beneath: Path | None = None,
+        work: CaseWork | None = None,
     ) -> Job:
         """A job running *entry* of *solution* on *inputs* (in the exercise's order), then
         *extra* arguments, under the exercise's limits and the session's sandbox; *beneath*
         is the learner's folder for a learner's file (None for the author's)."""
         limits = self.limits(exercise)
+
+        def pack(values: dict[str, Any]) -> list[Any]:
+            return datafiles.arguments(exercise.folder, exercise.tensors, exercise.inputs, values)
+
         return Job(
             solution=solution,
             entry=entry,
@@ -112,6 +118,7 @@ class Runs:
             sandbox=self.sandbox(),
             beneath=beneath,
             answer_bytes=int(limits.answer_mb * (1 << 20)),
+            work=job_work(work, pack),
         )
 
     def learner_job(self, attempt: Attempt) -> Job:
@@ -128,6 +135,7 @@ class Runs:
             attempt.case.inputs,
             extra,
             beneath=attempt.folder or attempt.solution.parent,
+            work=attempt.case.work,
         )
 
     # --- the learner's code ----------------------------------------------------------------

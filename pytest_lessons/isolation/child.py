@@ -35,6 +35,7 @@ try:  # imported once here, not per case: it costs a forked child ~2 ms
 except ImportError:  # Windows
     resource = None  # type: ignore[assignment]
 
+from pytest_lessons.isolation import work
 from pytest_lessons.isolation.arguments import rebuild, unframe
 from pytest_lessons.isolation.outcome import (
     DIED,
@@ -215,6 +216,18 @@ def run_case(
     ``request["debug"]`` a ``KeyboardInterrupt`` or the debugger's quit passes through, so a
     person debugging in-process can stop.
     """
+    # A work budget's counter goes up first: before the sandbox closes (torch loads with the
+    # grader's rights) and before learner code loads (it cannot replace the counter's classes).
+    counter = work.start(request.get("work"))
+    try:
+        return _run_case(request, gate, counter)
+    finally:
+        work.stop(counter)
+
+
+def _run_case(
+    request: dict[str, Any], gate: Callable[[bytes], None] | None, counter: work.Counter | None
+) -> dict[str, Any]:
     solution = str(request["solution"])
     folder = Path(request.get("folder") or Path(solution).parent)
     debug = bool(request.get("debug"))
@@ -242,6 +255,8 @@ def run_case(
         # Fresh objects per call, so a learner who mutates an input changes nothing elsewhere;
         # built before learner code loads, so none of it can stand in for torch's own code.
         arguments = rebuild(request["inputs"])
+        if counter is not None and counter.also is not None:
+            counter.smaller = rebuild(counter.also)
     except Exception as exc:
         return {"kind": INTERNAL, "message": f"the case's inputs could not be built: {exc}"}
 
@@ -291,7 +306,7 @@ def run_case(
 
     started = time.perf_counter()
     try:
-        answer = function(*arguments)
+        answer = function(*arguments) if counter is None else counter.call(function, arguments)
     except BaseException as exc:
         _pass_through(exc, debug)
         seconds = time.perf_counter() - started
@@ -304,6 +319,9 @@ def run_case(
     except BaseException as exc:  # a learner's tensor subclass can raise from anything
         _pass_through(exc, debug)
         return _raised(exc, "call", solution, folder, seconds=seconds, confined=bool(confined))
+    if counter is not None:
+        work_done = {"work": counter.report(function)}
+        return {"kind": RETURNED, "answer": encoded, "seconds": seconds, "details": work_done}
     return {"kind": RETURNED, "answer": encoded, "seconds": seconds}
 
 

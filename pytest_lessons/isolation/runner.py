@@ -108,6 +108,9 @@ class Job:
     folder of a class, ``--lesson-submissions``) refuses a hard link too."""
     answer_bytes: int = 32 << 20
     """The largest result the runner reads back (the answer and its envelope)."""
+    work: dict[str, Any] | None = None
+    """Count the call's work (a lesson's work budget: :mod:`pytest_lessons.isolation.work`):
+    ``{}``, or ``{"also": [inputs]}`` to count a call on those smaller inputs too."""
 
     def request(self, **extra: Any) -> dict[str, Any]:
         """The request read by :func:`pytest_lessons.isolation.child.run_case` and the worker
@@ -126,6 +129,7 @@ class Job:
             "memory_mb": self.memory_mb,
             "output_cap": self.output_cap,
             "answer_bytes": self.answer_bytes,
+            **({"work": self.work} if self.work is not None else {}),
             **extra,
         }
 
