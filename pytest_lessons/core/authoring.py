@@ -579,7 +579,10 @@ def margins(
             continue
         measured = True
         if not caught:
-            rows.append((f"mistake {label}", "-", "caught on no case"))
+            # A slow mistake's values are right: the work budget is what catches it.
+            by_work = [c.label for c, g in graded_list if c.work is not None and not g.passed]
+            said = f"caught by the work budget on {by_work[0]}" if by_work else "caught on no case"
+            rows.append((f"mistake {label}", "-", said))
             continue
         smallest, case = min(caught, key=lambda pair: pair[0])
         where = f"smallest, on {case.label}; caught on {len(caught)} of {len(gaps)}"

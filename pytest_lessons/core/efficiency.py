@@ -111,9 +111,12 @@ class Efficiency:
             return None
         diagnosis = self._nearest(attempt, work, mine)
         headline = _headline(work, over[0], entry, mine, reference)
-        if diagnosis is not None:
-            headline = diagnosis.headline
         lines = ["", *_table(work, mine, reference)]
+        if diagnosis is not None:
+            # The watch-out leads; the figures' sentence, without the generic advice, follows.
+            said = headline.split(": ", 1)[1]
+            lines = ["", *["  " + line for line in wrap(said[0].upper() + said[1:])], *lines]
+            headline = diagnosis.headline
         lines += [
             "",
             *[
