@@ -1,7 +1,5 @@
 """The author's answer to "Pairwise squared distances, vectorised"."""
 
-import torch
-
 
 def solve(x, y):
     # |x_i - y_j|² = |x_i|² + |y_j|² - 2 x_i · y_j: two terms of one index each, and a

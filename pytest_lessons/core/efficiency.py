@@ -93,13 +93,19 @@ class Efficiency:
             return Over(failure, lesson_error=text + ".\n")
         mine = _report(outcome)
         entry = attempt.entry
-        if mine is None or (work.growth and "smaller" not in mine):
-            why = (mine or {}).get("error", "its work came back without figures")
-            smaller = f" on the smaller inputs ({work.axis} = {work.smaller_size})"
+        if mine is not None and work.growth and "error" in mine:
             return Over(
                 Failure(
-                    f"Make {entry} run{smaller if work.growth else ''} too: the grader counts "
-                    f"its work there to check how it grows, and {why}."
+                    f"Make {entry} run on the smaller inputs ({work.axis} = {work.smaller_size}) "
+                    "too: the grader counts its work there to check how it grows, and there "
+                    f"it raised {mine['error']}."
+                )
+            )
+        if mine is None or (work.growth and "smaller" not in mine):
+            return Over(
+                Failure(
+                    f"Leave the grader's work counter in place: {entry}'s result came back "
+                    "without the figures this case counts."
                 )
             )
         over = [
