@@ -16,11 +16,15 @@ from test_grading_core import grader, lesson
 
 from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.results import Status
+from pytest_lessons.isolation import sandbox
 from pytest_lessons.isolation.outcome import DIED, UNREADABLE, Outcome, from_untrusted
 
 from conftest import HAS_TORCH, NO_TORCH, said
 
 Make = Callable[..., Path]
+
+#: The sandbox must be on where this machine has one: the counter goes up before it closes.
+SANDBOX = "require" if sandbox.probe().abi else "auto"
 
 #: A sum over a tensor, with a budget case at n = 64 and a growth case from n = 16 to 256.
 SUM_TOML = """
@@ -80,7 +84,12 @@ def test_a_learner_over_budget_reads_what_to_do_and_both_figures(
         "sum", solution=SQUARE, toml=SUM_TOML, reference__py=SUM_REFERENCE, mistakes__py=mistakes
     )
     result = pytester.runpytest(
-        "sum", f"--lesson-isolation={isolation}", "--lesson-report=r.json", "-p", "no:cacheprovider"
+        "sum",
+        f"--lesson-isolation={isolation}",
+        f"--lesson-sandbox={SANDBOX}",
+        "--lesson-report=r.json",
+        "-p",
+        "no:cacheprovider",
     )
     text = said(result)
     assert result.ret == 1
