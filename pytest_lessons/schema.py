@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pytest_lessons.core import datafiles, generate, model, randomness
+from pytest_lessons.core import budget, datafiles, generate, model, randomness
 
 SHIPPED = Path(__file__).with_name("exercise.schema.json")
 
@@ -80,6 +80,55 @@ _INPUT_TABLE = {
     "required": ["name"],
     "additionalProperties": False,
 }
+
+_SIZES = {
+    "type": "object",
+    "propertyNames": _NAME,
+    "additionalProperties": {"type": "integer", "minimum": 1, "maximum": generate.SIZE_CEILING},
+}
+_TIMES_REFERENCE = {"type": "string", "pattern": r"^\s*\d+(\.\d+)?\s*x\s+reference\s*$"}
+_TIMES = {"type": "string", "pattern": r"^\s*\d+(\.\d+)?\s*x\s*$"}
+
+
+def _budget() -> dict[str, Any]:
+    """``[budget]``, from the keys core/budget.py reads (see its module docstring)."""
+    keys = budget.BUDGET_KEYS
+    growth_keys = budget.GROWTH_KEYS
+    growth = {
+        "type": "object",
+        "description": keys["growth"],
+        "properties": {
+            "axis": {**_NAME, "description": growth_keys["axis"]},
+            "sizes": {
+                "type": "array",
+                "items": {"type": "integer", "minimum": 1, "maximum": generate.SIZE_CEILING},
+                "minItems": 2,
+                "maxItems": 2,
+                "description": growth_keys["sizes"],
+            },
+            **{m: {**_TIMES, "description": growth_keys[m]} for m in budget.MEASURES},
+        },
+        "required": ["axis", "sizes"],
+        "additionalProperties": False,
+    }
+    return {
+        "type": "object",
+        "description": "A work budget: cases whose work is counted (needs [generate]).",
+        "properties": {
+            "sizes": {**_SIZES, "description": keys["sizes"]},
+            **{m: {**_TIMES_REFERENCE, "description": keys[m]} for m in budget.MEASURES},
+            "advice": {"type": "string", "description": keys["advice"]},
+            "watch_outs": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": keys["watch_outs"],
+            },
+            "points": {"type": "number", "minimum": 0, "description": keys["points"]},
+            "growth": growth,
+        },
+        "additionalProperties": False,
+    }
+
 
 #: The schema of each check function of model.py.
 CHECKS: dict[Any, dict[str, Any]] = {
@@ -164,6 +213,7 @@ CHECKS: dict[Any, dict[str, Any]] = {
     model._alphabet: {"type": "string", "minLength": 1},
     randomness.draws_problem: {"type": "integer", "minimum": 1, "maximum": randomness.MAX_DRAWS},
     randomness.false_fail_problem: {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
+    model._work_table: {"type": "object"},
 }
 
 
@@ -221,6 +271,7 @@ def build() -> dict[str, Any]:
             "hint": {"type": "array", "items": _table(model.HINT_FIELDS)},
             "solution": _table(model.SOLUTION_FIELDS),
             "generate": _generate(),
+            "budget": _budget(),
         },
         "required": ["exercise"],
         "additionalProperties": False,

@@ -62,6 +62,7 @@ def copy(pytester: pytest.Pytester, *names: str) -> None:
 def test_the_course_has_its_tensor_tokenization_embedding_and_attention_lessons() -> None:
     assert {
         "causal_mask",
+        "pairwise_scores",
         "token_embeddings",
         "utf8_bytes",
         "pair_counts",

@@ -203,6 +203,7 @@ class LessonCheck:
                     f"{len(headline)} characters; shorten it to {HEADLINE_LIMIT}, the most "
                     "every report shows whole"
                 )
+        slow = {name for case in exercise.cases if case.work for name in case.work.watch_outs}
         for watch, argument in proofs:
             assert watch.mistake is not None
             graded_list = self.grade(mistakes, watch.mistake, argument=argument)
@@ -213,7 +214,8 @@ class LessonCheck:
                     graded_list,
                 )
             label = f"{watch.id}={argument}" if argument else watch.id
-            answers[label] = [graded.answer for _, graded in graded_list]
+            if watch.id not in slow:  # a slow mistake's answers are right: its work tells
+                answers[label] = [graded.answer for _, graded in graded_list]
             wrong_lists[label] = graded_list
             # Where the reference itself failed, the case says nothing of the mistake (that
             # failure is a problem of its own, above).
@@ -458,8 +460,18 @@ def learner_copy(grader: Grader, exercise: model.Exercise) -> tuple[str, list[in
                 f"--lesson-regenerate): {case.label} takes its answer from it, and a learner's "
                 "copy cannot compute it.\n"
             )
+    works = {}  # a [budget] case: the reference's figures, frozen into the copy
+    for case in exercise.cases:
+        if case.work is not None and exercise.reference is not None:
+            found = grader.efficiency.work_of(exercise, exercise.reference, exercise.entry, case)
+            if found is None:
+                raise LessonProblem(
+                    f"Fix {exercise.slug}'s reference.py: its work on {case.label} cannot be "
+                    "counted.\n"
+                )
+            works[case.number] = found
     raw = model.read_toml(exercise.path.read_text(encoding="utf-8-sig"))
-    return export.learner_toml(raw, exercise, answers)
+    return export.learner_toml(raw, exercise, answers, works)
 
 
 def variant_names(path: Path, classes: bool = False) -> list[str]:
@@ -608,7 +620,10 @@ def margins(
             continue
         measured = True
         if not caught:
-            rows.append((f"mistake {label}", "-", "caught on no case"))
+            # A slow mistake's values are right: the work budget is what catches it.
+            by_work = [c.label for c, g in graded_list if c.work is not None and not g.passed]
+            said = f"caught by the work budget on {by_work[0]}" if by_work else "caught on no case"
+            rows.append((f"mistake {label}", "-", said))
             continue
         smallest, case = min(caught, key=lambda pair: pair[0])
         where = f"smallest, on {case.label}; caught on {len(caught)} of {len(gaps)}"

@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from pytest_lessons.core import course, courselib, datafiles, model
+from pytest_lessons.core import budget, course, courselib, datafiles, model
 
 # Where the lesson check has always found it; it lives with the other questions of judging.
 from pytest_lessons.core.judge import plain_answer as plain_answer
@@ -58,7 +58,10 @@ def marked(exercise: model.Exercise) -> bool:
 
 
 def learner_toml(
-    raw: dict[str, Any], exercise: model.Exercise, answers: dict[int, Any]
+    raw: dict[str, Any],
+    exercise: model.Exercise,
+    answers: dict[int, Any],
+    works: dict[int, Any] | None = None,
 ) -> tuple[str, list[int]]:
     """The learner's ``exercise.toml`` and, for each of its cases in order, the number of the
     case of the full course it comes from.
@@ -73,8 +76,12 @@ def learner_toml(
     for case in exercise.cases:
         if case.hidden:
             continue
-        if case.generated:
-            entry: dict[str, Any] = {"name": "drawn at random"}
+        if case.work is not None:  # a [budget] case: its reference's figures frozen in it
+            entry: dict[str, Any] = {"name": case.name, **case.inputs}
+            entry["expected"] = answers[case.number]
+            entry["work"] = budget.frozen_table(case.work, (works or {})[case.number])
+        elif case.generated:
+            entry = {"name": "drawn at random"}
             entry.update(case.inputs)
             entry["expected"] = answers[case.number]
         else:

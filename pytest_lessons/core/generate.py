@@ -249,3 +249,20 @@ def smaller(
     }
     if rounded != inputs:
         yield sizes, rounded
+
+
+def draw_at(spec: GenerateSpec, sizes: dict[str, int], key: str) -> dict[str, Any]:
+    """Inputs drawn as :func:`draw` draws them, at the given axis *sizes* (a work budget's
+    case), the same for the same *key*."""
+    rng = random.Random(f"pytest-lessons:{spec.seed}:{key}")
+    return {name: _input(name, axes, sizes, spec, rng) for name, axes in spec.inputs.items()}
+
+
+def elements_at(spec: GenerateSpec, sizes: dict[str, int]) -> int:
+    """The most values the inputs hold at the given axis *sizes*."""
+    fixed = {name: (size, size) for name, size in sizes.items()}
+    total = 0
+    for name, axes in spec.inputs.items():
+        if not isinstance(axes, str):
+            total += spec.kinds.get(name, InputSpec("float", axes)).elements(fixed)
+    return total

@@ -41,6 +41,7 @@ from pytest_lessons.core import behaviour, datafiles, model, statistical
 from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.compare import Comparison
 from pytest_lessons.core.diagnose import Diagnosis, Evidence
+from pytest_lessons.core.efficiency import Efficiency, Over
 from pytest_lessons.core.judge import judge
 from pytest_lessons.core.kinds import named
 from pytest_lessons.core.ledger import Ledger
@@ -133,6 +134,8 @@ class Grader:
         """A smaller failing input for a generated case."""
         self.ledger = Ledger()
         """What each learner was already shown."""
+        self.efficiency = Efficiency(self.runs)
+        """The verdict of a lesson's work budget on its budget cases."""
         self.show = show
         """A path as the learner should see it (relative to where they work)."""
 
@@ -177,7 +180,10 @@ class Grader:
         if outcome.kind == RETURNED:
             comparison = self._judge(attempt, expected, outcome.answer)
             if comparison.passed:
-                return _Verdict(Status.PASSED), outcome, comparison, None
+                over = self.efficiency.verdict(attempt, outcome)  # a work budget, if any
+                if over is None:
+                    return _Verdict(Status.PASSED), outcome, comparison, None
+                return _over(over), outcome, comparison, over.diagnosis
             diagnosis = self._diagnosis(attempt, comparison, diagnose)
             # An exact kind, or an answer with no numbers to compare (a bool tensor, a tensor
             # of another dtype): its watch-outs are matched by the kind's own sameness.
@@ -460,6 +466,15 @@ class Grader:
             ]
         # The headline on one line, unwrapped, as in every report: its first line.
         return "\n".join([failure.headline, *failure.lines]).rstrip() + "\n"
+
+
+def _over(over: Over) -> _Verdict:
+    """The verdict on a budget case whose values passed but whose work did not."""
+    text = over.failure.render()
+    status = Status.INTERNAL if over.lesson_error else Status.FAILED
+    fault = "" if over.diagnosis is not None or over.lesson_error else "work budget"
+    headline = over.failure.headline
+    return _Verdict(status, text, text, headline, fault=fault, lesson_error=over.lesson_error)
 
 
 def broken_result(path: Path, error: model.ExerciseError, learner: str = "") -> CaseResult:

@@ -17,8 +17,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from pytest_lessons.core import datafiles, fit, generate, randomness
+from pytest_lessons.core import budget, datafiles, fit, generate, randomness
 from pytest_lessons.core import kinds as kind_names
+from pytest_lessons.core.budget import CaseWork
 from pytest_lessons.core.frequencies import FALSE_FAIL, FREQUENCIES
 from pytest_lessons.core.generate import GenerateSpec, axis_names, distinct_possible, draw
 from pytest_lessons.core.kinds import NUMERIC, expected_problem
@@ -106,6 +107,8 @@ class Case:
     """For a statistical case of several outputs: the output whose values are the draws."""
     false_fail: float = FALSE_FAIL
     """For a statistical case: the highest chance that right code fails it."""
+    work: CaseWork | None = None
+    """For a case of the lesson's ``[budget]``: the work it counts and bounds."""
 
     @property
     def from_reference(self) -> bool:
@@ -443,6 +446,10 @@ def _any_table(value: Any) -> str | None:
     return None  # checked against the exercise's inputs and axes
 
 
+def _work_table(value: Any) -> str | None:
+    return None if isinstance(value, dict) else "must be a table"
+
+
 def _boolean(value: Any) -> str | None:
     return None if isinstance(value, bool) else "must be true or false"
 
@@ -721,6 +728,13 @@ CASE_FIELDS: tuple[Field, ...] = (
         "over the categories).",
         default=FALSE_FAIL,
     ),
+    Field(
+        "work",
+        _work_table,
+        "A learner's copy only (--lesson-export writes it): the work budget of a [budget] "
+        "case, with the reference's figures frozen in it.",
+        default=None,
+    ),
 )
 
 #: A statistical case's fields: its expected value (the distribution) may be left out.
@@ -790,7 +804,7 @@ GENERATE_INPUT_FIELDS: tuple[Field, ...] = (
 )
 
 #: Top-level tables and arrays of tables the format knows.
-TOP_LEVEL = ("exercise", "case", "watch_out", "hint", "solution", "generate")
+TOP_LEVEL = ("exercise", "case", "watch_out", "hint", "solution", "generate", "budget")
 
 #: Exercise keys that are run settings, overridable from the command line (see settings.py).
 LIMIT_KEYS = ("timeout", "memory")
@@ -947,7 +961,13 @@ def _build(
     cases = []
     for number, raw in enumerate(raw_cases, 1):
         line = case_lines[number - 1] if number - 1 < len(case_lines) else None
-        cases.append(_build_case(raw, number, inputs, ex, path, line, tensors, generators))
+        case = _build_case(raw, number, inputs, ex, path, line, tensors, generators)
+        if isinstance(raw, dict) and "work" in raw:  # a budget case of a learner's copy
+            try:
+                case = replace(case, work=budget.frozen(raw["work"]))
+            except budget.BudgetError as error:
+                raise ExerciseError(path, f"case {number}.{error}", line) from None
+        cases.append(case)
 
     spec = _generate_spec(data["generate"], inputs, path) if "generate" in data else None
     if spec is not None:
@@ -969,6 +989,26 @@ def _build(
                     sizes=sizes,
                     # Where an editor or IDE jumps to: the table the case was drawn from.
                     line=generate_line,
+                )
+            )
+    if "budget" in data:  # its cases, drawn from [generate] at the budget's sizes
+        known = {str(w.get("id")) for w in data.get("watch_out", []) if isinstance(w, dict)}
+        try:
+            made = budget.cases(data["budget"], spec, known)
+        except budget.BudgetError as error:
+            raise ExerciseError(path, str(error)) from None
+        for name, drawn, work, points in made:
+            cases.append(
+                Case(
+                    number=len(cases) + 1,
+                    inputs=drawn,
+                    expected=None,
+                    rtol=float(ex["rtol"]),
+                    atol=float(ex["atol"]),
+                    name=name,
+                    points=float(points),
+                    source="reference",
+                    work=work,
                 )
             )
     if ex["points"] is not None:

@@ -21,6 +21,7 @@ from typing import Any, Callable
 
 from pytest_lessons.core import behaviour, datafiles, fit, model, parts, randomness
 from pytest_lessons.core.attempt import Attempt, sizes
+from pytest_lessons.core.budget import CaseWork, job_work
 from pytest_lessons.core.compare import Numbers, read_numbers, split_outputs
 from pytest_lessons.core.judge import usable_reference
 from pytest_lessons.core.settings import Limits, Settings
@@ -97,14 +98,18 @@ class Runs:
         extra: tuple[Any, ...] = (),
         beneath: Path | None = None,
         draws: tuple[int, int] | None = None,
+        work: CaseWork | None = None,
     ) -> Job:
         """A job running *entry* of *solution* on *inputs* (in the exercise's order), then
         *extra* arguments, under the exercise's limits and the session's sandbox; *beneath*
         is the learner's folder for a learner's file (None for the author's); *draws* makes
         it a statistical case's N calls (:func:`pytest_lessons.core.randomness.plan`)."""
         limits = self.limits(exercise)
-        packed = datafiles.arguments(exercise.folder, exercise.tensors, exercise.inputs, inputs)
-        packed = randomness.pack(exercise.generators, exercise.inputs, packed, inputs, draws)
+
+        def pack(values: dict[str, Any]) -> list[Any]:
+            return datafiles.arguments(exercise.folder, exercise.tensors, exercise.inputs, values)
+
+        packed = randomness.pack(exercise.generators, exercise.inputs, pack(inputs), inputs, draws)
         return Job(
             solution=solution,
             entry=entry,
@@ -118,6 +123,7 @@ class Runs:
             answer_bytes=int(limits.answer_mb * (1 << 20)),
             behaviour=behaviour.request(exercise, entry),
             library=parts.code(exercise),
+            work=job_work(work, pack),
         )
 
     def learner_job(self, attempt: Attempt) -> Job:
@@ -135,6 +141,7 @@ class Runs:
             extra,
             beneath=attempt.folder or attempt.solution.parent,
             draws=randomness.plan(attempt.exercise, attempt.case),
+            work=attempt.case.work,
         )
         if attempt.exercise.parts == "own":  # the learner's own solutions as the library's parts
             mine = parts.code(attempt.exercise, own=True, learner=attempt.folder)

@@ -35,7 +35,7 @@ try:  # imported once here, not per case: it costs a forked child ~2 ms
 except ImportError:  # Windows
     resource = None  # type: ignore[assignment]
 
-from pytest_lessons.isolation import draws, drive, library
+from pytest_lessons.isolation import draws, drive, library, work
 from pytest_lessons.isolation.arguments import rebuild, unframe
 from pytest_lessons.isolation.outcome import (
     DIED,
@@ -204,18 +204,6 @@ def _dense(value: Any) -> dict[str, Any] | None:
 def run_case(
     request: dict[str, Any], gate: Callable[[bytes], None] | None = None
 ) -> dict[str, Any]:
-    """:func:`_run_case` with the job's course library importable (undone after, for the
-    in-process runner: see :func:`pytest_lessons.isolation.library.install`)."""
-    undo = library.install(request.get("library"))
-    try:
-        return _run_case(request, gate)
-    finally:
-        undo()
-
-
-def _run_case(
-    request: dict[str, Any], gate: Callable[[bytes], None] | None = None
-) -> dict[str, Any]:
     """Load the learner's file anew and call its entry function on the request's inputs.
 
     The file's bytes are in the request (``source``, base64; the runner read them as data);
@@ -228,6 +216,22 @@ def _run_case(
     ``request["debug"]`` a ``KeyboardInterrupt`` or the debugger's quit passes through, so a
     person debugging in-process can stop.
     """
+    # The job's course library is importable for the case only (undone after, for the
+    # in-process runner: see pytest_lessons.isolation.library.install).
+    undo = library.install(request.get("library"))
+    # A work budget's counter goes up first: before the sandbox closes (torch loads with the
+    # grader's rights) and before learner code loads (it cannot replace the counter's classes).
+    counter = work.start(request.get("work"))
+    try:
+        return _run_case(request, gate, counter)
+    finally:
+        work.stop(counter)
+        undo()
+
+
+def _run_case(
+    request: dict[str, Any], gate: Callable[[bytes], None] | None, counter: work.Counter | None
+) -> dict[str, Any]:
     solution = str(request["solution"])
     folder = Path(request.get("folder") or Path(solution).parent)
     debug = bool(request.get("debug"))
@@ -255,6 +259,8 @@ def _run_case(
         # Fresh objects per call, so a learner who mutates an input changes nothing elsewhere;
         # built before learner code loads, so none of it can stand in for torch's own code.
         arguments = rebuild(request["inputs"])
+        if counter is not None and counter.also is not None:
+            counter.smaller = rebuild(counter.also)
     except Exception as exc:
         return {"kind": INTERNAL, "message": f"the case's inputs could not be built: {exc}"}
     plan = None
@@ -318,6 +324,8 @@ def _run_case(
             answer = draws.draw(function, inputs, arguments, statistical, encode_answer)
         elif plan is not None:
             answer = plan.call(module, function, arguments)
+        elif counter is not None:
+            answer = counter.call(function, arguments)
         else:
             answer = function(*arguments)
     except BaseException as exc:
@@ -340,6 +348,9 @@ def _run_case(
     except BaseException as exc:  # a learner's tensor subclass can raise from anything
         _pass_through(exc, debug)
         return _raised(exc, "call", solution, folder, seconds=seconds, confined=bool(confined))
+    if counter is not None:
+        work_done = {"work": counter.report(function)}
+        return {"kind": RETURNED, "answer": encoded, "seconds": seconds, "details": work_done}
     return {"kind": RETURNED, "answer": encoded, "seconds": seconds}
 
 

@@ -40,6 +40,8 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 
+from pytest_lessons.isolation.work import believable as believable_work
+
 
 class OutcomeKind(str, Enum):
     """How running one case of learner code ended. A ``str``, so ``kind == "returned"``, JSON
@@ -313,6 +315,12 @@ def _believable(data: Any) -> Outcome | None:
     if kind == RETURNED:
         if "answer" not in data or not valid_answer(data["answer"]):
             return None
+        details = data.get("details")
+        if isinstance(details, dict) and "work" in details:  # a budget's figures: work.py
+            figures = believable_work(details["work"])
+            if figures is None:
+                return None
+            return Outcome(kind=RETURNED, answer=data["answer"], details={"work": figures})
         return Outcome(kind=RETURNED, answer=data["answer"])
     if kind == SETUP:
         problem = data.get("error_type")

@@ -115,6 +115,9 @@ class Job:
     rules and judged names (see :mod:`pytest_lessons.isolation.drive`); None for a plain call."""
     library: Library | None = None
     """The course library the code may import (see :mod:`pytest_lessons.isolation.library`)."""
+    work: dict[str, Any] | None = None
+    """Count the call's work (a lesson's work budget: :mod:`pytest_lessons.isolation.work`):
+    ``{}``, or ``{"also": [inputs]}`` to count a call on those smaller inputs too."""
 
     def request(self, **extra: Any) -> dict[str, Any]:
         """The request read by :func:`pytest_lessons.isolation.child.run_case` and the worker
@@ -135,6 +138,7 @@ class Job:
             "answer_bytes": self.answer_bytes,
             **({"behaviour": self.behaviour} if self.behaviour else {}),
             **({"library": self.library.request()} if self.library is not None else {}),
+            **({"work": self.work} if self.work is not None else {}),
             **extra,
         }
 
