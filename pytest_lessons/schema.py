@@ -64,6 +64,11 @@ _INPUT_TABLE = {
         "name": _NAME,
         "pass": {"enum": list(model.PASSES), "default": "plain"},
         "dtype": {"enum": list(datafiles.TENSOR_DTYPES)},
+        "grad": {
+            "type": "boolean",
+            "description": "Compare the gradient with respect to this input (a floating tensor): "
+            "see [gradients].",
+        },
     },
     "required": ["name"],
     "additionalProperties": False,
@@ -149,6 +154,20 @@ CHECKS: dict[Any, dict[str, Any]] = {
         "maxItems": 2,
     },
     model._alphabet: {"type": "string", "minLength": 1},
+    model._upstream_shape: {
+        "anyOf": [
+            {"type": "string", "pattern": r"^[A-Za-z_][A-Za-z0-9_]*\.shape$"},
+            {
+                "type": "array",
+                "items": {
+                    "anyOf": [
+                        {"type": "integer", "minimum": 0},
+                        {"type": "string", "pattern": r"^[A-Za-z_][A-Za-z0-9_]*\.shape\[-?\d+\]$"},
+                    ]
+                },
+            },
+        ]
+    },
 }
 
 
@@ -196,6 +215,7 @@ def build() -> dict[str, Any]:
             "hint": {"type": "array", "items": _table(model.HINT_FIELDS)},
             "solution": _table(model.SOLUTION_FIELDS),
             "generate": _generate(),
+            "gradients": _table(model.GRADIENT_FIELDS),
         },
         "required": ["exercise"],
         "additionalProperties": False,

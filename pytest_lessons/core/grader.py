@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from pytest_lessons.core import datafiles, model
+from pytest_lessons.core import datafiles, gradients, model
 from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.compare import Comparison
 from pytest_lessons.core.diagnose import Diagnosis, Evidence
@@ -183,7 +183,13 @@ class Grader:
 
     def _judge(self, attempt: Attempt, expected: Any, answer: Any) -> Comparison:
         """The answer against the case's expected value, within the case's tolerance."""
-        return judge(attempt.exercise, expected, answer, attempt.case.rtol, attempt.case.atol)
+        exercise = attempt.exercise
+        comparison = judge(exercise, expected, answer, attempt.case.rtol, attempt.case.atol)
+        if exercise.gradients is not None:  # words only gradients need: core/gradients.py
+            comparison = gradients.reword(
+                exercise.gradients, exercise.outputs, comparison, answer, attempt.entry
+            )
+        return comparison
 
     def _diagnosis(
         self, attempt: Attempt, comparison: Comparison, diagnose: Diagnoser
@@ -384,7 +390,7 @@ class Grader:
             slug=exercise.slug,
             entry=entry,
             solution=solution,
-            inputs=case.inputs,
+            inputs=gradients.shown_inputs(exercise.gradients, case.inputs),
             timeout=limits.timeout,
             memory_mb=limits.memory_mb,
             show=self.show,
@@ -433,7 +439,14 @@ class Grader:
         )
         if outcome is None:
             return ""
-        if outcome.kind == RETURNED:
+        problem = None
+        if outcome.kind == RETURNED and exercise.gradients is not None:
+            problem = gradients.reference_problem(
+                exercise.gradients, exercise.outputs, outcome.answer
+            )
+        if problem:
+            failure = Failure(f"{exercise.reference.name} on {case.label}: {problem}.")
+        elif outcome.kind == RETURNED:
             failure = Failure(
                 f"Make {exercise.entry} in {exercise.reference.name} return numbers: on "
                 f"{case.label} it returned {abbreviate(view(outcome.answer), 100)}."
@@ -471,6 +484,8 @@ def call_text(exercise: model.Exercise, case: model.Case) -> str:
     if case.hidden:
         return f"{exercise.entry}({', '.join(exercise.inputs)})  # a hidden case"
     arguments = ", ".join(f"{name}={abbreviate(case.inputs[name])}" for name in exercise.inputs)
+    if exercise.gradients is not None and exercise.gradients.upstream:
+        arguments += ", " + gradients.shown_upstream(exercise.gradients)
     return f"{exercise.entry}({arguments})"
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from pytest_lessons.core import datafiles, fit, model
+from pytest_lessons.core import datafiles, fit, gradients, model
 from pytest_lessons.core.attempt import Attempt, sizes
 from pytest_lessons.core.compare import Numbers, read_numbers, split_outputs
 from pytest_lessons.core.judge import usable_reference
@@ -93,11 +93,20 @@ class Runs:
         inputs: dict[str, Any],
         extra: tuple[Any, ...] = (),
         beneath: Path | None = None,
+        expected: bool = False,
     ) -> Job:
         """A job running *entry* of *solution* on *inputs* (in the exercise's order), then
         *extra* arguments, under the exercise's limits and the session's sandbox; *beneath*
-        is the learner's folder for a learner's file (None for the author's)."""
+        is the learner's folder for a learner's file (None for the author's). *expected*:
+        the job computes the reference's answer (a gradient lesson may take it from another
+        function of the reference: :func:`pytest_lessons.core.gradients.job_parts`)."""
         limits = self.limits(exercise)
+        request = None
+        if exercise.gradients is not None:
+            entry, before, request = gradients.job_parts(
+                exercise.gradients, exercise.inputs, entry, expected
+            )
+            extra = (*before, *extra)
         return Job(
             solution=solution,
             entry=entry,
@@ -112,6 +121,7 @@ class Runs:
             sandbox=self.sandbox(),
             beneath=beneath,
             answer_bytes=int(limits.answer_mb * (1 << 20)),
+            gradients=request,
         )
 
     def learner_job(self, attempt: Attempt) -> Job:
@@ -174,7 +184,7 @@ class Runs:
         if key not in self.references:
             answer = None
             if exercise.reference is not None:
-                job = self.job(exercise, exercise.reference, exercise.entry, inputs)
+                job = self.job(exercise, exercise.reference, exercise.entry, inputs, expected=True)
                 outcome = self.runner.run(job)
                 if outcome.kind == RETURNED and usable_reference(exercise, outcome.answer):
                     answer = outcome.answer

@@ -36,6 +36,7 @@ except ImportError:  # Windows
     resource = None  # type: ignore[assignment]
 
 from pytest_lessons.isolation.arguments import rebuild, unframe
+from pytest_lessons.isolation.gradients import call as gradient_call
 from pytest_lessons.isolation.outcome import (
     DIED,
     INTERNAL,
@@ -242,6 +243,8 @@ def run_case(
         # Fresh objects per call, so a learner who mutates an input changes nothing elsewhere;
         # built before learner code loads, so none of it can stand in for torch's own code.
         arguments = rebuild(request["inputs"])
+        gradients = request.get("gradients")  # a gradient case: isolation/gradients.py
+        spare = rebuild(request["inputs"]) if gradients and gradients.get("gradcheck") else None
     except Exception as exc:
         return {"kind": INTERNAL, "message": f"the case's inputs could not be built: {exc}"}
 
@@ -291,7 +294,10 @@ def run_case(
 
     started = time.perf_counter()
     try:
-        answer = function(*arguments)
+        if gradients:
+            answer = gradient_call(function, arguments, gradients, spare)
+        else:
+            answer = function(*arguments)
     except BaseException as exc:
         _pass_through(exc, debug)
         seconds = time.perf_counter() - started

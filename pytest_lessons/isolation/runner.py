@@ -108,6 +108,8 @@ class Job:
     folder of a class, ``--lesson-submissions``) refuses a hard link too."""
     answer_bytes: int = 32 << 20
     """The largest result the runner reads back (the answer and its envelope)."""
+    gradients: dict[str, Any] | None = None
+    """A gradient case's request (:mod:`pytest_lessons.isolation.gradients`); None: a call."""
 
     def request(self, **extra: Any) -> dict[str, Any]:
         """The request read by :func:`pytest_lessons.isolation.child.run_case` and the worker
@@ -126,6 +128,7 @@ class Job:
             "memory_mb": self.memory_mb,
             "output_cap": self.output_cap,
             "answer_bytes": self.answer_bytes,
+            **({"gradients": self.gradients} if self.gradients is not None else {}),
             **extra,
         }
 
