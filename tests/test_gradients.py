@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_grading_core import grader
 
 from pytest_lessons.core import model
 from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.results import Status
 
 from conftest import said
-from test_grading_core import grader
 
 BY_HAND = """
 [exercise]
@@ -87,7 +87,10 @@ def test_by_hand_the_reference_forward_gives_named_gradients_and_a_failure_names
     right = tuple_of(tensor([0.3, 0.8]), tensor([0.1, 0.4]))
     wrong_w = tuple_of(tensor([0.3, 0.8]), tensor([0.1, 0.9]))
     grade, runner = grader(
-        {("reference.py", "forward"): lambda *a: right, ("solution.py", "solve"): lambda *a: wrong_w}
+        {
+            ("reference.py", "forward"): lambda *a: right,
+            ("solution.py", "solve"): lambda *a: wrong_w,
+        }
     )
     graded = grade.grade(Attempt(exercise, exercise.cases[0]))
     reference, learner = runner.jobs
@@ -102,7 +105,11 @@ def test_by_hand_the_reference_forward_gives_named_gradients_and_a_failure_names
         "grad": [0, 1],
         "observe": "grads",
     }
-    assert (learner.entry, learner.inputs[2], learner.gradients["mode"]) == ("solve", None, "by_hand")
+    assert (learner.entry, learner.inputs[2], learner.gradients["mode"]) == (
+        "solve",
+        None,
+        "by_hand",
+    )
     assert "expected" not in json.dumps(learner.request())
     assert graded.status == Status.FAILED
     assert graded.result.headline.startswith("In grad of w (value 2 of 2): ")
@@ -110,8 +117,7 @@ def test_by_hand_the_reference_forward_gives_named_gradients_and_a_failure_names
     # The learner is shown how the upstream gradient was made: in the inputs and the call.
     assert "dY = <drawn by the grader: torch.randn, seed 4>" in graded.text
     assert graded.result.call.endswith(
-        "dY=torch.randn(x.shape, generator=torch.Generator().manual_seed(4), "
-        "dtype=torch.float64))"
+        "dY=torch.randn(x.shape, generator=torch.Generator().manual_seed(4), dtype=torch.float64))"
     )
     # A right answer passes.
     grade, _ = grader(
@@ -133,7 +139,10 @@ def test_autograd_words_a_gradient_autograd_never_reached_a_failed_gradcheck_and
     }
     for name, answer in answers.items():
         grade, runner = grader(
-            {("reference.py", "solve"): lambda *a: right, ("solution.py", "solve"): lambda *a: answer}
+            {
+                ("reference.py", "solve"): lambda *a: right,
+                ("solution.py", "solve"): lambda *a, answer=answer: answer,
+            }
         )
         graded = grade.grade(Attempt(exercise, exercise.cases[0]))
         assert runner.jobs[0].gradients == runner.jobs[1].gradients  # the same request
@@ -167,7 +176,7 @@ def test_autograd_words_a_gradient_autograd_never_reached_a_failed_gradcheck_and
     [
         ('dtype = "float64", grad = true', None),
         ('dtype = "float32", grad = true', "is only meaningful in float64"),
-        ('grad = true', 'grad = true needs pass = "tensor" and a floating dtype'),
+        ("grad = true", 'grad = true needs pass = "tensor" and a floating dtype'),
     ],
 )
 def test_a_lesson_that_asks_for_gradcheck_outside_float64_is_told_why(
@@ -188,6 +197,7 @@ inputs = [{ name = "x", pass = "tensor", dtype = "float64", grad = true }]
 outputs = [{ kind = "tensor[float64]" }]
 rtol = 1e-6
 atol = 1e-6
+timeout = 60
 
 [gradients]
 gradcheck = true

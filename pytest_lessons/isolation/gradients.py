@@ -99,7 +99,11 @@ def call(
             gradient = draw(request["seed"], shape, str(output.dtype).rpartition(".")[2])
         else:
             gradient = draw(request["seed"], output.shape, str(output.dtype).rpartition(".")[2])
-        found = torch.autograd.grad(output, leaves, gradient, allow_unused=True)
+        # The vector-Jacobian product as the gradient of one scalar, sum(output * upstream):
+        # the same numbers, and torch.autograd.grad given a gradient tensor imports
+        # torch.fx's symbolic shapes (sympy: 1 to 4 s in every forked child).
+        scalar = (output * gradient).sum()
+        found = torch.autograd.grad(scalar, leaves, allow_unused=True)
         grads = [None if g is None else g.detach() for g in found]
     if request.get("observe") == "grads":
         return tuple(grads)
@@ -155,7 +159,7 @@ def _worst(forward: Callable[..., Any], leaves: list[Any], number: int, seed: in
     try:
         output = forward(*leaves)
         upstream = draw(seed, output.shape)
-        (analytic,) = torch.autograd.grad(output, leaves[number], upstream)
+        (analytic,) = torch.autograd.grad((output * upstream).sum(), leaves[number])
         base = leaves[number].detach()
         if base.numel() > MAX_PROBED:
             return ""
