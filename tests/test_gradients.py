@@ -300,3 +300,23 @@ def test_a_real_run_draws_the_upstream_takes_gradients_and_runs_gradcheck(
     )
     (pytester.path / "cube" / "solution.py").write_text(cube())
     pytester.runpytest(*run).assert_outcomes(passed=2)
+
+
+@pytest.mark.torch
+def test_the_upstream_is_the_same_for_every_dtype_and_a_modules_parameters_get_named_gradients() -> (
+    None
+):
+    import torch
+
+    from pytest_lessons.isolation.gradients import draw, named_gradients
+
+    wide, narrow = draw(3, [4, 2]), draw(3, [4, 2], "float32")
+    assert narrow.dtype == torch.float32 and torch.equal(wide.float(), narrow)
+    assert len(set(wide.flatten().tolist())) == 8  # non-uniform
+    layer = torch.nn.Linear(2, 3).double()
+    x = torch.ones(4, 2, dtype=torch.float64)
+    found = named_gradients(layer(x), dict(layer.named_parameters()), 3)
+    upstream = draw(3, [4, 3])
+    assert torch.allclose(found["weight"], upstream.T @ x)
+    assert torch.allclose(found["bias"], upstream.sum(0))
+    assert named_gradients(layer(x).detach(), {"weight": layer.weight}, 3) == {"weight": None}

@@ -119,6 +119,21 @@ def call(
     return tuple(observed)
 
 
+def named_gradients(output: Any, tensors: dict[str, Any], seed: int) -> dict[str, Any]:
+    """The gradients of *output* with respect to *tensors* (name -> a tensor that requires
+    grad: a module's parameters, for a harness that drives an ``nn.Module``) for an upstream
+    gradient drawn in the output's shape with *seed*; None where autograd does not reach."""
+    torch = _torch()
+    names = list(tensors)
+    if not (isinstance(output, torch.Tensor) and output.requires_grad):
+        return dict.fromkeys(names)
+    upstream = draw(seed, output.shape, str(output.dtype).rpartition(".")[2])
+    found = torch.autograd.grad(
+        (output * upstream).sum(), [tensors[n] for n in names], allow_unused=True
+    )
+    return {n: None if g is None else g.detach() for n, g in zip(names, found)}
+
+
 def gradcheck(
     function: Callable[..., Any], arguments: Sequence[Any], indices: Sequence[int], seed: int
 ) -> str:
