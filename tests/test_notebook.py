@@ -37,7 +37,8 @@ TIMEOUT = 5
 
 LESSONS = ["causal_mask", "utf8_bytes", "pair_counts", "merge_pair", "top_pair",
            "train_bpe", "build_vocab", "decode",
-           "token_embeddings", "split_heads",
+           "token_embeddings", "softmax_ce_backward", "linear_backward",
+           "layernorm_backward", "gelu_function", "split_heads",
            "causal_attention", "combine_heads", "kv_cache_step",
            "grouped_query_attention"]  # fmt: skip
 
@@ -58,6 +59,10 @@ MISTAKES = {
     "build_vocab": "bytes_of_an_int",
     "decode": "each_token_decoded",
     "token_embeddings": "positions_from_token_ids",
+    "softmax_ce_backward": "without_one_over_n",
+    "linear_backward": "transposed_dW",
+    "layernorm_backward": "without_mean_terms",
+    "gelu_function": "ignores_grad_output",
     "split_heads": "reshape_straight_to_heads",
     "causal_attention": "no_mask",
     "combine_heads": "reshape_without_transpose",
