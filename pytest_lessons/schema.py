@@ -76,6 +76,11 @@ _INPUT_TABLE = {
             "description": 'For pass = "generator": the draw the task prescribes, named when a '
             "seeded case fails but the draws follow the right distribution.",
         },
+        "grad": {
+            "type": "boolean",
+            "description": "Compare the gradient with respect to this input (a floating tensor): "
+            "see [gradients].",
+        },
     },
     "required": ["name"],
     "additionalProperties": False,
@@ -214,6 +219,20 @@ CHECKS: dict[Any, dict[str, Any]] = {
     randomness.draws_problem: {"type": "integer", "minimum": 1, "maximum": randomness.MAX_DRAWS},
     randomness.false_fail_problem: {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
     model._work_table: {"type": "object"},
+    model._upstream_shape: {
+        "anyOf": [
+            {"type": "string", "pattern": r"^[A-Za-z_][A-Za-z0-9_]*\.shape$"},
+            {
+                "type": "array",
+                "items": {
+                    "anyOf": [
+                        {"type": "integer", "minimum": 0},
+                        {"type": "string", "pattern": r"^[A-Za-z_][A-Za-z0-9_]*\.shape\[-?\d+\]$"},
+                    ]
+                },
+            },
+        ]
+    },
 }
 
 
@@ -272,6 +291,7 @@ def build() -> dict[str, Any]:
             "solution": _table(model.SOLUTION_FIELDS),
             "generate": _generate(),
             "budget": _budget(),
+            "gradients": _table(model.GRADIENT_FIELDS),
         },
         "required": ["exercise"],
         "additionalProperties": False,

@@ -59,6 +59,10 @@ MISTAKES = {
     "decode": "each_token_decoded",
     "tokenizer": "SpecialsNotSplit",  # a class, which its harness asks for as Tokenizer
     "token_embeddings": "positions_from_token_ids",
+    "softmax_ce_backward": "without_one_over_n",
+    "linear_backward": "transposed_dW",
+    "layernorm_backward": "without_mean_terms",
+    "gelu_function": "ignores_grad_output",
     "split_heads": "reshape_straight_to_heads",
     "causal_attention": "no_mask",
     "combine_heads": "reshape_without_transpose",

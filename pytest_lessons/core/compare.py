@@ -133,6 +133,8 @@ class Comparison:
         """Which output is wrong, in words (``out (value 1 of 3)``); empty for one output."""
         if not self.part:
             return ""
+        if self.parts == 1:  # a lesson's one named output (a gradient): its name says it
+            return self.part
         return f"{self.part} (value {self.part_index + 1} of {self.parts})"
 
 

@@ -103,6 +103,12 @@ def learner_toml(
         "[exercise]",
     ]
     lines += [f"{_key(k)} = {_value(v)}" for k, v in head.items()]
+    if "gradients" in raw:  # forward stays: it says the cases' answers are gradients
+        lines += [
+            "",
+            "[gradients]",
+            *(f"{_key(k)} = {_value(v)}" for k, v in raw["gradients"].items()),
+        ]
     for case_table in cases:
         lines += ["", "[[case]]", *(f"{_key(k)} = {_value(v)}" for k, v in case_table.items())]
     for table in ("watch_out", "hint"):

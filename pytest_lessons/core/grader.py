@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from pytest_lessons.core import behaviour, datafiles, model, statistical
+from pytest_lessons.core import behaviour, datafiles, gradients, model, statistical
 from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.compare import Comparison
 from pytest_lessons.core.diagnose import Diagnosis, Evidence
@@ -199,7 +199,13 @@ class Grader:
         """The answer against the case's expected value, within the case's tolerance."""
         if attempt.case.draws is not None:
             return statistical.judge(expected, answer, attempt.case)
-        return judge(attempt.exercise, expected, answer, attempt.case.rtol, attempt.case.atol)
+        exercise = attempt.exercise
+        comparison = judge(exercise, expected, answer, attempt.case.rtol, attempt.case.atol)
+        if exercise.gradients is not None:  # words only gradients need: core/gradients.py
+            comparison = gradients.reword(
+                exercise.gradients, exercise.outputs, comparison, answer, attempt.entry
+            )
+        return comparison
 
     def _diagnosis(
         self, attempt: Attempt, comparison: Comparison, diagnose: Diagnoser
@@ -400,7 +406,7 @@ class Grader:
             slug=exercise.slug,
             entry=entry,
             solution=solution,
-            inputs=case.inputs,
+            inputs=gradients.shown_inputs(exercise.gradients, case.inputs),
             timeout=limits.timeout,
             memory_mb=limits.memory_mb,
             show=self.show,
@@ -451,7 +457,14 @@ class Grader:
         )
         if outcome is None:
             return ""
-        if outcome.kind == RETURNED:
+        problem = None
+        if outcome.kind == RETURNED and exercise.gradients is not None:
+            problem = gradients.reference_problem(
+                exercise.gradients, exercise.outputs, outcome.answer
+            )
+        if problem:
+            failure = Failure(f"{exercise.reference.name} on {case.label}: {problem}.")
+        elif outcome.kind == RETURNED:
             failure = Failure(
                 f"Make {exercise.entry} in {exercise.reference.name} return numbers: on "
                 f"{case.label} it returned {abbreviate(view(outcome.answer), 100)}."
@@ -498,6 +511,8 @@ def call_text(exercise: model.Exercise, case: model.Case) -> str:
     if case.hidden:
         return f"{exercise.entry}({', '.join(exercise.inputs)})  # a hidden case"
     arguments = ", ".join(f"{name}={abbreviate(case.inputs[name])}" for name in exercise.inputs)
+    if exercise.gradients is not None and exercise.gradients.upstream:
+        arguments += ", " + gradients.shown_upstream(exercise.gradients)
     return f"{exercise.entry}({arguments})"
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_lessons.core import model
+from pytest_lessons.core import gradients, model
 from pytest_lessons.core.compare import Comparison, compare_outputs, split_outputs
 from pytest_lessons.core.kinds import Kind, infer, kind_for, loosely_same, named
 from pytest_lessons.isolation.outcome import TAG
@@ -94,6 +94,9 @@ def usable_reference(exercise: model.Exercise, answer: Any) -> bool:
     parts = [answer]
     if exercise.outputs:
         parts = split_outputs(answer, len(exercise.outputs)) or []
+    spec = exercise.gradients
+    if spec is not None and gradients.reference_problem(spec, exercise.outputs, answer):
+        return False  # a reference that fails its own gradcheck
     return bool(parts) and all(
         output_kind(exercise, i, part).usable(part) for i, part in enumerate(parts)
     )

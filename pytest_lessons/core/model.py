@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from pytest_lessons.core import budget, datafiles, fit, generate, randomness
+from pytest_lessons.core import budget, datafiles, fit, generate, gradients, randomness
 from pytest_lessons.core import kinds as kind_names
 from pytest_lessons.core.budget import CaseWork
 from pytest_lessons.core.frequencies import FALSE_FAIL, FREQUENCIES
@@ -240,6 +240,9 @@ class Exercise:
     """What the course library's parts are to the learner's code: the library's own
     (``library``) or the learner's solutions of those lessons (``own``); see
     :mod:`pytest_lessons.core.courselib`."""
+    gradients: gradients.GradientSpec | None = None
+    """A gradient lesson's ``[gradients]`` (:mod:`pytest_lessons.core.gradients`): its
+    gradients are among :attr:`outputs` (``grad of x``)."""
 
     @property
     def points(self) -> float:
@@ -358,7 +361,7 @@ PASSES = ("plain", "tensor", randomness.GENERATOR)
 #: that it is as it was (``unchanged``), or its new value, judged as an output (``updated``).
 AFTER = ("copy", "unchanged", "updated")
 #: The keys of an input's table.
-INPUT_KEYS = ("name", "pass", "dtype", "after", "primitive")
+INPUT_KEYS = ("name", "pass", "dtype", "after", "primitive", "grad")
 
 
 def input_rules(value: list[Any]) -> dict[str, str]:
@@ -378,6 +381,8 @@ def _input_table(item: dict[str, Any]) -> str | None:
     for key in item:
         if key not in INPUT_KEYS:
             return f'input "{name}": {_unknown(key, list(INPUT_KEYS))}'
+    if "grad" in item and (not isinstance(item["grad"], bool) or item.get("pass") != "tensor"):
+        return f'input "{name}": grad must be true or false, with pass = "tensor"'
     if item.get("pass", "plain") not in PASSES:
         return f'input "{name}": pass must be "plain", "tensor" or "generator"'
     if item.get("after", "copy") not in AFTER:
@@ -452,6 +457,14 @@ def _work_table(value: Any) -> str | None:
 
 def _boolean(value: Any) -> str | None:
     return None if isinstance(value, bool) else "must be true or false"
+
+
+def _upstream_shape(value: Any) -> str | None:
+    if isinstance(value, str) or (
+        isinstance(value, list) and all(isinstance(v, (str, int)) for v in value)
+    ):
+        return None
+    return 'must be "x.shape" or a list of sizes, such as ["x.shape[0]", "W.shape[0]"]'
 
 
 def _integer(value: Any) -> str | None:
@@ -691,6 +704,40 @@ HINT_FIELDS: tuple[Field, ...] = (
     Field("text", _text, "The hint itself.", required=True),
 )
 
+GRADIENT_FIELDS: tuple[Field, ...] = (
+    Field(
+        "upstream_seed",
+        _integer,
+        "Seeds the upstream gradient the grader draws (torch.randn in float64).",
+        default=0,
+    ),
+    Field(
+        "upstream",
+        _identifier,
+        "By hand: the name of the learner's last parameter, the drawn upstream gradient; "
+        "the function returns the gradients of the inputs flagged grad = true, in order.",
+        default=None,
+    ),
+    Field(
+        "upstream_shape",
+        _upstream_shape,
+        'With upstream: its shape, "x.shape" or a list such as ["x.shape[0]", "W.shape[0]"].',
+        default=None,
+    ),
+    Field(
+        "forward",
+        _identifier,
+        "By hand: the function of reference.py whose autograd gives the expected gradients.",
+        default=None,
+    ),
+    Field(
+        "gradcheck",
+        _boolean,
+        "Also run torch.autograd.gradcheck on the learner's forward (float64 inputs only).",
+        default=False,
+    ),
+)
+
 SOLUTION_FIELDS: tuple[Field, ...] = (
     Field("steps", _strings, "The worked solution's steps, in order.", default=[]),
 )
@@ -804,7 +851,16 @@ GENERATE_INPUT_FIELDS: tuple[Field, ...] = (
 )
 
 #: Top-level tables and arrays of tables the format knows.
-TOP_LEVEL = ("exercise", "case", "watch_out", "hint", "solution", "generate", "budget")
+TOP_LEVEL = (
+    "exercise",
+    "case",
+    "watch_out",
+    "hint",
+    "solution",
+    "generate",
+    "budget",
+    "gradients",
+)
 
 #: Exercise keys that are run settings, overridable from the command line (see settings.py).
 LIMIT_KEYS = ("timeout", "memory")
@@ -944,6 +1000,12 @@ def _build(
     _check_behaviour(ex, after, observed, path)
     generators = randomness.generator_inputs(ex["inputs"])
     names, declared = _declared_outputs(ex["outputs"])
+    grad_spec = _gradients(data, ex["inputs"], inputs, tensors, path)
+    if grad_spec is not None:  # its gradients are named outputs: core/gradients.py
+        try:
+            names, declared = gradients.outputs(grad_spec, tensors, names, declared)
+        except gradients.GradientError as error:
+            raise ExerciseError(path, str(error)) from None
     ex["outputs"], ex["kinds"] = list(names) or None, declared
     ex["format"] = 2 if ex["format"] == 2 or any(declared) else 1
     dtype_tolerance = kind_names.default_tolerance(declared)
@@ -1063,6 +1125,7 @@ def _build(
         observed=observed,
         generators=generators,
         parts=ex["parts"],
+        gradients=grad_spec,
     )
 
 
@@ -1088,6 +1151,24 @@ def _check_behaviour(
                 f'exercise.outputs must name "{name}", the input updated in place, so that its '
                 f'new value is judged: outputs = [{{ name = "{name}", kind = "tensor" }}]',
             )
+
+
+def _gradients(
+    data: dict[str, Any],
+    raw_inputs: list[Any],
+    inputs: tuple[str, ...],
+    tensors: dict[str, str | None],
+    path: Path,
+) -> gradients.GradientSpec | None:
+    """The lesson's ``[gradients]`` with its inputs flagged ``grad = true``, or None."""
+    table = None
+    if "gradients" in data:
+        table = _read_table(data["gradients"], GRADIENT_FIELDS, "gradients", path, None)
+    grads = tuple(i["name"] for i in raw_inputs if isinstance(i, dict) and i.get("grad"))
+    try:
+        return gradients.parse(table, inputs, tensors, grads)
+    except gradients.GradientError as error:
+        raise ExerciseError(path, str(error)) from None
 
 
 def _declared_outputs(raw: Any) -> tuple[tuple[str, ...], tuple[str | None, ...]]:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from pytest_lessons.core import behaviour, datafiles, fit, model, parts, randomness
+from pytest_lessons.core import behaviour, datafiles, fit, gradients, model, parts, randomness
 from pytest_lessons.core.attempt import Attempt, sizes
 from pytest_lessons.core.budget import CaseWork, job_work
 from pytest_lessons.core.compare import Numbers, read_numbers, split_outputs
@@ -99,12 +99,21 @@ class Runs:
         beneath: Path | None = None,
         draws: tuple[int, int] | None = None,
         work: CaseWork | None = None,
+        expected: bool = False,
     ) -> Job:
         """A job running *entry* of *solution* on *inputs* (in the exercise's order), then
         *extra* arguments, under the exercise's limits and the session's sandbox; *beneath*
         is the learner's folder for a learner's file (None for the author's); *draws* makes
-        it a statistical case's N calls (:func:`pytest_lessons.core.randomness.plan`)."""
+        it a statistical case's N calls (:func:`pytest_lessons.core.randomness.plan`).
+        *expected*: the job computes the reference's answer (a gradient lesson may take it
+        from another function of the reference: :func:`pytest_lessons.core.gradients.job_parts`)."""
         limits = self.limits(exercise)
+        request = None
+        if exercise.gradients is not None:
+            entry, before, request = gradients.job_parts(
+                exercise.gradients, exercise.inputs, entry, expected
+            )
+            extra = (*before, *extra)
 
         def pack(values: dict[str, Any]) -> list[Any]:
             return datafiles.arguments(exercise.folder, exercise.tensors, exercise.inputs, values)
@@ -124,6 +133,7 @@ class Runs:
             behaviour=behaviour.request(exercise, entry),
             library=parts.code(exercise),
             work=job_work(work, pack),
+            gradients=request,
         )
 
     def learner_job(self, attempt: Attempt) -> Job:
@@ -192,7 +202,7 @@ class Runs:
         if key not in self.references:
             answer = None
             if exercise.reference is not None:
-                job = self.job(exercise, exercise.reference, exercise.entry, inputs)
+                job = self.job(exercise, exercise.reference, exercise.entry, inputs, expected=True)
                 outcome = self.runner.run(job)
                 if outcome.kind == RETURNED and usable_reference(exercise, outcome.answer):
                     answer = outcome.answer

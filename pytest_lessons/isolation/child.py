@@ -37,6 +37,7 @@ except ImportError:  # Windows
 
 from pytest_lessons.isolation import draws, drive, library, work
 from pytest_lessons.isolation.arguments import rebuild, unframe
+from pytest_lessons.isolation.gradients import call as gradient_call
 from pytest_lessons.isolation.outcome import (
     DIED,
     INTERNAL,
@@ -261,6 +262,8 @@ def _run_case(
         arguments = rebuild(request["inputs"])
         if counter is not None and counter.also is not None:
             counter.smaller = rebuild(counter.also)
+        gradients = request.get("gradients")  # a gradient case: isolation/gradients.py
+        spare = rebuild(request["inputs"]) if gradients and gradients.get("gradcheck") else None
     except Exception as exc:
         return {"kind": INTERNAL, "message": f"the case's inputs could not be built: {exc}"}
     plan = None
@@ -322,6 +325,8 @@ def _run_case(
     try:
         if statistical is not None:
             answer = draws.draw(function, inputs, arguments, statistical, encode_answer)
+        elif gradients:
+            answer = gradient_call(function, arguments, gradients, spare)
         elif plan is not None:
             answer = plan.call(module, function, arguments)
         elif counter is not None:

@@ -118,6 +118,8 @@ class Job:
     work: dict[str, Any] | None = None
     """Count the call's work (a lesson's work budget: :mod:`pytest_lessons.isolation.work`):
     ``{}``, or ``{"also": [inputs]}`` to count a call on those smaller inputs too."""
+    gradients: dict[str, Any] | None = None
+    """A gradient case's request (:mod:`pytest_lessons.isolation.gradients`); None: a call."""
 
     def request(self, **extra: Any) -> dict[str, Any]:
         """The request read by :func:`pytest_lessons.isolation.child.run_case` and the worker
@@ -139,6 +141,7 @@ class Job:
             **({"behaviour": self.behaviour} if self.behaviour else {}),
             **({"library": self.library.request()} if self.library is not None else {}),
             **({"work": self.work} if self.work is not None else {}),
+            **({"gradients": self.gradients} if self.gradients is not None else {}),
             **extra,
         }
 
