@@ -55,16 +55,23 @@ def judge(
     return compare_outputs(expected, answer, exercise.outputs, rtol, atol, judges)
 
 
+def _pairs(exercise: model.Exercise, a: Any, b: Any) -> list[tuple[Any, Any]] | None:
+    """The two answers output by output (one pair without declared outputs), or None when
+    either does not split into the lesson's outputs."""
+    if not exercise.outputs:
+        return [(a, b)]
+    first, second = (split_outputs(x, len(exercise.outputs)) for x in (a, b))
+    if first is None or second is None:
+        return None
+    return list(zip(first, second))
+
+
 def same_answer(exercise: model.Exercise, a: Any, b: Any, rtol: float, atol: float) -> bool:
     """Whether two encoded answers are the same within tolerance, NaN matching NaN (a mistake
     that makes NaN is matched by the same NaN). Raises when an answer is not of its kind."""
-    if exercise.outputs:
-        first, second = (split_outputs(x, len(exercise.outputs)) for x in (a, b))
-        if first is None or second is None:
-            return False
-        pairs = list(zip(first, second))
-    else:
-        pairs = [(a, b)]
+    pairs = _pairs(exercise, a, b)
+    if pairs is None:
+        return False
     return all(output_kind(exercise, i, x).same(x, y, rtol, atol) for i, (x, y) in enumerate(pairs))
 
 
@@ -73,13 +80,9 @@ def same_values(exercise: model.Exercise, a: Any, b: Any, rtol: float, atol: flo
     (:func:`~pytest_lessons.core.kinds.loosely_same`): a learner's tensor, or floats where
     ints are expected, against a mistake's answer. Floats are matched within the tolerance
     only where the output's kind has one; elsewhere a float must equal the int exactly."""
-    if exercise.outputs:
-        first, second = (split_outputs(x, len(exercise.outputs)) for x in (a, b))
-        if first is None or second is None:
-            return False
-        pairs = list(zip(first, second))
-    else:
-        pairs = [(a, b)]
+    pairs = _pairs(exercise, a, b)
+    if pairs is None:
+        return False
     for i, (x, y) in enumerate(pairs):
         name = output_kind(exercise, i, x).name
         within = "float" in name or name in ("numeric", "tensor")
