@@ -12,6 +12,8 @@ from pytest_lessons.core.generate import (
     axis_names,
     distinct_possible,
     draw,
+    draw_at,
+    elements_at,
     size_of,
     smaller,
 )
@@ -233,3 +235,29 @@ def test_smaller_inputs_round_only_floats_and_never_cut_an_axis_ids_are_drawn_be
     assert [sizes for sizes, _ in proposed] == [{"rows": 1, "vocab": 5}, {"rows": 2, "vocab": 5}]
     assert proposed[0][1] == {"ids": [4], "x": [0.4], "flags": [True], "n": 5}
     assert proposed[1][1] == {"ids": [4, 1], "x": [0.0, 2.0], "flags": [True, False], "n": 5}
+
+
+def test_a_work_budgets_inputs_are_drawn_at_its_sizes_the_same_in_every_version() -> None:
+    # A learner's copy freezes the reference's work figures for these very inputs: a change
+    # in how they are drawn would make every exported budget case measure other inputs.
+    table = spec(
+        axes={"rows": (2, 4), "cols": (2, 4), "vocab": (3, 9)},
+        inputs={"m": ("rows", "cols"), "n": "rows", "ids": ("rows",)},
+        kinds={"ids": InputSpec("int", ("rows",), below="vocab")},
+    )
+    at = {"rows": 2, "cols": 3, "vocab": 5}
+    assert draw_at(table, at, "work budget") == {
+        "m": [[7.0, 2.45, -5.26], [4.94, -1.07, 7.49]],
+        "n": 2,
+        "ids": [4, 2],
+    }
+    assert draw_at(table, at, "work growth") == {
+        "m": [[-0.08, 5.66, -4.81], [2.54, 8.64, 2.12]],
+        "n": 2,
+        "ids": [1, 4],
+    }
+    # the values the inputs hold at those sizes: 2 x 3 floats and 2 ids; a size input holds none
+    assert elements_at(table, at) == 8
+    assert elements_at(table, {"rows": 4, "cols": 4, "vocab": 5}) == 20
+    ragged = spec(inputs={"r": ("rows",)}, kinds={"r": InputSpec("int", ("rows",), ragged=(0, 3))})
+    assert elements_at(ragged, {"rows": 2, "cols": 2}) == 6
