@@ -201,7 +201,11 @@ def test_the_binomial_bounds_leave_at_most_half_the_rate_in_each_tail() -> None:
 
 
 # At the top: pytester restores sys.modules after each test, and torch cannot load twice.
-import torch  # noqa: E402
+# Where this Python has no torch (CI's 3.9 and 3.13 runs), the tests marked torch skip.
+try:
+    import torch
+except ImportError:
+    torch = None  # type: ignore[assignment]
 
 RIGHT = (
     "import torch\n\ndef solve(n, g):\n    return torch.randint(n, (4,), generator=g).tolist()\n"
