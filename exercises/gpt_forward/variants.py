@@ -39,7 +39,7 @@ def in_float64(idx, weights, config):
     """The reference's steps in float64, with a loop over the heads and a tril mask, cast back
     to float32 at the end."""
     w = {k: v.double() for k, v in weights.items()}
-    B, T = idx.shape
+    T = idx.shape[1]
     C, H, eps = config["n_embd"], config["n_head"], config["eps"]
     d = C // H
 
