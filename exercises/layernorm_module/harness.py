@@ -1,0 +1,70 @@
+"""How the LayerNorm lesson drives your LayerNorm (author code; it holds no answers).
+
+The grader calls drive() with your solution.py as `learner` and the case's inputs. It builds
+your LayerNorm(C, eps=eps) for x's last axis (LayerNorm(C) when the case's eps is 1e-5, the
+default), checks what torch would (an nn.Module; weight and bias as nn.Parameter of shape [C]
+in state_dict(); the initial values of nn.LayerNorm, ones and zeros), loads the case's weight
+and bias with a strict load_state_dict, calls it on x and returns what forward returned. x
+must be as it was after the call: a block adds it back to the norm's output.
+"""
+
+import torch
+
+from pytest_lessons.harness import LessonFailure, check_parameters, load_strict, snapshot, unchanged
+
+DEFAULT_EPS = 1e-5
+
+
+def _registered(norm):
+    parameters = dict(norm.named_parameters())
+    buffers = dict(norm.named_buffers())
+    for name in ("weight", "bias"):
+        if name in parameters:
+            continue
+        if name in buffers:
+            kind = "a buffer (register_buffer), which an optimizer never trains"
+        elif isinstance(getattr(norm, name, None), torch.Tensor):
+            kind = (
+                "a plain tensor attribute, which is in neither parameters() nor state_dict(): "
+                "an optimizer never updates it and load_state_dict never fills it"
+            )
+        else:
+            continue  # check_parameters names what is missing
+        raise LessonFailure(
+            f"Wrap `{name}` in torch.nn.Parameter (self.{name} = torch.nn.Parameter(...)): "
+            f"in your LayerNorm it is {kind}."
+        )
+
+
+def _initial_values(norm):
+    for name, start, words in (("weight", 1.0, "ones"), ("bias", 0.0, "zeros")):
+        value = getattr(norm, name).detach()
+        if not bool((value == start).all()):
+            shown = [round(v, 4) for v in value.flatten()[:4].tolist()]
+            more = "..." if value.numel() > 4 else "."
+            raise LessonFailure(
+                f"Start `{name}` as {words}, torch.{words}(normalized_shape), as nn.LayerNorm "
+                f"does: a new norm then only normalises, and training learns the scale and "
+                f"shift from there. Yours starts as {shown}{more}"
+            )
+
+
+def drive(learner, x, weight, bias, eps):
+    width = x.shape[-1]
+    # The default eps is part of the signature torch's LayerNorm has: rely on it where it
+    # is the case's eps.
+    norm = learner.LayerNorm(width) if eps == DEFAULT_EPS else learner.LayerNorm(width, eps=eps)
+    if not isinstance(norm, torch.nn.Module):
+        raise LessonFailure(
+            "Make LayerNorm a subclass of torch.nn.Module (class LayerNorm(torch.nn.Module), "
+            f"with super().__init__() first): yours is a {type(norm).__name__}."
+        )
+    _registered(norm)
+    check_parameters(norm, {"weight": [width], "bias": [width]}, "LayerNorm")
+    _initial_values(norm)
+    load_strict(norm, {"weight": weight, "bias": bias}, "LayerNorm")
+    before = snapshot(x)
+    with torch.no_grad():
+        y = norm(x)
+    unchanged(before, x, "x", "your forward")
+    return y
