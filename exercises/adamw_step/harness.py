@@ -34,6 +34,26 @@ def _state(optimizer, p, name):
     return state[name]
 
 
+def _average(value, p, name):
+    if value is None:
+        return torch.zeros_like(p)
+    try:
+        tensor = torch.as_tensor(value).detach().clone().float()
+    except (TypeError, ValueError, RuntimeError):
+        tensor = None
+    if tensor is None or tensor.shape != p.shape:
+        raise LessonFailure(
+            f'Keep self.state[p]["{name}"] as a tensor shaped like its parameter '
+            f"({list(p.shape)}), one average per value: yours is "
+            + (
+                f"of shape {list(tensor.shape)}."
+                if tensor is not None
+                else f"a {type(value).__name__}."
+            )
+        )
+    return tensor
+
+
 def drive(learner, start, grads, frozen, lr, beta1, beta2, eps, weight_decay):
     params = [
         torch.nn.Parameter(row.clone(), requires_grad=not is_frozen)
@@ -58,13 +78,9 @@ def drive(learner, start, grads, frozen, lr, beta1, beta2, eps, weight_decay):
                 )
     exp_avg, exp_avg_sq, steps = [], [], []
     for p in params:
-        m = _state(optimizer, p, "exp_avg")
-        v = _state(optimizer, p, "exp_avg_sq")
+        exp_avg.append(_average(_state(optimizer, p, "exp_avg"), p, "exp_avg"))
+        exp_avg_sq.append(_average(_state(optimizer, p, "exp_avg_sq"), p, "exp_avg_sq"))
         t = _state(optimizer, p, "step")
-        exp_avg.append(torch.zeros_like(p) if m is None else torch.as_tensor(m).detach().clone())
-        exp_avg_sq.append(
-            torch.zeros_like(p) if v is None else torch.as_tensor(v).detach().clone()
-        )
         try:
             steps.append(0 if t is None else int(float(t)))
         except (TypeError, ValueError):
@@ -74,7 +90,7 @@ def drive(learner, start, grads, frozen, lr, beta1, beta2, eps, weight_decay):
             ) from None
     return {
         "params": torch.stack(after),
-        "exp_avg": torch.stack(exp_avg).float(),
-        "exp_avg_sq": torch.stack(exp_avg_sq).float(),
+        "exp_avg": torch.stack(exp_avg),
+        "exp_avg_sq": torch.stack(exp_avg_sq),
         "step": steps,
     }

@@ -2,7 +2,8 @@
 holds no answers).
 
 The grader calls drive() with your solution.py as `learner` and the case's inputs. The harness
-builds a small model (Linear(3, 4), Tanh, Linear(4, 2), weights drawn from the case's seed)
+builds a small model (Linear(3, width), Tanh, Linear(width, 2), weights drawn from the
+case's seed)
 and an SGD optimizer with momentum, trains steps_before steps on a fixed set of batches,
 calls save_checkpoint(model, optimizer, steps_before, path) with a path in the case's own
 working folder, and trains the original model on (so the file must hold a copy, not the live
@@ -102,8 +103,10 @@ class MomentumSGD:
             self.state[params[i]] = {"momentum_buffer": buf.detach().clone()}
 
 
-def _model(generator):
-    model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 2))
+def _model(generator, width):
+    model = torch.nn.Sequential(
+        torch.nn.Linear(3, width), torch.nn.Tanh(), torch.nn.Linear(width, 2)
+    )
     with torch.no_grad():
         for p in model.parameters():
             p.copy_(torch.randn(p.shape, generator=generator) * 0.5)
@@ -132,13 +135,13 @@ def _momentum(optimizer, model):
     )
 
 
-def drive(learner, seed, steps_before, steps_after, lr, momentum):
+def drive(learner, seed, width, steps_before, steps_after, lr, momentum):
     generator = torch.Generator().manual_seed(seed)
     batches = [
         (torch.randn(4, 3, generator=generator), torch.randn(4, 2, generator=generator))
         for _ in range(3)
     ]
-    model = _model(generator)
+    model = _model(generator, width)
     optimizer = MomentumSGD(model.parameters(), lr, momentum)
     _train(model, optimizer, batches, 0, steps_before)
     folder = tempfile.mkdtemp(prefix="checkpoint-")  # the case's own working folder
@@ -161,7 +164,7 @@ def drive(learner, seed, steps_before, steps_after, lr, momentum):
                 "containers, because unpickling an object can run any code."
             ) from None
         _train(model, optimizer, batches, steps_before, 2)  # the live model moves on
-        fresh = _model(generator)
+        fresh = _model(generator, width)
         fresh_optimizer = MomentumSGD(fresh.parameters(), lr, momentum)
         iteration = learner.load_checkpoint(path, fresh, fresh_optimizer)
     finally:
