@@ -77,8 +77,8 @@ def temperature_after_filtering(logits, p, temperature, g):
 def p_one_keeps_top_only(logits, p, temperature, g):
     # The cut-off read as the first sorted token whose cumulative probability is above p,
     # found with argmax: at p = 1.0 no sum is above 1, argmax gives 0, and only the top
-    # token is kept, greedy decoding. BlinkDL/ChatRWKV#170 ("When top_p = 1,
-    # np.argmax(cumulative_probs > top_p) will unexpectedly be 0").
+    # token is kept, greedy decoding. BlinkDL/ChatRWKV#170 fixed this: at top_p = 1 its
+    # np.argmax(cumulative_probs > top_p) was 0, so the top token was always chosen.
     probs = torch.softmax(logits / temperature, dim=-1)
     ordered = torch.sort(probs, dim=-1, descending=True).values
     first = torch.argmax((ordered.cumsum(dim=-1) > p).int(), dim=-1, keepdim=True)
