@@ -139,6 +139,39 @@ def test_the_lesson_check_proves_the_reference_keeps_the_budget_and_the_slow_mis
     assert "watch-out square (mistake square): on cases 3, 4 no watch-out fires" in said(result)
 
 
+HARNESS = """
+def drive(learner, x):
+    return learner.solve(x)
+"""
+
+
+@pytest.mark.torch
+@pytest.mark.skipif(not HAS_TORCH, reason=NO_TORCH)
+def test_a_harness_lesson_counts_the_whole_drive_at_both_sizes(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    # A lesson driven through harness.py (cached generation is one) is counted as a whole:
+    # drive() at the larger size, then drive() again at the smaller, in the same child.
+    toml = SUM_TOML.replace('title = "Sum"', 'title = "Sum"\nharness = "harness.py"')
+    mistakes = SQUARE.replace("def solve", "def square")
+    make_exercise(
+        "sum",
+        solution=SQUARE,
+        toml=toml,
+        reference__py=SUM_REFERENCE,
+        mistakes__py=mistakes,
+        harness__py=HARNESS,
+    )
+    result = pytester.runpytest(
+        "sum", "--lesson-isolation=fork", f"--lesson-sandbox={SANDBOX}", "-p", "no:cacheprovider"
+    )
+    text = said(result)
+    result.assert_outcomes(passed=2, failed=2)
+    assert "Your solve did 8,388 element operations, the reference 66 (budget 2x the" in text
+    assert "As n grows from 16 to 256, your solve's element operations grew 234x" in text
+    assert "the reference's 14x (budget 32x)" in text
+
+
 # --- the core's verdict, on the fake runner -----------------------------------------------
 
 

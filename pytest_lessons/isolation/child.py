@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import errno
+import functools
 import gc
 import importlib.machinery
 import importlib.util
@@ -230,6 +231,11 @@ def run_case(
         undo()
 
 
+def _drive(plan: drive.Plan, module: Any, function: Any, *arguments: Any) -> Any:
+    """The case's call through *plan* (a harness's drive, or the entry), for the counter."""
+    return plan.call(module, function, list(arguments))
+
+
 def _run_case(
     request: dict[str, Any], gate: Callable[[bytes], None] | None, counter: work.Counter | None
 ) -> dict[str, Any]:
@@ -321,16 +327,19 @@ def _run_case(
         pass  # no signature to check (a builtin); the call itself will tell
 
     statistical = draws.plan(inputs)  # a statistical case: N calls, their draws counted
+    counted: Callable[..., Any] = function
+    if plan is not None:  # a harness's whole drive is what a work budget counts
+        counted = functools.partial(_drive, plan, module, function)
     started = time.perf_counter()
     try:
         if statistical is not None:
             answer = draws.draw(function, inputs, arguments, statistical, encode_answer)
         elif gradients:
             answer = gradient_call(function, arguments, gradients, spare)
+        elif counter is not None:
+            answer = counter.call(counted, arguments)
         elif plan is not None:
             answer = plan.call(module, function, arguments)
-        elif counter is not None:
-            answer = counter.call(function, arguments)
         else:
             answer = function(*arguments)
     except BaseException as exc:
@@ -354,7 +363,7 @@ def _run_case(
         _pass_through(exc, debug)
         return _raised(exc, "call", solution, folder, seconds=seconds, confined=bool(confined))
     if counter is not None:
-        work_done = {"work": counter.report(function)}
+        work_done = {"work": counter.report(counted)}
         return {"kind": RETURNED, "answer": encoded, "seconds": seconds, "details": work_done}
     return {"kind": RETURNED, "answer": encoded, "seconds": seconds}
 
