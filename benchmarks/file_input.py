@@ -23,7 +23,6 @@ apart.
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import statistics
@@ -33,6 +32,8 @@ import tempfile
 import time
 from array import array
 from pathlib import Path
+
+import run_options
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -65,18 +66,9 @@ def lesson(root: Path, name: str, inputs: str, value: str) -> model.Exercise:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--rounds", type=int, default=15)
-    parser.add_argument("--isolation", default="fork", choices=["fork", "spawn", "off"])
-    parser.add_argument(
-        "--settle",
-        type=float,
-        default=None,
-        help="seconds to wait, untimed, before each case (default: 0; 6 in spawn mode, where "
-        "a case would otherwise wait for a Python started ahead to import torch)",
-    )
+    parser = run_options.parser(rounds=15)
     args = parser.parse_args()
-    settle = args.settle if args.settle is not None else (6.0 if args.isolation == "spawn" else 0)
+    settle = run_options.settle(args)
     rng = random.Random(0)
     values = array("f", (rng.uniform(-1, 1) for _ in range(SIDE * SIDE)))
     with tempfile.TemporaryDirectory() as temp:

@@ -23,12 +23,13 @@ read-back of the unchanged input). An optimizer's first step imports ``torch._dy
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+import run_options
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -109,10 +110,7 @@ def lesson(root: Path, name: str, head: str, code: str, **files: str) -> model.E
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--rounds", type=int, default=15)
-    parser.add_argument("--isolation", default="fork", choices=["fork", "spawn", "off"])
-    parser.add_argument("--settle", type=float, default=None)
+    parser = run_options.parser(rounds=15)
     parser.add_argument(
         "--preload",
         default="torch",
@@ -120,7 +118,7 @@ def main() -> None:
         "imports torch._dynamo, some 800 modules, which each case pays for otherwise)",
     )
     args = parser.parse_args()
-    settle = args.settle if args.settle is not None else (6.0 if args.isolation == "spawn" else 0)
+    settle = run_options.settle(args)
     with tempfile.TemporaryDirectory() as temp:
         root = Path(temp)
         lessons = {

@@ -19,13 +19,14 @@ cases (what a lesson author divides their case's time limit by).
 
 from __future__ import annotations
 
-import argparse
 import math
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+import run_options
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -89,19 +90,10 @@ def lesson(root: Path, draws: list[int]) -> model.Exercise:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--isolation", default="fork", choices=["fork", "spawn", "off"])
+    parser = run_options.parser(rounds=7)
     parser.add_argument("--draws", type=int, nargs="+", default=[1000, 10000])
-    parser.add_argument(
-        "--settle",
-        type=float,
-        default=None,
-        help="seconds to wait, untimed, before each case (default: 0; 6 in spawn mode, where "
-        "a case would otherwise wait for a Python started ahead to import torch)",
-    )
     args = parser.parse_args()
-    settle = args.settle if args.settle is not None else (6.0 if args.isolation == "spawn" else 0)
+    settle = run_options.settle(args)
     settings = Settings(given={"timeout": 120.0}, isolation=args.isolation)
     with tempfile.TemporaryDirectory() as temp:
         exercise = lesson(Path(temp), args.draws)

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from pytest_lessons import hooks
-from pytest_lessons.core import course, diagnose, model, settings, summary
+from pytest_lessons.core import course, diagnose, model, parts, settings, summary
 from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.diagnose import Diagnosis, Evidence
 from pytest_lessons.core.frontend import choose_sandbox
@@ -396,13 +396,15 @@ def pytest_collection_modifyitems(
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Tell the runner the sandbox now that the course is known, so that the first case's
-    walls go up ahead too; grading a class on several workers, hand the pool every learner
-    case, in run order."""
+    """Tell the runner the modules the collected lessons preload and the sandbox, now that
+    the course is known, so that the worker imports them once and the first case's walls go
+    up ahead too; grading a class on several workers, hand the pool every learner case, in
+    run order."""
     lessons = session.config.stash.get(KEY, None)
     if lessons is None or not lessons.runs_cases:
         return
     if any(item.path.name == model.EXERCISE_FILE for item in session.items):
+        lessons.runner.preload(_preload(session.items))
         lessons.runner.announce(lessons.sandbox_policy())
     if not isinstance(lessons.runner, PoolRunner):
         return
@@ -413,6 +415,16 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         if isinstance(item, CaseItem)
     ]
     lessons.runner.prefetch(jobs)
+
+
+def _preload(items: list[pytest.Item]) -> tuple[str, ...]:
+    """The union of the ``preload`` lists of the lessons *items* run, in order."""
+    exercises: dict[Path, model.Exercise] = {}
+    for item in items:
+        exercise = getattr(item, "exercise", None)
+        if isinstance(exercise, model.Exercise):
+            exercises.setdefault(exercise.path, exercise)
+    return tuple(dict.fromkeys(m for e in exercises.values() for m in parts.preload(e)))
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Any:

@@ -196,6 +196,10 @@ CHECKS: dict[Any, dict[str, Any]] = {
     },
     model._format: {"enum": [1, 2]},
     model._parts: {"enum": ["library", "own"]},
+    model.modules_problem: {
+        "type": "array",
+        "items": {"type": "string", "pattern": r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$"},
+    },
     model._any_table: {
         "type": "object",
         "additionalProperties": {

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_lessons.core import course, export, model, summary
+from pytest_lessons.core import course, export, model, parts, summary
 
 from conftest import case_result
 
@@ -75,6 +75,14 @@ def test_chapters_give_the_course_its_order_and_each_lesson_its_chapter(tmp_path
         (CHAPTERS.replace('title = "Attention"', ""), "needs a title"),
         (CHAPTERS + "\n[chapters]\n", "unknown table [chapters]"),
         (CHAPTERS.replace('lessons = ["c"]', 'lessons = ["d"]'), "'d', which has no"),
+        (
+            CHAPTERS.replace("[course]", '[course]\npreload = "torch._dynamo"'),
+            'course.preload must be a list of module names, such as ["torch._dynamo"]',
+        ),
+        (
+            CHAPTERS.replace("[course]", "[course]\npreloads = []"),
+            "unknown key course.preloads (known: title, lessons, preload)",
+        ),
     ],
 )
 def test_a_chapter_table_that_cannot_be_used_is_named_with_the_problem(
@@ -139,3 +147,28 @@ def test_a_learners_copy_keeps_the_chapters_of_the_lessons_it_holds(tmp_path: Pa
     assert stray.advice("course.toml").startswith(
         "add 'stray' to a chapter's lessons in course.toml"
     )
+
+
+def test_a_lessons_preload_adds_to_its_courses_and_a_learners_copy_keeps_the_courses(
+    tmp_path: Path,
+) -> None:
+    """[course] preload comes first, then the lesson's own, each module once; a lesson
+    outside any course has its own only. The learners' course.toml keeps the course's."""
+    (tmp_path / "course").mkdir()
+    files = lessons(tmp_path / "course", "a", "b")
+    text = '[course]\npreload = ["torch._dynamo", "sympy"]\nlessons = ["a", "b"]\n'
+    write(tmp_path / "course", text)
+    mine = LESSON.format(slug="a").replace(
+        "[[case]]", 'preload = ["colorsys", "sympy"]\n\n[[case]]'
+    )
+    files["a"].write_text(mine)
+    assert parts.preload(model.load(files["a"])) == ("torch._dynamo", "sympy", "colorsys")
+    assert parts.preload(model.load(files["b"])) == ("torch._dynamo", "sympy")
+    alone = lessons(tmp_path, "alone")["alone"]
+    alone.write_text(mine)
+    assert parts.preload(model.load(alone)) == ("colorsys", "sympy")
+    (tmp_path / "copy" / "a").mkdir(parents=True)
+    (tmp_path / "copy" / "a" / "exercise.toml").write_text(mine)
+    written = export.write_course(tmp_path / "copy", model.load(files["a"]))
+    assert written is not None
+    assert tomllib.loads(written.read_text())["course"]["preload"] == ["torch._dynamo", "sympy"]

@@ -537,3 +537,45 @@ def test_the_worker_starts_before_collection_only_for_runs_that_grade(
         result = pytester.runpytest(*arguments, "-p", "no:cacheprovider", "-s")
         assert result.ret in (0, 5), (arguments, result.ret)
         assert f"worker {words}" in result.stdout.str(), arguments
+
+
+PRELOAD_COURSE = """
+[course]
+title = "Preloads"
+lessons = ["seen"]
+preload = ["colorsys"]
+"""
+
+PRELOAD_TOML = """
+[exercise]
+title = "Seen"
+inputs = ["x"]
+format = 2
+preload = ["wave"]
+
+[[case]]
+x = 1
+expected = [true, true]
+"""
+
+# Whether the course's and the lesson's modules were there before the learner's code ran.
+PRELOAD_SEEN = """
+import sys
+
+def solve(x):
+    return ["colorsys" in sys.modules, "wave" in sys.modules]
+"""
+
+
+@pytest.mark.usefixtures("no_preload")
+@pytest.mark.parametrize("isolation", ["fork", "spawn"])
+def test_a_lesson_and_its_course_preload_modules_before_its_code_runs(
+    pytester: pytest.Pytester, make_exercise: Make, isolation: str
+) -> None:
+    """`preload` in exercise.toml and in course.toml's [course]: the process that runs the
+    case has imported them before the learner's code loads (the fork worker once for the
+    run, a spawned Python before its case), though --lesson-preload=none imports nothing."""
+    make_exercise("seen", solution=PRELOAD_SEEN, toml=PRELOAD_TOML)
+    (pytester.path / "course.toml").write_text(PRELOAD_COURSE)
+    result = pytester.runpytest(".", f"--lesson-isolation={isolation}", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)

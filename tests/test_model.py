@@ -39,6 +39,7 @@ def test_a_valid_file_loads_with_documented_defaults() -> None:
     assert exercise.solution == Path("/lessons/demo/solution.py")
     assert (exercise.rtol, exercise.atol) == (1e-4, 1e-4)
     assert exercise.limits == {}
+    assert exercise.preload == ()
     assert exercise.slug == "demo"
     first, second = exercise.cases
     assert first.label == "case 1" and first.line == 6
@@ -51,9 +52,11 @@ def test_optional_exercise_keys_are_read() -> None:
     text = GOOD.replace(
         'inputs = ["Q", "K", "V"]',
         'inputs = ["Q", "K", "V"]\nentry = "combine"\nsolution = "mine.py"\n'
-        "rtol = 0.01\natol = 0\ntimeout = 3\nmemory = 512",
+        "rtol = 0.01\natol = 0\ntimeout = 3\nmemory = 512\n"
+        'preload = ["torch._dynamo", "sympy"]',
     )
     exercise = model.parse(text, PATH)
+    assert exercise.preload == ("torch._dynamo", "sympy")
     assert exercise.entry == "combine"
     assert exercise.solution.name == "mine.py"
     assert (exercise.rtol, exercise.atol) == (0.01, 0.0)
@@ -115,6 +118,14 @@ def problem(text: str) -> model.ExerciseError:
             'inputs = ["Q", "K", "V"]',
             'inputs = ["Q", "K", "V"]\ntimeout = 0',
             "exercise.timeout must be greater than 0",
+        ),
+        *(
+            (
+                'inputs = ["Q", "K", "V"]',
+                f'inputs = ["Q", "K", "V"]\npreload = {value}',
+                'exercise.preload must be a list of module names, such as ["torch._dynamo"]',
+            )
+            for value in ('"torch._dynamo"', '["torch.2x"]', "[1]", '["torch..nn"]', '["tor ch"]')
         ),
     ],
 )

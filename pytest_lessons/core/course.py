@@ -29,6 +29,9 @@ lessons = ["split_heads", "causal_attention"]
 ```
 
 A ``[library]`` table declares the course library (:mod:`pytest_lessons.core.courselib`).
+``preload = ["torch._dynamo"]`` in ``[course]`` names modules every lesson of the course needs
+imported before its code runs, as a lesson's own ``preload`` does (README.md, The exercise
+format).
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ else:  # pragma: no cover - exercised on old Pythons only
     import tomli as tomllib
 
 from pytest_lessons.core.courselib import CourseLibrary, read_library
-from pytest_lessons.core.model import EXERCISE_FILE
+from pytest_lessons.core.model import EXERCISE_FILE, modules_problem
 
 #: The file that declares a course, in the folder that holds its lessons.
 COURSE_FILE = "course.toml"
@@ -77,6 +80,9 @@ class Course:
     """The course's chapters (empty for a course of one list of lessons)."""
     library: CourseLibrary | None = None
     """The course library (``[library]``), if the course has one."""
+    preload: tuple[str, ...] = ()
+    """Modules each of its lessons' code needs imported before it runs (``[course]
+    preload``)."""
 
     def chapter(self, exercise: Path) -> Chapter | None:
         """The chapter holding the lesson whose file is *exercise* (None: no chapters, or
@@ -157,14 +163,20 @@ def _read(path: Path) -> Course:
         raise CourseError(
             f"{path}: unknown table [{unknown[0]}] (known: [course], [[chapter]], [library])"
         )
-    unknown = sorted(set(table) - {"title", "lessons"})
+    unknown = sorted(set(table) - {"title", "lessons", "preload"})
     if unknown:
-        raise CourseError(f"{path}: unknown key course.{unknown[0]} (known: title, lessons)")
+        raise CourseError(
+            f"{path}: unknown key course.{unknown[0]} (known: title, lessons, preload)"
+        )
+    preload = table.get("preload", [])
+    problem = modules_problem(preload)
+    if problem:
+        raise CourseError(f"{path}: course.preload {problem}")
     raw_chapters = data.get("chapter")
     if raw_chapters is None:
         listed = _lessons(path, table.get("lessons"), "course.lessons", [])
         found = Course(path.resolve(), str(table.get("title", "")), tuple(listed))
-        return _with_library(found, data.get("library"))
+        return _with_library(replace(found, preload=tuple(preload)), data.get("library"))
     if "lessons" in table:
         raise CourseError(
             f"{path}: give the lessons either in course.lessons or in [[chapter]] tables, not both"
@@ -196,7 +208,7 @@ def _read(path: Path) -> Course:
         chapters.append(Chapter(number, title.strip(), tuple(mine)))
         files.extend(mine)
     found = Course(path.resolve(), str(table.get("title", "")), tuple(files), tuple(chapters))
-    return _with_library(found, data.get("library"))
+    return _with_library(replace(found, preload=tuple(preload)), data.get("library"))
 
 
 def _with_library(found: Course, raw: Any) -> Course:

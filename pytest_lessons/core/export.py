@@ -183,6 +183,8 @@ def write_course(target: Path, exercise: model.Exercise) -> Path | None:
         "[course]",
         f"title = {_value(found.title)}",
     ]
+    if found.preload:
+        lines.append(f"preload = {_value(list(found.preload))}")
     if not found.chapters:
         lines.append(f"lessons = {_value(list(copied.values()))}")
     for chapter in found.chapters:

@@ -243,6 +243,9 @@ class Exercise:
     gradients: gradients.GradientSpec | None = None
     """A gradient lesson's ``[gradients]`` (:mod:`pytest_lessons.core.gradients`): its
     gradients are among :attr:`outputs` (``grad of x``)."""
+    preload: tuple[str, ...] = ()
+    """Modules the lesson's code needs imported before it runs (``preload``), besides its
+    course's (:func:`pytest_lessons.core.parts.preload` joins the two)."""
 
     @property
     def points(self) -> float:
@@ -574,6 +577,16 @@ def _strings(value: Any) -> str | None:
     return None
 
 
+def modules_problem(value: Any) -> str | None:
+    """Why *value* is no ``preload`` list (None: a list of module names, such as
+    ``["torch._dynamo"]``); ``course.toml``'s ``[course] preload`` is checked by it too."""
+    if not isinstance(value, list) or not all(
+        isinstance(v, str) and all(_NAME.match(part) for part in v.split(".")) for v in value
+    ):
+        return 'must be a list of module names, such as ["torch._dynamo"]'
+    return None
+
+
 @dataclass(frozen=True)
 class Field:
     """One key of a table in ``exercise.toml``."""
@@ -651,6 +664,14 @@ EXERCISE_FIELDS: tuple[Field, ...] = (
         "The course library's parts this lesson's code imports: \"library\" (the reference's) "
         'or "own" (the learner\'s solutions of those lessons).',
         default="library",
+    ),
+    Field(
+        "preload",
+        modules_problem,
+        "Modules this lesson's code needs that take long to import (torch._dynamo for an "
+        "optimizer's step, torch.fx.experimental.symbolic_shapes for gradcheck): imported once "
+        "before the run's first case, not in every case.",
+        default=[],
     ),
 )
 
@@ -1126,6 +1147,7 @@ def _build(
         generators=generators,
         parts=ex["parts"],
         gradients=grad_spec,
+        preload=tuple(ex["preload"]),
     )
 
 

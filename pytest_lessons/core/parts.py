@@ -1,5 +1,6 @@
-"""Which course library a job carries: the library's parts, or the learner's own solutions
-for a lesson that says ``parts = "own"`` (see :mod:`pytest_lessons.core.courselib`)."""
+"""What of its course a job carries: the course library (its parts, or the learner's own
+solutions for a lesson that says ``parts = "own"``; see :mod:`pytest_lessons.core.courselib`),
+and the modules its code needs imported first (:func:`preload`)."""
 
 from __future__ import annotations
 
@@ -36,6 +37,14 @@ def code(
                 relative = Path(lesson.slug) / lesson.solution.relative_to(lesson.folder)
             mine.append(OwnPart(name, folder, relative, lesson.entry, lesson.slug))
     return Library(library.package, courselib.modules(library), tuple(mine))
+
+
+def preload(exercise: model.Exercise) -> tuple[str, ...]:
+    """The modules *exercise*'s code needs imported before it runs: its course's ``preload``,
+    then its own, each once."""
+    found = _course(exercise.path)
+    mine = (found.preload if found is not None else ()) + exercise.preload
+    return tuple(dict.fromkeys(mine))
 
 
 #: Each lesson's course so far: its exercise file -> (its course file's stamp, the course).

@@ -134,6 +134,7 @@ class Runs:
             library=parts.code(exercise),
             work=job_work(work, pack),
             gradients=request,
+            preload=parts.preload(exercise),
         )
 
     def learner_job(self, attempt: Attempt) -> Job:

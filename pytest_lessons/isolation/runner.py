@@ -74,6 +74,9 @@ PRELOAD = ("torch",)
 _POLICY_ROOM = 60_000
 #: Seconds a spawned child gets to start Python and import torch before its case's clock runs.
 SPAWN_GRACE = 30.0
+#: The seconds it gets besides when it also imports a lesson's ``preload`` (torch._dynamo
+#: takes 5-10 s on a loaded 2-core machine).
+PRELOAD_GRACE = 60.0
 #: How long the pytest process waits for the worker beyond a case's own limit (the first case
 #: also waits for the worker's import of torch).
 WORKER_GRACE = 120.0
@@ -120,6 +123,10 @@ class Job:
     ``{}``, or ``{"also": [inputs]}`` to count a call on those smaller inputs too."""
     gradients: dict[str, Any] | None = None
     """A gradient case's request (:mod:`pytest_lessons.isolation.gradients`); None: a call."""
+    preload: tuple[str, ...] = ()
+    """Modules the code needs imported before it runs, besides the runner's own *preload*
+    (the lesson's ``preload``): imported once by a fork worker (:meth:`Runner.preload`), and
+    by a spawned Python before its case is handed over. Not part of the request."""
 
     def request(self, **extra: Any) -> dict[str, Any]:
         """The request read by :func:`pytest_lessons.isolation.child.run_case` and the worker
@@ -294,6 +301,11 @@ class Runner:
         its walls now, as they do for every later case. A job with another sandbox still
         runs under its own."""
 
+    def preload(self, modules: tuple[str, ...]) -> None:
+        """Modules that coming jobs need imported (the collected lessons' ``preload``), told
+        before the first job: a fork worker imports them once, before its next case. A job
+        whose :attr:`Job.preload` was not told still gets its modules imported first."""
+
     def run(self, job: Job) -> Outcome:
         raise NotImplementedError
 
@@ -422,7 +434,9 @@ class ForkRunner(Runner):
         env: dict[str, str] | None = None,
         siblings: list[ForkRunner] | None = None,
     ) -> None:
-        self.preload = preload
+        self.modules = preload
+        """What its worker imports before the first case: the *preload* setting's modules,
+        then those the lessons add (:meth:`preload`)."""
         self.env = env
         self.process: subprocess.Popen[bytes] | _Sibling | None = None
         self._siblings = list(siblings or [])
@@ -436,6 +450,8 @@ class ForkRunner(Runner):
         self._temp = _TempDir()
         self._ahead: bytes | None = None
         """The announced sandbox's line (see :meth:`announce`), told every worker started."""
+        self._added = False
+        """Whether lessons added modules to the *preload* setting's (:meth:`preload`)."""
 
     def warm_up(self) -> None:
         if self.process is None or self.process.poll() is not None:
@@ -443,8 +459,21 @@ class ForkRunner(Runner):
             self._buffer = b""
             handed, self._handed = self._handed, None
             self.process = handed or self._start()
+            if handed is not None and self._added:
+                # Forked from another runner's worker, which may not have imported them.
+                self._write(_preload_line(self.modules))
             if self._ahead is not None:
                 self._write(self._ahead)
+
+    def preload(self, modules: tuple[str, ...]) -> None:
+        new = tuple(m for m in dict.fromkeys(modules) if m not in self.modules)
+        if not new:
+            return
+        self.modules += new
+        self._added = True
+        if self.process is not None and self.process.poll() is None:
+            # Read before the next job; a worker started from now on imports them at start.
+            self._write(_preload_line(new))
 
     def announce(self, policy: Policy | None) -> None:
         if policy is None:
@@ -489,7 +518,7 @@ class ForkRunner(Runner):
                     "-m",
                     "pytest_lessons.isolation.worker",
                     *arguments,
-                    *self.preload,
+                    *self.modules,
                 ],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
@@ -544,6 +573,7 @@ class ForkRunner(Runner):
         if isinstance(source, Outcome):
             return source
         self.warm_up()
+        self.preload(job.preload)
         assert self.process is not None and self.process.stdin is not None
         self._jobs += 1
         self._group_seen = False
@@ -642,7 +672,8 @@ class SpawnRunner(Runner):
         spares: int | None = None,
         env: dict[str, str] | None = None,
     ) -> None:
-        self.preload = preload
+        self.base = preload
+        """What every Python imports before its case (the *preload* setting's modules)."""
         self.env = env
         self.spares = spares if spares is not None else max(1, min(3, os.cpu_count() or 1))
         self._waiting: list[tuple[subprocess.Popen[bytes], int]] = []
@@ -657,6 +688,11 @@ class SpawnRunner(Runner):
         waiting child does)."""
         self._told: dict[int, bytes] = {}
         """What each spare was given as that line, by pid (none yet: it is given at its job)."""
+        self._lesson: tuple[str, ...] = ()
+        """The modules the last job's lesson adds to :attr:`base` (its ``preload``): the
+        spares started from then on import them too, for that lesson's next cases."""
+        self._imports: dict[int, tuple[str, ...]] = {}
+        """What each spare imports before its case, by pid."""
 
     def _start(self) -> tuple[subprocess.Popen[bytes], int]:
         kwargs: dict[str, Any] = {}
@@ -668,9 +704,10 @@ class SpawnRunner(Runner):
             kwargs["start_new_session"] = True
             kwargs["pass_fds"] = (gate_w,)
             arguments.append(f"--gate={gate_w}")
+        modules = tuple(dict.fromkeys(self.base + self._lesson))
         try:
             process = subprocess.Popen(
-                [sys.executable, "-m", "pytest_lessons.isolation.child", *arguments, *self.preload],
+                [sys.executable, "-m", "pytest_lessons.isolation.child", *arguments, *modules],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
@@ -680,9 +717,31 @@ class SpawnRunner(Runner):
         finally:
             if gate_w >= 0:
                 os.close(gate_w)
+        self._imports[process.pid] = modules
         if self._sandbox != b"null\n":
             self._tell(process, self._sandbox)
         return process, gate_r
+
+    def _for_lesson(self, job: Job) -> None:
+        """Start the spares for *job*'s lesson: where it adds modules of its own that the
+        last job's did not, the spares that lack them are replaced by Pythons that import
+        them before their case, as the case does not count that import."""
+        lesson = tuple(m for m in dict.fromkeys(job.preload) if m not in self.base)
+        if lesson == self._lesson:
+            return
+        self._lesson = lesson
+        keep = []
+        for process, gate in self._waiting:
+            if set(lesson) <= set(self._imports.get(process.pid, ())):
+                keep.append((process, gate))
+                continue
+            _kill(process)
+            process.wait()
+            if gate >= 0:
+                os.close(gate)
+            self._told.pop(process.pid, None)
+            self._imports.pop(process.pid, None)
+        self._waiting = keep
 
     def _tell(self, process: subprocess.Popen[bytes], line: bytes) -> None:
         self._told[process.pid] = line
@@ -727,6 +786,7 @@ class SpawnRunner(Runner):
         if len(line) > _POLICY_ROOM:  # it must fit the pipe: nobody may read it yet
             line = b"null\n"
         self._sandbox = line
+        self._for_lesson(job)
         self.warm_up()
         process, gate = self._waiting.pop(0)
         told = self._told.pop(process.pid, None)
@@ -735,6 +795,7 @@ class SpawnRunner(Runner):
             process.wait()
             if gate >= 0:
                 os.close(gate)
+            self._imports.pop(process.pid, None)
             process, gate = self._start()
             told = self._told.pop(process.pid, None)
         if told is None:
@@ -763,7 +824,10 @@ class SpawnRunner(Runner):
 
         reader = threading.Thread(target=drain, daemon=True)
         reader.start()
-        if not ready.wait(SPAWN_GRACE):
+        imports = self._imports.pop(process.pid, self.base)
+        added = [m for m in imports if m not in self.base]
+        grace = SPAWN_GRACE + (PRELOAD_GRACE if added else 0.0)
+        if not ready.wait(grace):
             _kill(process)
             process.wait()
             if gate >= 0:
@@ -771,7 +835,8 @@ class SpawnRunner(Runner):
             _remove_case(result_path)
             return Outcome(
                 kind=INTERNAL,
-                message=f"Python could not start and import torch within {SPAWN_GRACE:g} s",
+                message=f"Python could not start and import {', '.join(['torch', *added])} "
+                f"within {grace:g} s",
             )
         assert process.stdin is not None
         # The case's own clock, from the moment it is handed over, as in fork mode: the
@@ -830,6 +895,7 @@ class SpawnRunner(Runner):
     def close(self) -> None:
         waiting, self._waiting = self._waiting, []
         self._told.clear()
+        self._imports.clear()
         for process, _ in waiting:
             _kill(process)
         for process, gate in waiting:
@@ -841,6 +907,11 @@ class SpawnRunner(Runner):
             if process.stdout:
                 process.stdout.close()
         self._temp.remove()
+
+
+def _preload_line(modules: tuple[str, ...]) -> bytes:
+    """The line that asks a fork worker to import *modules* before its next case."""
+    return (json.dumps({"preload": list(modules)}) + "\n").encode("utf-8")
 
 
 def _read_gate(fd: int) -> bytes:
@@ -916,6 +987,14 @@ class PoolRunner(Runner):
                 return
             for runner in self.runners:
                 runner.announce(policy)
+
+    def preload(self, modules: tuple[str, ...]) -> None:
+        # As announce: only before the first job (later, each runner's job brings its own).
+        with self._lock:
+            if self._count or self._closed:
+                return
+            for runner in self.runners:
+                runner.preload(modules)
 
     def prefetch(self, jobs: list[Job]) -> None:
         """Run *jobs* ahead, in order, on the free runners."""

@@ -31,6 +31,11 @@ Besides jobs, the runner may write ``{"ahead": SHARED}``: the part of the sandbo
 job shares (:func:`pytest_lessons.isolation.sandbox.shared_part`), once pytest has collected the
 course and before the first job. The waiting child then builds its walls before its job
 arrives, the first case's included; the worker answers nothing to it.
+
+And ``{"preload": [MODULE, ...]}``: modules the collected lessons need (their ``preload``)
+beyond those the worker was started with. Its zygote imports them, once, and every child
+forked from then on has them (the child forked before is replaced); the worker answers
+nothing to it either.
 """
 
 from __future__ import annotations
@@ -65,6 +70,9 @@ from pytest_lessons.isolation.sandbox import prepare_rules, shared_part
 ZYGOTE_GRACE = 10.0
 #: Seconds the worker waits to hear how a child that ended did.
 RUNNING_GRACE = 2.0
+#: Seconds the worker waits for its zygote to import a lesson's ``preload`` (torch._dynamo:
+#: 5-10 s on a loaded 2-core machine) before it gives up (and ends, as above).
+IMPORT_GRACE = 100.0
 #: The largest sandbox policy written ahead into a waiting child's job pipe (a pipe holds
 #: 64 KiB on Linux and macOS).
 _POLICY_ROOM = 60_000
@@ -266,6 +274,11 @@ def _policy_line(shared: dict[str, Any] | None) -> bytes:
     return line
 
 
+def _module_name(name: str) -> bool:
+    """Whether *name* is a module's dotted name (what a ``preload`` list may hold)."""
+    return all(part.isidentifier() for part in name.split("."))
+
+
 def _signal_name(number: int) -> str:
     try:
         return signal.Signals(number).name
@@ -352,7 +365,28 @@ class Zygote:
                 if not data:  # the worker ended: so does everything of the cases
                     self.end()
                     return
-                self.fork(fds)
+                if fds:
+                    self.fork(fds)
+                else:  # the only message without pipes; the worker waits for its answer
+                    self.load(data)
+
+    def load(self, data: bytes) -> None:  # pragma: no cover - runs in the zygote
+        """Import the modules the worker's message *data* names (a lesson's ``preload``),
+        so that every child forked from now on has them, and say so. A module that fails
+        is imported (and fails) in the child instead."""
+        names: list[str] = []
+        for line in data.splitlines():
+            with contextlib.suppress(ValueError, AttributeError, TypeError):
+                names += [n for n in json.loads(line).get("import", []) if isinstance(n, str)]
+        gc.disable()
+        for name in names:
+            with contextlib.suppress(Exception):
+                __import__(name)
+        # As the worker did for torch: their objects stay out of the children's collections.
+        gc.freeze()
+        gc.enable()
+        with contextlib.suppress(OSError):
+            _send(self.sock, {"imported": names})
 
     def fork(self, fds: list[int]) -> None:  # pragma: no cover - runs in the zygote
         """Fork a child onto *fds* (its job, done, output and gate pipes) and say its pid."""
@@ -429,8 +463,14 @@ class Zygote:
 class Worker:
     """The fork server's data side: its protocol descriptors, and its zygote's socket."""
 
-    def __init__(self, protocol_fd: int, siblings: tuple[int, ...] = ()) -> None:
+    def __init__(
+        self, protocol_fd: int, siblings: tuple[int, ...] = (), modules: tuple[str, ...] = ()
+    ) -> None:
         self.protocol_fd = protocol_fd
+        self.modules = set(modules)
+        """The modules its zygote has imported (or tried to): those it started with, and those
+        the runner added (:meth:`preload`)."""
+        self._imported = False
         self.siblings = set(siblings)
         """The fork servers this one forked: children of its own, collected when they end."""
         self.zygote, self.sock = Zygote.start((protocol_fd,))
@@ -482,6 +522,8 @@ class Worker:
             if "ended" in message:
                 if int(message["ended"]) in self._live:
                     self._ended[int(message["ended"])] = int(message["status"])
+            elif "imported" in message:
+                self._imported = True
             else:
                 self._forked = int(message["pid"])
 
@@ -526,6 +568,37 @@ class Worker:
         for child in (self._spare, self._asked):
             if child is not None and child.told is None:
                 self._tell(child, _policy_line(shared))
+
+    def preload(self, names: Any) -> None:
+        """The runner's modules *names* that coming jobs need: the zygote imports those it
+        has not, and the child forked before that (which lacks them) is replaced. A zygote
+        that does not answer ends this worker, as in :meth:`spare`."""
+        if not isinstance(names, list):
+            return
+        new = [
+            n
+            for n in dict.fromkeys(names)
+            if isinstance(n, str) and n not in self.modules and _module_name(n)
+        ]
+        if not new:
+            return
+        self.modules.update(new)
+        # No fork may be asked for meanwhile: the child in the making is waited for first.
+        stale = self.spare()
+        self._spare = None
+        self._discard(stale)
+        self._imported = False
+        try:
+            _send(self.sock, {"import": new})
+        except OSError:
+            self._end()
+        deadline = time.monotonic() + IMPORT_GRACE
+        while not self._imported:
+            remaining = deadline - time.monotonic()
+            if not select.select([self.sock.fileno()], [], [], max(remaining, 0))[0]:
+                self._end()
+            self._hear(block=False)
+        self.ask_spare()
 
     def _settle(self) -> None:
         """The asked-for child, once the zygote said its pid."""
@@ -762,9 +835,8 @@ def main() -> None:  # pragma: no cover - runs as the worker process; tested thr
     # No collections while torch fills the heap (each would walk every object made so far);
     # its objects are frozen below, so they need none afterwards either.
     gc.disable()
-    for name in sys.argv[1:]:
-        if name.startswith("--"):
-            continue
+    modules = tuple(name for name in sys.argv[1:] if not name.startswith("--"))
+    for name in modules:
         try:
             __import__(name)
         except Exception:  # a preload that fails is imported (and fails) in the child instead
@@ -778,7 +850,7 @@ def main() -> None:  # pragma: no cover - runs as the worker process; tested thr
     protocol_fd, born = _fork_siblings(protocol_fd, siblings)
     # From here on this process reads jobs; its zygote is forked first, so that no child is
     # ever forked from memory that has held one.
-    worker = Worker(protocol_fd, tuple(born))
+    worker = Worker(protocol_fd, tuple(born), modules)
     worker.spare()
     worker.send({"ready": True, "seconds": time.monotonic() - started, "pid": os.getpid()})
     for line in sys.stdin.buffer:
@@ -787,6 +859,9 @@ def main() -> None:  # pragma: no cover - runs as the worker process; tested thr
             job = json.loads(line)
             if isinstance(job, dict) and "ahead" in job:
                 worker.announce(job["ahead"])
+                continue
+            if isinstance(job, dict) and "preload" in job:
+                worker.preload(job["preload"])
                 continue
             # The frame's blobs (a case's large inputs), passed on to the child as they are.
             blobs = sys.stdin.buffer.read(frame_length(job))
