@@ -78,6 +78,13 @@ def gpt_forward(idx, weights, config):
     """The logits [B, T, V] (float32) of the GPT with state dict *weights* for the token ids
     idx [B, T] (int64, T at most config["block_size"])."""
     T = idx.shape[1]
+    if idx.shape[1] > config["block_size"]:
+        # nanoGPT asserts the same: past block_size there is no position embedding to add.
+        raise ValueError(
+            f"Crop the ids to their last block_size = {config['block_size']} tokens before "
+            f"calling gpt_forward (idx[:, -block_size:]): these have T = {T}, and the model "
+            f"has position embeddings for {config['block_size']} positions only."
+        )
     x = weights["wte.weight"][idx] + weights["wpe.weight"][torch.arange(T, device=idx.device)]
     for i in range(config["n_layer"]):
         x = block(x, sub(weights, f"h.{i}."), config["n_head"], config["eps"])
