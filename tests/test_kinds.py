@@ -12,7 +12,7 @@ from typing import Any, Callable
 import pytest
 from test_grading_core import grader, lesson
 
-from pytest_lessons.core import judge, model
+from pytest_lessons.core import judge, kinds, model
 from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.results import Status
 from pytest_lessons.isolation.child import encode_answer
@@ -552,3 +552,29 @@ def test_a_tensor_kinds_mistake_gives_its_watch_out_from_the_tensors_values(
     grade, _ = grader({("solution.py", "solve"): plus_one, ("mistakes.py", "plus_one"): plus_one})
     graded = grade.grade(Attempt(exercise, exercise.cases[0]))
     assert graded.result.headline == "Watch out: add x, not x + 1."
+
+
+def test_two_answers_are_the_same_only_as_their_kind_compares() -> None:
+    """What matches a mistake's answer to the learner's (judge.same_values): an exact kind
+    equal to the letter (an int is not its float), a tensor kind by dtype and shape first,
+    then its values within the tolerance where the dtype has one, else exactly."""
+    ids = kinds.parse("list[int]")
+    assert ids.same([1, 2], [1, 2], 0, 0)
+    assert not ids.same([1, 2], [1, 3], 0, 0)
+    assert not ids.same([1, 2], [1, 2.0], 0, 0)
+
+    def tensor(dtype: str, shape: list[int], values: Any) -> dict[str, Any]:
+        return {"$": "tensor", "dtype": f"torch.{dtype}", "shape": shape, "values": values}
+
+    floats = kinds.parse("tensor[float32]")
+    mine = tensor("float32", [2], [1.0, 2.0])
+    assert floats.same(mine, tensor("float32", [2], [1.0, 2.00001]), 1e-3, 1e-3)
+    assert not floats.same(mine, tensor("float32", [2], [1.0, 2.1]), 1e-3, 1e-3)
+    big = tensor("float32", [2], [1000.0, 2000.0])
+    assert floats.same(big, tensor("float32", [2], [1000.0, 2000.5]), 1e-3, 0)  # rtol's
+    assert not floats.same(big, tensor("float32", [2], [1000.0, 2000.5]), 0, 1e-3)
+    assert not floats.same(mine, tensor("float64", [2], [1.0, 2.0]), 1, 1)
+    assert not floats.same(mine, tensor("float32", [1, 2], [[1.0, 2.0]]), 1, 1)
+    longs = kinds.parse("tensor[int64]")
+    assert longs.same(tensor("int64", [2], [1, 2]), tensor("int64", [2], [1, 2]), 0, 0)
+    assert not longs.same(tensor("int64", [2], [1, 2]), tensor("int64", [2], [1, 3]), 10, 10)

@@ -125,7 +125,14 @@ def problem(text: str) -> model.ExerciseError:
                 f'inputs = ["Q", "K", "V"]\npreload = {value}',
                 'exercise.preload must be a list of module names, such as ["torch._dynamo"]',
             )
-            for value in ('"torch._dynamo"', '["torch.2x"]', "[1]", '["torch..nn"]', '["tor ch"]')
+            for value in (
+                '"torch._dynamo"',
+                '["torch.2x"]',
+                "[1]",
+                '["torch", 1]',
+                '["torch..nn"]',
+                '["tor ch"]',
+            )
         ),
     ],
 )
