@@ -44,6 +44,8 @@ def test_the_committed_notebooks_are_what_the_script_writes_and_nbformat_accepts
     for name in ["course_lib", *(f.parent.name for f in found.chapters[0].lessons)]:
         shutil.copytree(ROOT / "exercises" / name, course_copy / name)
     text = (ROOT / "exercises" / "course.toml").read_text()
+    # Chapter 1 alone: the library's parts that later chapters solve are not its lessons.
+    text = text.replace(', gpt_forward = "gpt_forward"', "")
     first = text.split("[[chapter]]")[:2]
     (course_copy / "course.toml").write_text("[[chapter]]".join(first))
     assert tool.main([str(course_copy), "--check"]) == 1
