@@ -141,6 +141,25 @@ def test_statistical_cases_judge_counts_and_say_what_is_off_to_the_learner(
             )
 
 
+def test_a_statistical_case_with_a_seeded_cases_inputs_runs_its_own_draws(
+    tmp_path: Path,
+) -> None:
+    # The cache of outcomes is by what a case runs, not its inputs alone: before, the
+    # statistical case took the seeded case's one answer, and correct code failed with
+    # "the draws did not come back as counts".
+    toml = DRAW_TOML.replace("SEEDED", "[1, 2, 3, 4]").replace("g = 8", "g = 7")
+    exercise = lesson(tmp_path, toml, **{"mistakes.py": ""})
+    seeded, uniform = exercise.cases
+    assert seeded.inputs == uniform.inputs
+    even = counts(500, dict.fromkeys(range(10), 200))
+    grade, runner = grader(
+        {("solution.py", "solve"): lambda n, g: [1, 2, 3, 4] if "draws" not in g else even}
+    )
+    for case in (seeded, uniform, seeded, uniform):
+        assert grade.grade(Attempt(exercise, case)).passed
+    assert runner.ran("solution.py") == 2  # each run once, then both from the cache
+
+
 def test_the_distribution_comes_from_reference_py_and_the_format_checks_its_keys(
     tmp_path: Path,
 ) -> None:

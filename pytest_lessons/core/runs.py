@@ -53,17 +53,17 @@ class Runs:
     timed_out: dict[tuple[str, str], list[tuple[model.Case, float]]] = field(default_factory=dict)
     """(exercise file, learner) -> the cases that ran out of time, with their limit."""
     outcomes: dict[tuple[str, str, str, str], Outcome] = field(default_factory=dict)
-    """(learner's file, entry, exercise file, case's inputs as JSON) -> the learner's outcome
+    """(learner's file, entry, exercise file, case's run as JSON) -> the learner's outcome
     on it (by inputs, as the mistakes' answers: see :meth:`mistake_raw`)."""
     references: dict[tuple[str, str], Any] = field(default_factory=dict)
     """(exercise file, inputs as JSON) -> the reference's answer."""
     reference_outcomes: dict[tuple[str, str], Outcome] = field(default_factory=dict)
     """(exercise file, inputs as JSON) -> the reference's outcome where it gave no answer."""
     raw_mistakes: dict[tuple[str, str, str, float | None], Any] = field(default_factory=dict)
-    """(exercise file, case's inputs as JSON, watch-out, fitted value) -> the mistake
+    """(exercise file, case's run as JSON, watch-out, fitted value) -> the mistake
     function's answer."""
     broken_mistakes: dict[tuple[str, str, str], Outcome] = field(default_factory=dict)
-    """(exercise file, case's inputs as JSON, watch-out) -> the mistake function's outcome
+    """(exercise file, case's run as JSON, watch-out) -> the mistake function's outcome
     where it failed."""
     _graded_last: tuple[str, str] = ("", "")
     """(file, exercise file) whose outcomes are kept whole (see :meth:`_forget_others`)."""
@@ -167,7 +167,12 @@ class Runs:
         the exercise's loop budget when it happens."""
         entry = f"{attempt.entry}({attempt.argument})" if attempt.argument else attempt.entry
         case = attempt.case
-        key = (str(attempt.solution), entry, str(attempt.exercise.path), _inputs_key(case.inputs))
+        key = (
+            str(attempt.solution),
+            entry,
+            str(attempt.exercise.path),
+            _run_key(attempt.exercise, case),
+        )
         self._forget_others(attempt)
         if key not in self.outcomes:
             job = self.learner_job(attempt)
@@ -230,7 +235,7 @@ class Runs:
         exercise = attempt.exercise
         # By the case's inputs, not its number: a learner's copy numbers its cases anew (a
         # hidden case left out), and its case 7 may be the course's case 8.
-        key = (str(exercise.path), _inputs_key(case.inputs), watch.id, value)
+        key = (str(exercise.path), _run_key(exercise, case), watch.id, value)
         if key not in self.raw_mistakes:
             answer = None
             if exercise.mistakes is not None and watch.mistake:
@@ -272,10 +277,20 @@ class Runs:
     def broken_mistake(self, attempt: Attempt, watch: model.WatchOut) -> Outcome | None:
         """How *watch*'s mistake function failed on the attempt's case, if it did."""
         exercise = attempt.exercise
-        key = (str(exercise.path), _inputs_key(attempt.case.inputs), watch.id)
+        key = (str(exercise.path), _run_key(exercise, attempt.case), watch.id)
         return self.broken_mistakes.get(key)
 
 
 def _inputs_key(inputs: dict[str, Any]) -> str:
     """A case's inputs as a cache key: the same inputs, the same answer."""
     return json.dumps(inputs, sort_keys=True)
+
+
+def _run_key(exercise: model.Exercise, case: model.Case) -> str:
+    """How a case runs code, as a cache key: its inputs, and whether it is a statistical
+    case's N calls or a work budget's counted call. Those are other runs than the one plain
+    call on the same inputs (a lesson's seeded case and its statistical case share inputs),
+    so each has its own outcome."""
+    work = None if case.work is None else repr(case.work)
+    plan = randomness.plan(exercise, case)
+    return json.dumps({"inputs": case.inputs, "draws": plan, "work": work}, sort_keys=True)
