@@ -13,7 +13,6 @@ from typing import Any
 
 import jsonschema
 import pytest
-from test_grading_core import double, grader
 
 from pytest_lessons import schema
 from pytest_lessons.core import authoring, export, model
@@ -21,7 +20,7 @@ from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.generate import draw, smaller
 from pytest_lessons.core.results import Status
 
-from conftest import said
+from helpers import double, grader, said
 
 if sys.version_info >= (3, 11):
     import tomllib

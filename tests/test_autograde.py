@@ -12,7 +12,7 @@ from typing import Any, Callable
 import jsonschema
 import pytest
 
-from conftest import (
+from helpers import (
     COMBINE_HEADS,
     DOUBLE_RIGHT,
     DOUBLE_TOML,

@@ -12,14 +12,13 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
-from test_grading_core import grader, lesson
 
 from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.results import Status
 from pytest_lessons.isolation import sandbox
 from pytest_lessons.isolation.outcome import DIED, UNREADABLE, Outcome, from_untrusted
 
-from conftest import HAS_TORCH, NO_TORCH, said
+from helpers import HAS_TORCH, NO_TORCH, grader, lesson, said
 
 Make = Callable[..., Path]
 

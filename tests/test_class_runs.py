@@ -22,7 +22,7 @@ import pytest
 
 from pytest_lessons.core import submissions
 
-from conftest import DOUBLE_RIGHT, DOUBLE_TOML
+from helpers import DOUBLE_RIGHT, DOUBLE_TOML
 
 Make = Callable[..., Path]
 

@@ -15,7 +15,7 @@ from pytest_lessons.core.submissions import ShardError
 from pytest_lessons.reports import classreport, formats, outputs, registry
 from pytest_lessons.reports.outputs import OptionError, Outputs
 
-from conftest import case_result
+from helpers import case_result
 
 
 def test_a_platform_report_of_a_class_needs_the_learner_placeholder(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ from pytest_lessons.isolation.outcome import Frame, Outcome
 from pytest_lessons.reports import classreport
 from pytest_lessons.reports.gradebook import MISSING
 
-from conftest import case_result
+from helpers import case_result
 
 
 def case(learner: str, number: int, passed: bool, **changes: Any) -> CaseResult:

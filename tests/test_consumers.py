@@ -21,7 +21,7 @@ import xmlschema
 
 from pytest_lessons.reports import formats
 
-from conftest import DOUBLE_TOML, case_result
+from helpers import DOUBLE_TOML, case_result
 
 Make = Callable[..., Path]
 SCHEMAS = Path(__file__).parent / "schemas"

@@ -10,7 +10,7 @@ import pytest
 
 from pytest_lessons.core import course, export, model, parts, summary
 
-from conftest import case_result
+from helpers import case_result
 
 if sys.version_info >= (3, 11):
     import tomllib

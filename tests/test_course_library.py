@@ -22,7 +22,7 @@ from pytest_lessons.isolation.child import run_case
 from pytest_lessons.isolation.outcome import Outcome
 from pytest_lessons.isolation.runner import Job, Runner
 
-from conftest import dedent, said
+from helpers import dedent, said
 
 COURSE = """
 [course]

@@ -26,7 +26,7 @@ from pytest_lessons.isolation.arguments import frame, rebuild, unframe
 from pytest_lessons.isolation.outcome import Outcome
 from pytest_lessons.isolation.runner import Job, PoolRunner, Runner
 
-from conftest import ROOT, said
+from helpers import ROOT, said
 
 # --- files in their formats' own layouts ------------------------------------------------------
 

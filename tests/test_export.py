@@ -9,7 +9,7 @@ from typing import Callable
 
 import pytest
 
-from conftest import TRANSPOSE_REFERENCE, said
+from helpers import TRANSPOSE_REFERENCE, said
 
 if sys.version_info >= (3, 11):
     import tomllib

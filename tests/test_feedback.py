@@ -9,8 +9,15 @@ from typing import Callable
 
 import pytest
 
-import conftest
-from conftest import COMBINE_HEADS, DOUBLE_RIGHT, NO_TRANSPOSE, REFERENCE, said
+from helpers import (
+    COMBINE_HEADS,
+    DOUBLE_RIGHT,
+    DOUBLE_TOML,
+    NO_TRANSPOSE,
+    REFERENCE,
+    TRANSPOSE_TOML,
+    said,
+)
 
 Make = Callable[..., Path]
 
@@ -92,8 +99,8 @@ def test_a_right_solution_gets_no_watch_out_and_no_hint(
     result.stdout.fnmatch_lines(["combine_heads   passed", "lessons: 1/1 passed [##########]"])
 
 
-TRANSPOSE_TOML = (
-    conftest.TRANSPOSE_TOML + "\n[[case]]\nm = [[1, 2], [3, 4]]\nexpected = [[1, 3], [2, 4]]\n"
+SQUARE_TRANSPOSE_TOML = (
+    TRANSPOSE_TOML + "\n[[case]]\nm = [[1, 2], [3, 4]]\nexpected = [[1, 3], [2, 4]]\n"
 )
 
 
@@ -101,7 +108,7 @@ TRANSPOSE_TOML = (
 def test_generic_detectors_name_a_layout_mistake_with_no_authoring(
     pytester: pytest.Pytester, make_exercise: Make
 ) -> None:
-    make_exercise("transpose", solution="def solve(m):\n    return m\n", toml=TRANSPOSE_TOML)
+    make_exercise("transpose", solution="def solve(m):\n    return m\n", toml=SQUARE_TRANSPOSE_TOML)
     result = pytester.runpytest("transpose")
     result.assert_outcomes(failed=2)
     assert (
@@ -114,7 +121,7 @@ def test_generic_detectors_name_a_layout_mistake_with_no_authoring(
 def test_generic_detectors_can_be_turned_off(
     pytester: pytest.Pytester, make_exercise: Make
 ) -> None:
-    make_exercise("transpose", solution="def solve(m):\n    return m\n", toml=TRANSPOSE_TOML)
+    make_exercise("transpose", solution="def solve(m):\n    return m\n", toml=SQUARE_TRANSPOSE_TOML)
     result = pytester.runpytest("transpose", "-p", "no:lessons.detectors")
     result.assert_outcomes(failed=2)
     assert "Swap rows and columns" not in said(result)
@@ -139,10 +146,10 @@ def test_a_lessons_conftest_diagnoses_that_lesson_only(
     make_exercise(
         "transpose",
         solution="def solve(m):\n    return m\n",
-        toml=TRANSPOSE_TOML,
+        toml=SQUARE_TRANSPOSE_TOML,
         conftest__py=CONFTEST,
     )
-    make_exercise("other", solution="def solve(m):\n    return m\n", toml=TRANSPOSE_TOML)
+    make_exercise("other", solution="def solve(m):\n    return m\n", toml=SQUARE_TRANSPOSE_TOML)
     result = pytester.runpytest()
     result.assert_outcomes(failed=4)
     text = said(result).split("short test summary info")[0]
@@ -157,7 +164,7 @@ def test_a_watch_out_can_word_a_generic_detector(
     pytester: pytest.Pytester, make_exercise: Make
 ) -> None:
     toml = (
-        TRANSPOSE_TOML
+        SQUARE_TRANSPOSE_TOML
         + '\n[[watch_out]]\nid = "same-as-input"\ndetector = "layout"\nmessage = "return the columns, not the rows."\n'
     )
     make_exercise("transpose", solution="def solve(m):\n    return m\n", toml=toml)
@@ -168,11 +175,7 @@ def test_a_watch_out_can_word_a_generic_detector(
 
 
 HINTED_TOML = (
-    Path(__file__)
-    .parent.joinpath("conftest.py")
-    .read_text()
-    .split('DOUBLE_TOML = """')[1]
-    .split('"""')[0]
+    DOUBLE_TOML
     + """
 [[hint]]
 title = "First"

@@ -10,7 +10,7 @@ from pytest_lessons.core.results import CaseResult, Status
 from pytest_lessons.reports import feedback_files
 from pytest_lessons.reports.gradebook import MISSING
 
-from conftest import case_result
+from helpers import case_result
 
 WATCH = (
     "Watch out: each row of your answer mixes different tokens. Swap the first two dimensions "

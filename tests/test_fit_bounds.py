@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
-from test_grading_core import grader, lesson
 
 from pytest_lessons.core.attempt import Attempt
+
+from helpers import grader, lesson
 
 LESSON = """
 [exercise]

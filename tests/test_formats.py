@@ -14,7 +14,7 @@ import pytest
 from pytest_lessons.core.results import CaseResult
 from pytest_lessons.reports import formats, registry, tallies
 
-from conftest import case_result
+from helpers import case_result
 
 
 def result(case: int, passed: bool, **changes: Any) -> CaseResult:

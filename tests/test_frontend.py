@@ -7,7 +7,7 @@ from pytest_lessons.core import settings
 from pytest_lessons.core.frontend import SAME_WAY, FaultGroups, choose_sandbox, grader_failed
 from pytest_lessons.core.results import DETECTOR, FAULT, WATCH_OUT
 
-from conftest import case_result
+from helpers import case_result
 
 
 def test_a_case_fails_for_a_watch_out_a_fault_a_detector_or_its_own_answer() -> None:

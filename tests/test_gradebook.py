@@ -24,7 +24,7 @@ from pytest_lessons.core.results import CaseResult, Status
 from pytest_lessons.reports import gradebook, registry
 from pytest_lessons.reports.gradebook import Roster, RosterError
 
-from conftest import case_result
+from helpers import case_result
 
 
 def case(learner: str, exercise: str, number: int, passed: bool, **changes: Any) -> CaseResult:

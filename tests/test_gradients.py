@@ -13,13 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_grading_core import grader
 
 from pytest_lessons.core import model
 from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.results import Status
 
-from conftest import said
+from helpers import grader, said
 
 BY_HAND = """
 [exercise]

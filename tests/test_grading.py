@@ -13,7 +13,7 @@ from typing import Callable
 
 import pytest
 
-from conftest import DOUBLE_TOML, NO_TRANSPOSE, REFERENCE, said
+from helpers import DOUBLE_TOML, NO_TRANSPOSE, REFERENCE, said
 
 Make = Callable[..., Path]
 

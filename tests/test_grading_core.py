@@ -10,69 +10,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
-from pytest_lessons.core import model, settings
 from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.diagnose import WATCH_OUT, Diagnosis, Evidence
-from pytest_lessons.core.grader import Grader
 from pytest_lessons.core.results import CaseResult, Status
 from pytest_lessons.core.runs import LOOP_BUDGET
 from pytest_lessons.isolation.outcome import Frame, Outcome
-from pytest_lessons.isolation.runner import Job, Runner
 
-from conftest import DOUBLE_TOML
-
-
-class FakeRunner(Runner):
-    """Runs no code: ``code[(file name, function)]`` computes each job's outcome from its
-    inputs (a plain value is taken as the returned answer). Every job is kept."""
-
-    def __init__(self, code: dict[tuple[str, str], Callable[..., Any]]) -> None:
-        self.code = code
-        self.jobs: list[Job] = []
-
-    def run(self, job: Job) -> Outcome:
-        self.jobs.append(job)
-        function = self.code.get((job.solution.name, job.entry))
-        if function is None:
-            return Outcome("setup", error_type="missing_file")
-        answer = function(*job.inputs)
-        return answer if isinstance(answer, Outcome) else Outcome("returned", answer=answer)
-
-    def ran(self, name: str) -> int:
-        return sum(job.solution.name == name for job in self.jobs)
-
-
-def double(x: Any) -> Any:
-    return [double(v) for v in x] if isinstance(x, list) else 2 * x
-
-
-def lesson(tmp_path: Path, toml: str = DOUBLE_TOML, **files: str) -> model.Exercise:
-    folder = tmp_path / "double"
-    folder.mkdir(exist_ok=True)
-    for name, text in {"reference.py": "", **files}.items():
-        (folder / name).write_text(text)
-    (folder / "exercise.toml").write_text(toml)
-    return model.load(folder / "exercise.toml")
-
-
-def grader(code: dict[tuple[str, str], Callable[..., Any]]) -> tuple[Grader, FakeRunner]:
-    runner = FakeRunner(code)
-    resolved = settings.resolve(option=lambda name: None, ini=lambda name: None, environ={})
-    return Grader(runner, resolved, show=lambda path: Path(path).name), runner
-
-
-def grade_all(
-    exercise: model.Exercise, grader_: Grader, **attempt: Any
-) -> list[tuple[CaseResult, str]]:
-    out = []
-    for case in exercise.cases:
-        graded = grader_.grade(Attempt(exercise, case, **attempt))
-        out.append((graded.result, graded.text))
-    return out
+from helpers import DOUBLE_TOML, double, grade_all, grader, lesson
 
 
 def test_a_right_answer_passes_with_its_points_and_no_words(tmp_path: Path) -> None:

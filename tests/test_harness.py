@@ -13,13 +13,12 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
-from test_grading_core import grader, lesson
 
 from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.results import Status
 from pytest_lessons.isolation.outcome import Frame, Outcome
 
-from conftest import dedent
+from helpers import dedent, grader, lesson
 
 SCALE_TOML = """
 [exercise]

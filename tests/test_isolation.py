@@ -14,7 +14,7 @@ from typing import Callable
 
 import pytest
 
-from conftest import DOUBLE_RIGHT, REFERENCE, failed, said
+from helpers import DOUBLE_RIGHT, REFERENCE, failed, said
 
 Make = Callable[..., Path]
 

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_grading_core import grader, lesson
 
 from pytest_lessons.core import export, judge, kinds
 from pytest_lessons.core.attempt import Attempt
@@ -23,6 +22,8 @@ from pytest_lessons.core.diagnose import WATCH_OUT, Diagnosis
 from pytest_lessons.core.results import Status
 from pytest_lessons.core.texts import Context, describe_mismatch
 from pytest_lessons.isolation.outcome import RETURNED, Outcome, OutcomeKind
+
+from helpers import grader, lesson
 
 TWO_OUTPUTS = """
 [exercise]

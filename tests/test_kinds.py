@@ -10,13 +10,14 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
-from test_grading_core import grader, lesson
 
 from pytest_lessons.core import judge, kinds, model
 from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.results import Status
 from pytest_lessons.isolation.child import encode_answer
 from pytest_lessons.isolation.outcome import valid_answer
+
+from helpers import grader, lesson
 
 
 def wire(value: Any) -> Any:

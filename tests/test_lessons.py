@@ -15,7 +15,7 @@ from pytest_lessons import schema
 from pytest_lessons.core import course, model
 from pytest_lessons.core.words import case_list
 
-from conftest import said
+from helpers import copy, said
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -24,39 +24,6 @@ else:  # pragma: no cover
 
 EXERCISES = Path(__file__).resolve().parent.parent / "exercises"
 LESSONS = sorted(p.parent.name for p in EXERCISES.glob("*/exercise.toml"))
-
-
-def copy(pytester: pytest.Pytester, *names: str) -> None:
-    for name in names:
-        shutil.copytree(
-            EXERCISES / name, pytester.path / name, ignore=shutil.ignore_patterns("__pycache__")
-        )
-    files = any(
-        "../fixtures/" in (EXERCISES / name / "exercise.toml").read_text() for name in names
-    )
-    library = any("course_lib" in (EXERCISES / name / "reference.py").read_text() for name in names)
-    if files or library:
-        # A lesson reading the course's shared files needs them and a course.toml above it
-        # (no file climbs out of the course), one that lists only the lessons copied; a
-        # lesson on the course library needs the library, which that file declares.
-        shutil.copytree(EXERCISES / "fixtures", pytester.path / "fixtures")
-        course = tomllib.loads((EXERCISES / "course.toml").read_text())
-        text = f"[course]\ntitle = {json.dumps(course['course']['title'])}\n"
-        if library:
-            shutil.copytree(
-                EXERCISES / "course_lib",
-                pytester.path / "course_lib",
-                ignore=shutil.ignore_patterns("__pycache__"),
-            )
-            text += '\n[library]\nfolder = "course_lib"\n'
-        for chapter in course["chapter"]:
-            lessons = [lesson for lesson in chapter["lessons"] if lesson in names]
-            if lessons:
-                text += (
-                    f"\n[[chapter]]\nnumber = {chapter['number']}\n"
-                    f"title = {json.dumps(chapter['title'])}\nlessons = {json.dumps(lessons)}\n"
-                )
-        (pytester.path / "course.toml").write_text(text)
 
 
 def test_the_course_has_its_tensor_tokenization_embedding_and_attention_lessons() -> None:

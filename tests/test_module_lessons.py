@@ -6,9 +6,8 @@ proves the watch-outs; these mistakes never return a value to compare, so it can
 from __future__ import annotations
 
 import pytest
-from test_lessons import copy
 
-from conftest import said
+from helpers import copy, said
 
 # Registered weight; a bias kept with bias=False (cases 4 and 5), a plain tensor otherwise.
 LINEAR = """

@@ -18,12 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_notebook_parts import alive, descendants, wait_until
 
 from pytest_lessons.core import course as course_toml
 from pytest_lessons.core import model
 
-from conftest import OUTSIDE_ENVIRONMENT, ROOT, dedent
+from helpers import OUTSIDE_ENVIRONMENT, ROOT, alive, dedent, descendants, wait_until
 
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")

@@ -22,7 +22,7 @@ from pytest_lessons.core.frontend import shown_path
 from pytest_lessons.core.texts import Context, describe_error
 from pytest_lessons.isolation.outcome import RAISED, Frame, Outcome
 
-from conftest import DOUBLE_TOML, dedent, said
+from helpers import DOUBLE_TOML, dedent, said
 
 #: A learner on Windows, whose course sits in a folder with a space, an apostrophe and an é.
 HOME = PureWindowsPath(r"C:\Users\José")

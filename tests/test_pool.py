@@ -21,7 +21,7 @@ from pytest_lessons.isolation.runner import (
     Runner,
 )
 
-from conftest import DOUBLE_RIGHT
+from helpers import DOUBLE_RIGHT
 
 Make = Callable[..., Path]
 

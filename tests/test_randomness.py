@@ -17,7 +17,6 @@ from typing import Any
 
 import jsonschema
 import pytest
-from test_grading_core import grader, lesson
 
 from pytest_lessons import schema
 from pytest_lessons.core import model
@@ -26,7 +25,7 @@ from pytest_lessons.core.frequencies import bounds
 from pytest_lessons.core.results import Status
 from pytest_lessons.isolation.outcome import valid_answer
 
-from conftest import said
+from helpers import grader, lesson, said
 
 DRAW_TOML = """
 [exercise]

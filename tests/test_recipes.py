@@ -20,7 +20,7 @@ import jsonschema
 import pytest
 from packaging.requirements import Requirement
 
-from conftest import COMBINE_HEADS, DOUBLE_RIGHT, DOUBLE_TOML, NO_TRANSPOSE, dedent
+from helpers import COMBINE_HEADS, DOUBLE_RIGHT, DOUBLE_TOML, NO_TRANSPOSE, dedent
 
 #: Every recipe grades the combine_heads lesson, which needs torch.
 pytestmark = pytest.mark.torch

@@ -7,7 +7,7 @@ from typing import Callable
 
 import pytest
 
-from conftest import DOUBLE_TOML, said
+from helpers import DOUBLE_TOML, said
 
 Make = Callable[..., Path]
 

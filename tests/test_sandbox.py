@@ -19,7 +19,7 @@ import pytest
 
 from pytest_lessons.isolation import sandbox
 
-from conftest import DOUBLE_RIGHT, DOUBLE_TOML, ROOT, failed, said
+from helpers import DOUBLE_RIGHT, DOUBLE_TOML, ROOT, failed, said
 
 Make = Callable[..., Path]
 

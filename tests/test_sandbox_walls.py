@@ -16,7 +16,7 @@ import pytest
 
 from pytest_lessons.isolation import sandbox, walls
 
-from conftest import DOUBLE_RIGHT, DOUBLE_TOML, ROOT, said
+from helpers import DOUBLE_RIGHT, DOUBLE_TOML, ROOT, said
 
 Make = Callable[..., Path]
 

@@ -12,7 +12,7 @@ from pytest_lessons.core.course import Course
 from pytest_lessons.core.results import CaseResult
 from pytest_lessons.core.words import case_list
 
-from conftest import case_result
+from helpers import case_result
 
 
 class Cache:

@@ -13,7 +13,7 @@ from typing import Callable
 
 import pytest
 
-from conftest import COMBINE_HEADS, DOUBLE_RIGHT, REFERENCE, dedent, said
+from helpers import COMBINE_HEADS, DOUBLE_RIGHT, REFERENCE, dedent, said
 
 Make = Callable[..., Path]
 EXERCISES = COMBINE_HEADS.parent

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
-from test_grading_core import double, grader, lesson
 
 from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.isolation import files
@@ -24,7 +23,7 @@ from pytest_lessons.isolation.outcome import DIED, INTERNAL, RETURNED, TIMEOUT, 
 from pytest_lessons.isolation.runner import ForkRunner, Job, SpawnRunner, assemble
 from pytest_lessons.isolation.sandbox import Policy
 
-from conftest import DOUBLE_RIGHT, DOUBLE_TOML
+from helpers import DOUBLE_RIGHT, DOUBLE_TOML, double, grader, lesson
 
 Make = Callable[..., Path]
 

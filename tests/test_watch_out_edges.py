@@ -10,14 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_grading_core import grade_all, grader, lesson
-from test_lessons import copy
 
 from pytest_lessons.core import authoring
 from pytest_lessons.core.results import Status
 from pytest_lessons.isolation.outcome import Frame, Outcome
 
-from conftest import said
+from helpers import copy, grade_all, grader, lesson, said
 
 SHIFT = """
 [exercise]

@@ -1,0 +1,50 @@
+"""What several test modules share; no test module imports another (tests/README.md)."""
+
+from .course import EXERCISES, copy
+from .fake import FakeRunner, double, grade_all, grader, lesson
+from .lessons import (
+    COMBINE_HEADS,
+    DOUBLE_RIGHT,
+    DOUBLE_TOML,
+    HAS_TORCH,
+    NO_TORCH,
+    NO_TRANSPOSE,
+    OUTSIDE_ENVIRONMENT,
+    REFERENCE,
+    ROOT,
+    TRANSPOSE_REFERENCE,
+    TRANSPOSE_TOML,
+    case_result,
+    dedent,
+    failed,
+    said,
+)
+from .procs import alive, descendants, wait_until
+
+__all__ = [
+    "COMBINE_HEADS",
+    "DOUBLE_RIGHT",
+    "DOUBLE_TOML",
+    "EXERCISES",
+    "HAS_TORCH",
+    "NO_TORCH",
+    "NO_TRANSPOSE",
+    "OUTSIDE_ENVIRONMENT",
+    "REFERENCE",
+    "ROOT",
+    "TRANSPOSE_REFERENCE",
+    "TRANSPOSE_TOML",
+    "FakeRunner",
+    "alive",
+    "case_result",
+    "copy",
+    "dedent",
+    "descendants",
+    "double",
+    "failed",
+    "grade_all",
+    "grader",
+    "lesson",
+    "said",
+    "wait_until",
+]
