@@ -21,11 +21,22 @@ from helpers import (
     dedent,
 )
 
+#: The suite's tiers (tests/README.md). A test that requests ``pytester`` is in both ``slow``
+#: and ``plugin`` without a mark of its own; others carry them by hand.
+MARKERS = {
+    "torch": "the test runs learner or lesson code that needs torch",
+    "slow": "the test starts processes (a pytest run, a runner's worker, a kernel): the fast "
+    "tier, -m 'not slow', leaves it out",
+    "plugin": "the test runs pytest with the plugin (its hooks, options and output): the tier "
+    "CI runs on the oldest pytest and on the other Pythons",
+    "course": "the test grades the whole course: CI runs the same check as a command over "
+    "exercises/ and deselects it",
+}
+
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "torch: the test runs learner or lesson code that needs torch"
-    )
+    for name, text in MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {text}")
 
 
 def _init_cgroups() -> str:
@@ -50,14 +61,17 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests marked ``torch``, and those that grade the combine_heads lesson, skip where torch
-    is not installed; everywhere else they run."""
-    if HAS_TORCH:
-        return
+    """A pytester test is in the slow and plugin tiers (before ``-m`` selects). Tests marked
+    ``torch``, and those that grade the combine_heads lesson, skip where torch is not
+    installed; everywhere else they run."""
     for item in items:
         fixtures = getattr(item, "fixturenames", ())
-        if item.get_closest_marker("torch") or "combine_heads" in fixtures:
+        if "pytester" in fixtures:
+            item.add_marker(pytest.mark.slow)
+            item.add_marker(pytest.mark.plugin)
+        if not HAS_TORCH and (item.get_closest_marker("torch") or "combine_heads" in fixtures):
             item.add_marker(pytest.mark.skip(reason=NO_TORCH))
 
 

@@ -4,6 +4,7 @@ passes; the authoring check catches broken lessons; the editor schema agrees wit
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -61,27 +62,11 @@ def test_a_lesson_is_well_made(lesson: str) -> None:
 
 
 @pytest.mark.torch
-@pytest.mark.parametrize("lesson", LESSONS)
-def test_the_stub_fails_kindly_and_says_it_once(pytester: pytest.Pytester, lesson: str) -> None:
-    # That the reference passes every case is the authoring check's to prove (below).
-    copy(pytester, lesson)
-    all_cases = model.load(pytester.path / lesson / "exercise.toml").cases
-    cases = len([case for case in all_cases if not case.hidden])
-    hidden = len(all_cases) - cases
-    stub = pytester.runpytest(lesson)
-    # One fault, one message: the stub's NotImplementedError is explained under case 1 only;
-    # a hidden case, whose inputs are never shown, is told on its own.
-    stub.stdout.fnmatch_lines([f"*= {1 + hidden} failed, {cases - 1} failed the same way in *"])
-    failures = said(stub).split("short test summary")[0]
-    assert failures.count(f"Write your solution: {lesson} is not implemented yet.") == 1
-    # A hidden case among the typed ones (generated cases come after them all) is left out.
-    public = [case.number for case in all_cases if not case.hidden][1:]
-    assert f"{case_list(public)} failed as case 1 did" in failures
-    assert failures.count("failed: your code raised NotImplementedError") == hidden
-
-
-@pytest.mark.torch
+@pytest.mark.course
 def test_every_lesson_passes_the_authoring_check(pytester: pytest.Pytester) -> None:
+    # The whole course's lesson check, as an author runs it in a copy of the course. CI runs
+    # the same check as a command over exercises/ (.ci/run, spread over the cores), so its
+    # test run deselects this one (-m "not course").
     copy(pytester, *LESSONS)
     result = pytester.runpytest("--lesson-check", *LESSONS)
     result.assert_outcomes(passed=len(LESSONS))
@@ -147,14 +132,55 @@ def test_a_mistake_that_passes_every_case_is_reported(pytester: pytest.Pytester)
     )
 
 
+def stub_failures(text: str, lesson: str, all_cases: list[model.Case]) -> None:
+    """The stub of *lesson* failed kindly in a run that printed *text*: its NotImplementedError
+    is explained under case 1 only, the other public cases are said to fail as case 1 did,
+    and a hidden case, whose inputs are never shown, is told on its own."""
+    failures, _, lessons = text.partition("= lessons =")
+    assert failures.count(f"Write your solution: {lesson} is not implemented yet.") == 1, lesson
+    public = [case.number for case in all_cases if not case.hidden]
+    # A hidden case among the typed ones (generated cases come after them all) is left out.
+    if len(public) > 1:
+        row = rf"\n{lesson} +0 of {len(all_cases)} cases +{case_list(public[1:])} failed as case 1 did"
+        assert re.search(row, lessons), lesson
+    told = [
+        section
+        for section in re.split(r"\n_{3,} ", failures)
+        if section.startswith(f"{lesson}: hidden case")
+    ]
+    assert len(told) == len(all_cases) - len(public), lesson
+    assert all("failed: your code raised NotImplementedError" in t for t in told), lesson
+
+
 @pytest.mark.torch
-def test_the_whole_course_ends_with_the_progress_line(pytester: pytest.Pytester) -> None:
+def test_every_stub_fails_kindly_and_the_whole_course_ends_with_the_progress_line(
+    pytester: pytest.Pytester,
+) -> None:
+    # One run of the whole course (it replaced a run per lesson): each stub fails kindly and
+    # says it once, and the last line tallies the course and each chapter.
     copy(pytester, *LESSONS)
+    cases = {
+        lesson: model.load(pytester.path / lesson / "exercise.toml").cases for lesson in LESSONS
+    }
+    solved = ("utf8_bytes", "split_heads")
+    # The two lessons solved below fail kindly on their own first (the rest in the course run).
+    alone = pytester.runpytest(*solved)
+    for lesson in solved:
+        stub_failures(alone.stdout.str(), lesson, cases[lesson])
     # One lesson of each chapter solved: a format-2 lesson counts as a format-1 one does.
-    for solved in ("utf8_bytes", "split_heads"):
-        shutil.copy(pytester.path / solved / "reference.py", pytester.path / solved / "solution.py")
+    for lesson in solved:
+        shutil.copy(pytester.path / lesson / "reference.py", pytester.path / lesson / "solution.py")
     result = pytester.runpytest(*LESSONS)
     assert result.ret == 1
+    text = result.stdout.str()
+    for lesson in LESSONS:
+        if lesson not in solved:
+            stub_failures(text, lesson, cases[lesson])
+    unsolved = [cases[lesson] for lesson in LESSONS if lesson not in solved]
+    first = sum(1 + sum(case.hidden for case in c) for c in unsolved)
+    same = sum(len(c) for c in unsolved) - first
+    last = result.stdout.lines[-1]
+    assert re.search(rf"\b{first} failed\b", last) and f"{same} failed the same way" in last, last
     # With the course's course.toml above them, the line tallies each chapter too.
     found = course.load(EXERCISES / "course.toml")
     tallies = ", ".join(
