@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_lessons import autograder
+from pytest_lessons import autograder, place
 from pytest_lessons.core.results import CaseResult
 from pytest_lessons.core.submissions import Roll, ShardError, parse_shard
 from pytest_lessons.reports import formats
@@ -216,6 +216,7 @@ def parser() -> argparse.ArgumentParser:
     scope.add_argument("source", type=Path, help="the autograder's folder holding exercises/")
     scope.add_argument("submission", type=Path, help="the learner's upload")
     scope.add_argument("results", type=Path, help="where Gradescope reads results.json")
+    place.add_command(commands)
     return top
 
 
@@ -223,6 +224,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.command == "gradescope":
         return autograder.grade(args.source, args.submission, args.results)
+    if args.command == "place":
+        return place.run(args)
     outputs = Outputs.from_values(lambda name: getattr(args, name))
     here = Path.cwd()
     try:

@@ -13,12 +13,14 @@ from typing import Any, Callable
 
 import pytest
 
+from pytest_lessons.core import settings
 from pytest_lessons.core.attempt import Attempt
+from pytest_lessons.core.grader import Grader
 from pytest_lessons.core.results import Status
 from pytest_lessons.isolation import sandbox
 from pytest_lessons.isolation.outcome import DIED, UNREADABLE, Outcome, from_untrusted
 
-from helpers import HAS_TORCH, NO_TORCH, grader, lesson, said
+from helpers import HAS_TORCH, NO_TORCH, FakeRunner, grader, lesson, said
 
 Make = Callable[..., Path]
 
@@ -257,3 +259,130 @@ def test_figures_a_child_could_not_have_written_make_the_result_unreadable() -> 
     ):
         outcome = read(forged)
         assert (outcome.kind, outcome.message) == (DIED, UNREADABLE)
+
+
+# --- a budget is no wall: --lesson-work-budgets=feedback ------------------------------------
+# The figures are counted in the child, where learner code runs and can take the counter off
+# torch's stack: code over its budget then passes it. A run that must hold against that counts
+# budget cases as feedback: graded and shown, in every report, worth 0 points.
+
+#: Right values at n² work, run with the counter popped off torch's stack when there is one:
+#: nothing is counted.
+FORGED = """
+import contextlib
+
+import torch
+from torch.utils._python_dispatch import _get_current_dispatch_mode_stack, _pop_mode_temporarily
+
+
+def solve(x):
+    counted = bool(_get_current_dispatch_mode_stack())
+    with _pop_mode_temporarily() if counted else contextlib.nullcontext():
+        n = len(x)
+        return float((x[:, None] * torch.ones(n, dtype=x.dtype)[None, :]).sum() / n)
+"""
+
+
+@pytest.mark.torch
+@pytest.mark.skipif(not HAS_TORCH, reason=NO_TORCH)
+@pytest.mark.parametrize("isolation", ["fork", "spawn"])
+def test_budget_cases_counted_as_feedback_carry_no_points_and_stay_in_every_report(
+    pytester: pytest.Pytester, make_exercise: Make, isolation: str
+) -> None:
+    mistakes = SQUARE.replace("def solve", "def square")
+    make_exercise(
+        "sum", solution=None, toml=SUM_TOML, reference__py=SUM_REFERENCE, mistakes__py=mistakes
+    )
+    learners = {"ada": SUM_REFERENCE, "bo": SQUARE, "eve": FORGED}
+    for name, code in learners.items():
+        folder = pytester.path / "submissions" / name / "sum"
+        folder.mkdir(parents=True)
+        (folder / "solution.py").write_text(code)
+    result = pytester.runpytest(
+        "sum",
+        "--lesson-submissions=submissions",
+        "--lesson-work-budgets=feedback",
+        f"--lesson-isolation={isolation}",
+        f"--lesson-sandbox={SANDBOX}",
+        "--lesson-report=r.json",
+        "--lesson-gradebook=g.csv",
+        "--lesson-gradebook-format=wide",
+        "--lesson-workers=1",
+        "-p",
+        "no:cacheprovider",
+    )
+    assert result.ret == 1, said(result)
+    # The gradebook counts what the report says: 2 of 2 for each, the forger's too.
+    rows = (pytester.path / "g.csv").read_text().splitlines()
+    assert rows == ["learner,sum,total,max,note", "ada,2,2,2,", "bo,2,2,2,", "eve,2,2,2,"]
+    data = json.loads((pytester.path / "r.json").read_text())
+    by = {(r["learner"], r["case"]): r for r in data["results"]}
+    assert len(by) == 3 * 4  # every case of every learner, recorded
+    for name in learners:
+        # The value cases keep their points; the budget cases are worth none.
+        assert [by[name, n]["max_points"] for n in (1, 2, 3, 4)] == [1, 1, 0, 0]
+        assert by[name, 1]["passed"] and by[name, 2]["passed"]
+    # ada keeps her budget; bo's honest n² work fails it and says it is feedback.
+    assert by["ada", 3]["passed"] and by["ada", 4]["passed"]
+    assert by["bo", 3]["status"] == by["bo", 4]["status"] == "failed"
+    assert "counts work budgets as feedback: this case scores no points" in by["bo", 3]["message"]
+    # eve's forged count passes the budget in the child, and earns nothing by it.
+    assert by["eve", 3]["passed"] and by["eve", 3]["points"] == 0
+    totals = {n: sum(by[n, c]["points"] for c in (1, 2, 3, 4)) for n in learners}
+    assert totals == {"ada": 2, "bo": 2, "eve": 2}
+
+
+def summing(at: int, smaller: int, off: float = 0.0) -> Callable[..., Outcome]:
+    """Code that answers the sum of its input (plus *off*) with the given figures."""
+
+    def run(x: Any) -> Outcome:
+        answer = float(sum(x["value"])) + off
+        return Outcome("returned", answer=answer, details={"work": figures(at, smaller)})
+
+    return run
+
+
+def test_the_work_budgets_setting_makes_budget_cases_worth_nothing_and_nothing_else(
+    tmp_path: Path,
+) -> None:
+    exercise = lesson(tmp_path, SUM_TOML, **{"mistakes.py": ""})
+    code = {
+        ("reference.py", "solve"): summing(100, 10),
+        ("mistakes.py", "square"): summing(9999, 99),
+        ("right.py", "solve"): summing(150, 10),
+        ("slow.py", "solve"): summing(9999, 1),
+        ("wrong.py", "solve"): summing(150, 10, off=1.0),
+    }
+
+    def grade(mode: str | None) -> dict[tuple[str, int], Any]:
+        resolved = settings.resolve(
+            option=lambda name: mode if name == "work_budgets" else None,
+            ini=lambda name: None,
+            environ={},
+        )
+        grade_ = Grader(FakeRunner(code), resolved, show=lambda path: Path(path).name)
+        return {
+            (who, case.number): grade_.grade(
+                Attempt(exercise, case, solution=tmp_path / f"{who}.py", learner=who)
+            ).result
+            for who in ("right", "slow", "wrong")
+            for case in exercise.cases
+        }
+
+    feedback = grade("feedback")
+    assert [feedback["right", n].max_points for n in (1, 2, 3, 4)] == [1, 1, 0, 0]
+    assert all(feedback["right", n].passed for n in (1, 2, 3, 4))
+    # Over budget: failed, worth nothing, and told so; the right code beside it is unchanged.
+    slow = feedback["slow", 3]
+    assert slow.status == Status.FAILED and (slow.points, slow.max_points) == (0, 0)
+    assert "This run counts work budgets as feedback" in slow.message
+    assert feedback["slow", 1].points == 1
+    # A wrong value on a budget case fails as it does on any other case, for no points.
+    assert feedback["wrong", 3].status == Status.FAILED and feedback["wrong", 3].max_points == 0
+    assert feedback["wrong", 1].max_points == 1 and not feedback["wrong", 1].passed
+    # By default (points) a budget case is worth its points, and says nothing of feedback.
+    points = grade(None)
+    assert [points["right", n].points for n in (1, 2, 3, 4)] == [1, 1, 1, 1]
+    assert points["slow", 3].max_points == 1 and "feedback" not in points["slow", 3].message
+    with pytest.raises(settings.SettingError, match="must be one of points, feedback"):
+        settings.resolve(lambda name: "free" if name == "work_budgets" else None, lambda n: None)

@@ -332,7 +332,9 @@ def test_the_wheel_ships_every_folder_and_each_documented_entry_point_works(
     assert found["same_diagnosis"] and found["public"] == [] and found["load_ext"]
 
     merge = run("-m", "pytest_lessons", "--help")
-    assert merge.returncode == 0 and "{merge,gradescope}" in merge.stdout
+    assert merge.returncode == 0
+    commands = re.search(r"\{([a-z,]+)\}", merge.stdout)
+    assert commands and {"merge", "gradescope", "place"} <= set(commands[1].split(","))
     schema = run("-m", "pytest_lessons.schema")
     assert schema.returncode == 0, schema.stderr
     assert "exercise.toml" in json.loads(schema.stdout)["title"]
@@ -463,14 +465,22 @@ def run_autograder(root: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def two_stub_exercises(tmp_path: Path) -> Path:
-    """A Gradescope root whose course has two exercises, double and twice, both stubs."""
-    root = tmp_path / "autograder"
-    for name in ("double", "twice"):
-        lesson = root / "source" / "exercises" / name
+def stub_exercises(exercises: Path, names: tuple[str, ...] = ("double", "twice")) -> Path:
+    """*exercises* holding an exercise per name (DOUBLE_TOML), each a stub beside its right
+    reference.py, as a grading copy of the course holds them."""
+    for name in names:
+        lesson = exercises / name
         lesson.mkdir(parents=True)
         (lesson / "exercise.toml").write_text(dedent(DOUBLE_TOML))
         (lesson / "solution.py").write_text("def solve(x):\n    raise NotImplementedError\n")
+        (lesson / "reference.py").write_text(dedent(DOUBLE_RIGHT))
+    return exercises
+
+
+def two_stub_exercises(tmp_path: Path) -> Path:
+    """A Gradescope root whose course has two exercises, double and twice, both stubs."""
+    root = tmp_path / "autograder"
+    stub_exercises(root / "source" / "exercises")
     return root
 
 
@@ -523,22 +533,107 @@ def test_gradescope_grades_what_was_handed_in_and_says_what_was_not(tmp_path: Pa
 def test_gradescope_grades_a_link_in_the_upload_as_a_link_never_as_what_it_points_to(
     tmp_path: Path,
 ) -> None:
-    root = two_stub_exercises(tmp_path)
-    for name in ("double", "twice"):
-        lesson = root / "source" / "exercises" / name
-        (lesson / "reference.py").write_text(dedent(DOUBLE_RIGHT))
+    root = tmp_path / "autograder"
+    stub_exercises(root / "source" / "exercises", ("double", "twice", "thrice"))
     upload = root / "submission"
     upload.mkdir()
-    # A link to the lesson's own reference, and a linked exercise folder.
+    # A link to the lesson's own reference, a linked exercise folder, and a right solution.
     (upload / "double").mkdir()
     (upload / "double" / "solution.py").symlink_to(
         root / "source" / "exercises" / "double" / "reference.py"
     )
-    (upload / "twice").symlink_to(root / "source" / "exercises" / "twice")
+    (tmp_path / "crib").mkdir()
+    (tmp_path / "crib" / "solution.py").write_text(dedent(DOUBLE_RIGHT))
+    (upload / "twice").symlink_to(tmp_path / "crib")
+    (upload / "thrice").mkdir()
+    (upload / "thrice" / "solution.py").write_text(dedent(DOUBLE_RIGHT))
     run = run_autograder(root)
     assert run.returncode == 0, run.stdout + run.stderr
     results = json.loads((root / "results" / "results.json").read_text())
     jsonschema.validate(results, schema("gradescope"))
-    assert results["score"] == 0
-    outputs = [t["output"] for t in results["tests"]]
-    assert all("not a link" in output for output in outputs), outputs
+    assert results["score"] == 2
+    tests = [(t["name"].split(": ")[0], t["score"], t["output"]) for t in results["tests"]]
+    assert linked_scores(tests) == {"double": 0, "twice": 0, "thrice": 2}
+
+
+def linked_scores(tests: list[tuple[str, float, str]]) -> dict[str, float]:
+    """The points per exercise of *tests* (exercise, score, what the learner reads), each
+    one without points checked to tell the learner, as class runs do, to hand in the file
+    itself."""
+    totals: dict[str, float] = {}
+    for exercise, score, text in tests:
+        totals[exercise] = totals.get(exercise, 0) + score
+        if not score:
+            assert "Hand in" in text and "itself, not a link" in text, (exercise, text)
+    return totals
+
+
+# --- links: a learner's file is read as data, never through a link ----------------------------
+# Each recipe's grading step, run as written with this environment's Python: a solution.py
+# that links to the lesson's reference, and an exercise folder that links to a right solution
+# elsewhere, score nothing and say so; a right solution beside them still passes.
+
+
+def test_the_github_classroom_grade_step_grades_a_link_as_the_learners_error(
+    tmp_path: Path,
+) -> None:
+    workflow = (RECIPES / "github-classroom" / "classroom.yml").read_text()
+    grade_step = step_script(workflow, "Grade")
+    assert "python -m pytest_lessons place " in grade_step and "cp " not in grade_step
+    learner = tmp_path / "repo"
+    stub_exercises(learner / ".grading" / "exercises", ("double", "twice", "thrice"))
+    mine = learner / "exercises"
+    # Committed as relative links, which a clone makes as they are; the grading copy is
+    # fetched beside them, at .grading.
+    (mine / "double").mkdir(parents=True)
+    (mine / "double" / "solution.py").symlink_to("../../.grading/exercises/double/reference.py")
+    (learner / "crib").mkdir()
+    (learner / "crib" / "solution.py").write_text(dedent(DOUBLE_RIGHT))
+    (mine / "twice").symlink_to("../crib")
+    (mine / "thrice").mkdir()
+    (mine / "thrice" / "solution.py").write_text(dedent(DOUBLE_RIGHT))
+    output = tmp_path / "github_output"
+    env = environment() | {"GITHUB_OUTPUT": str(output), "PYTEST_LESSONS_PRELOAD": "none"}
+    run = subprocess.run(
+        ["bash", "-e", "-c", grade_step],
+        cwd=learner,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    result = json.loads(base64.b64decode(output.read_text().strip().partition("=")[2]))
+    jsonschema.validate(result, schema("classroom"))
+    tests = [(t["name"].split(": ")[0], t["score"], t["message"]) for t in result["tests"]]
+    assert linked_scores(tests) == {"double": 0, "twice": 0, "thrice": 2}
+    assert "exercises/double/solution.py itself, not a link" in result["tests"][0]["message"]
+
+
+def test_the_github_actions_grade_step_grades_a_link_as_that_learners_error(
+    tmp_path: Path,
+) -> None:
+    workflow = (RECIPES / "github-actions" / "grade-class.yml").read_text()
+    grade_step = re.search(r"run: (python -m pytest exercises .*)", workflow)
+    assert grade_step is not None
+    # One shard of one: which shard grades a learner is not what this checks.
+    command = grade_step[1].replace("${{ matrix.shard }}/3", "1/1")
+    command = command.replace("${{ matrix.shard }}", "1")
+    stub_exercises(tmp_path / "exercises", ("double",))
+    submissions = tmp_path / "submissions"
+    (submissions / "ada" / "double").mkdir(parents=True)
+    (submissions / "ada" / "double" / "solution.py").write_text(dedent(DOUBLE_RIGHT))
+    (submissions / "bo" / "double").mkdir(parents=True)
+    (submissions / "bo" / "double" / "solution.py").symlink_to(
+        "../../../exercises/double/reference.py"
+    )
+    (submissions / "cy").mkdir()
+    (submissions / "cy" / "double").symlink_to("../ada/double")  # a classmate's folder
+    env = environment() | {"PYTEST_LESSONS_PRELOAD": "none"}
+    run = subprocess.run(
+        ["bash", "-c", command], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    report = json.loads((tmp_path / "shard-1.json").read_text())
+    tests = [(r["learner"], r["points"], r["message"]) for r in report["results"]]
+    assert linked_scores(tests) == {"ada": 2, "bo": 0, "cy": 0}

@@ -19,6 +19,16 @@ too)::
     flops = "20x"                     # the work at 1024 at most 20x the work at 64
 
 The measures are :data:`MEASURES`. The verdict is :mod:`pytest_lessons.core.efficiency`'s.
+
+A budget is a check of honest code, not a wall against hostile code: its figures are counted in
+the process that runs learner code, which can take the counter off torch's stack, change its
+counts or write the result itself, so code over its budget can pass. Nothing the grader can
+measure from outside replaces the count: the child's CPU time (its ``rusage``, a cgroup's) is
+the kernel's and cannot be forged, but it is a time, not a count of the operations the budget
+bounds: it differs from one machine and one load to the next, and on a budget case's inputs it
+is mostly the child's own start. So a run that must hold against such code counts budget cases
+as feedback (``--lesson-work-budgets=feedback``, :func:`worth`): still graded and shown, with
+their result in every report, worth 0 points.
 """
 
 from __future__ import annotations
@@ -28,6 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_lessons.core import generate
+from pytest_lessons.core.settings import WORK_BUDGET_CHOICES
 
 #: What a budget may bound, with the words for a figure of each.
 MEASURES = {
@@ -64,6 +75,15 @@ _TIMES = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*x\s*$")
 NEAR = 4.0
 
 
+#: The ``work_budgets`` run setting's values: budget cases carry their points, or are feedback.
+POINTS, FEEDBACK = WORK_BUDGET_CHOICES
+#: What the learner reads under an over-budget failure in a run that counts budgets as feedback.
+FEEDBACK_NOTE = (
+    "This run counts work budgets as feedback: this case scores no points either way "
+    "(--lesson-work-budgets=feedback)."
+)
+
+
 @dataclass(frozen=True)
 class Limit:
     """One bound: the learner's *measure* at most *times* the reference's (or, in a growth
@@ -94,6 +114,13 @@ class CaseWork:
     @property
     def growth(self) -> bool:
         return bool(self.axis)
+
+
+def worth(points: float, work: CaseWork | None, mode: str) -> float:
+    """What a case of *points* is worth in a run that counts budget cases as *mode*
+    (``points`` or ``feedback``): a budget case (*work* given) is worth 0 as feedback, every
+    other case its *points*. The case is graded and reported either way."""
+    return 0.0 if work is not None and mode == FEEDBACK else points
 
 
 class BudgetError(ValueError):

@@ -15,7 +15,7 @@ from typing import Any
 
 from pytest_lessons.core import model
 from pytest_lessons.core.attempt import Attempt
-from pytest_lessons.core.budget import MEASURES, NEAR, CaseWork, Limit
+from pytest_lessons.core.budget import FEEDBACK, FEEDBACK_NOTE, MEASURES, NEAR, CaseWork, Limit
 from pytest_lessons.core.diagnose import WATCH_OUT, Diagnosis
 from pytest_lessons.core.runs import Runs
 from pytest_lessons.core.texts import Failure
@@ -133,6 +133,8 @@ class Efficiency:
                 )
             ],
         ]
+        if self.runs.settings.value("work_budgets") == FEEDBACK:
+            lines += ["", *["  " + line for line in wrap(FEEDBACK_NOTE)]]
         failure = Failure(headline, lines)
         return Over(failure, diagnosis)
 

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from pytest_lessons.core import behaviour, datafiles, gradients, model, statistical
+from pytest_lessons.core import behaviour, budget, datafiles, gradients, model, statistical
 from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.compare import Comparison
 from pytest_lessons.core.diagnose import Diagnosis, Evidence
@@ -356,13 +356,16 @@ class Grader:
         exercise, case = attempt.exercise, attempt.case
         passed = verdict.status == Status.PASSED
         message = "" if passed else verdict.full or text
+        # A budget case counted as feedback (--lesson-work-budgets) is worth 0: its figures
+        # come from the process that runs learner code (core/budget.py says why).
+        points = budget.worth(case.points, case.work, self.runs.settings.value("work_budgets"))
         return CaseResult(
             exercise=exercise.slug,
             title=exercise.title,
             path=str(exercise.path),
             status=verdict.status,
-            points=case.points if passed else 0.0,
-            max_points=case.points,
+            points=points if passed else 0.0,
+            max_points=points,
             case=case.number,
             cases=len(exercise.cases),
             id=case.id,

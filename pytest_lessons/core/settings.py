@@ -124,6 +124,17 @@ def _user(text: str) -> str:
     return name
 
 
+#: How a run counts a lesson's work budget cases (``--lesson-work-budgets``): with their
+#: points, or as feedback worth none (see :func:`pytest_lessons.core.budget.worth`).
+WORK_BUDGET_CHOICES = ("points", "feedback")
+
+
+def _work_budgets(text: str) -> str:
+    if text not in WORK_BUDGET_CHOICES:
+        raise ValueError("must be one of " + ", ".join(WORK_BUDGET_CHOICES))
+    return text
+
+
 def _names(text: str) -> tuple[str, ...]:
     names = tuple(n.strip() for n in text.replace(",", " ").split() if n.strip())
     if not all(n.replace("_", "A").isalnum() and not n[0].isdigit() for n in names):
@@ -250,6 +261,16 @@ SETTINGS: tuple[Setting, ...] = (
         metavar="NAMES",
         help="Environment variables passed to learner code besides the built-in allow-list "
         "(PATH, LANG, LC_*, TZ, thread settings); comma-separated.",
+    ),
+    Setting(
+        "work_budgets",
+        _work_budgets,
+        "points",
+        metavar="MODE",
+        help="How a lesson's work budget cases ([budget]) count: points (default: each its "
+        "points) or feedback (graded and shown, worth 0 points). Their work is counted in the "
+        "process that runs learner code, which hostile code can forge: give feedback where "
+        "the grade must hold against it (docs/ci-grading.md, What the sandbox protects).",
     ),
 )
 

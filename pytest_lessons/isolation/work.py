@@ -26,9 +26,16 @@ semi-private, but it is what ``FlopCounterMode`` itself is built on, and the pub
 operations a composite runs inside C++ are not seen at all.
 
 What this cannot promise: learner code runs in the same process, so it can pop the modes off
-torch's stack, change the counts, or do its work outside torch (plain Python lists), which no
-torch counter sees. A budget is a check of honest code's efficiency, not a security boundary;
-the sandbox and the runner's time limit are what hold against hostile code.
+torch's stack, change the counts, write the result's figures itself, or do its work outside
+torch (plain Python lists), which no torch counter sees. A budget is a check of honest code's
+efficiency, not a security boundary; the sandbox and the runner's time limit are what hold
+against hostile code. No count made outside this process replaces it: the runner could read
+the child's CPU time from the kernel, which the child cannot forge, but that is a time, not
+the operations a budget bounds, and on a budget case's small inputs mostly the child's own
+start. So the threat table (docs/ci-grading.md) lists budgets as not stopped, and a run that
+must hold against forged figures counts budget cases as feedback worth no points
+(``--lesson-work-budgets=feedback``: :func:`pytest_lessons.core.budget.worth`). What the
+runner does check is that the figures are ones a count could give (:func:`believable`).
 
 This module imports torch only when a job asks for counting (the lesson then uses torch).
 """
