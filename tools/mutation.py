@@ -1,10 +1,10 @@
 """Mutation testing of the grading core with mutmut, scored per module. From the repository root:
 
-    python tools/mutation.py                      # every core module (see CORE): ~4,700 mutants,
-                                                  # about 30 minutes on 2 busy cores
+    python tools/mutation.py                      # every core module (see CORE): ~6,000 mutants
     python tools/mutation.py settings summary     # only these modules
-    python tools/mutation.py --ci                 # what .ci/run checks: CI_SAMPLE, plus any
-                                                  # core module changed since main
+    python tools/mutation.py kinds --record       # measure, then record the measurement
+    python tools/mutation.py --ci                 # what .ci/run checks: every core function
+                                                  # changed since its module was recorded
 
 mutmut (configured under [tool.mutmut] in pyproject.toml) copies the package into mutants/,
 plants one small change at a time in the core modules and runs, for each, the tests that call
@@ -14,11 +14,21 @@ reviewed as equivalent (listed in docs/mutation-survivors.md: no test can tell t
 the original), the other survivors and the score: killed / (mutants - equivalent). It fails
 when a module's score falls below its floor in FLOORS; with --strict, also when any survivor
 is not in the reviewed list.
+
+The record (tools/mutation-record.json) keeps, per module, what its last full measurement
+found and a hash of every function then measured (mutmut's own hash of the function's syntax
+tree). ``--ci`` mutates exactly the functions whose hash differs from the record, or that the
+record lacks, and holds their mutants to the module's floor: a change to the core is gated
+in CI whatever it touched, and CI pays only for what changed. ``--record`` writes the record
+of every module it measured in full, and refuses to record a module below its floor. After a
+change to a core module, run ``python tools/mutation.py MODULE --record`` and commit the
+record with the change (else CI measures the changed functions itself).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import subprocess
 import sys
@@ -28,6 +38,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SURVIVORS = ROOT / "docs" / "mutation-survivors.md"
+RECORD = ROOT / "tools" / "mutation-record.json"
 
 #: Every module mutmut mutates (pyproject.toml, [tool.mutmut] only_mutate), by its short name,
 #: with the folder it lives in: the grading core, and the report formats.
@@ -47,9 +58,6 @@ FOLDER = {
     "tallies": "reports",
 }
 CORE = tuple(FOLDER)
-
-#: What .ci/run always checks: small modules whose tests run fast, so the check fits CI's time.
-CI_SAMPLE = ("settings", "generate", "summary")
 
 #: The lowest share of mutants killed (percent, equivalent survivors excluded) each module may
 #: fall to. Raise a floor when tests improve; never lower one to let a change through. compare,
@@ -91,23 +99,34 @@ FLOORS = {
 KILLED = {"killed", "timeout", "segfault"}
 
 
-def changed_since_main() -> list[str]:
-    """Core modules this branch changed compared with main (none when main is unknown)."""
-    for base in ("main", "origin/main"):
-        found = subprocess.run(
-            ["git", "merge-base", "HEAD", base], cwd=ROOT, capture_output=True, text=True
-        )
-        if found.returncode == 0:
-            diff = subprocess.run(
-                ["git", "diff", "--name-only", found.stdout.strip(), "--", "pytest_lessons"],
-                cwd=ROOT,
-                capture_output=True,
-                text=True,
-                check=True,
-            )
-            names = {Path(line).stem for line in diff.stdout.split()}
-            return [m for m in CORE if m in names]
-    return []
+def source(module: str) -> Path:
+    return ROOT / "pytest_lessons" / FOLDER[module] / f"{module}.py"
+
+
+def function_hashes(module: str) -> dict[str, str]:
+    """Every function and method of *module*, by mutmut's name for it (``x_f``,
+    ``xǁClassǁmethod``), with mutmut's hash of its syntax tree."""
+    from mutmut.mutation.file_mutation import compute_function_hashes
+
+    return compute_function_hashes(source(module).read_text())
+
+
+def load_record() -> dict[str, dict[str, object]]:
+    return json.loads(RECORD.read_text()) if RECORD.is_file() else {}
+
+
+def changed_functions(record: dict[str, dict[str, object]]) -> dict[str, list[str]]:
+    """Per module, the functions whose hash the record does not hold (changed or new since
+    the module was last measured in full); a module never recorded counts whole."""
+    changed = {}
+    for module in CORE:
+        measured = record.get(module, {}).get("functions", {})
+        assert isinstance(measured, dict)
+        now = function_hashes(module)
+        keys = sorted(key for key, digest in now.items() if measured.get(key) != digest)
+        if keys:
+            changed[module] = keys
+    return changed
 
 
 def reviewed() -> set[str]:
@@ -139,21 +158,70 @@ def module_of(name: str) -> str:
     return name.split(".")[2]
 
 
+def function_of(name: str) -> str:
+    """A mutant's function, as the record names it: ``x_f`` for ``...compare.x_f__mutmut_1``."""
+    return name.split(".", 3)[3].rpartition("__mutmut_")[0]
+
+
+def recorded(
+    old: dict[str, object],
+    module: str,
+    keys: list[str] | None,
+    mine: dict[str, str],
+    killed: int,
+    same: list[str],
+) -> dict[str, object]:
+    """*module*'s record after a run that met its floor: a full run (*keys* None) replaces
+    it; a run of the changed functions adds their hashes and drops those of functions that
+    are gone, and keeps the full run's counts beside what it measured."""
+    now = function_hashes(module)
+    score = round(100.0 * killed / (len(mine) - len(same)), 1) if len(mine) > len(same) else 100.0
+    run = {"mutants": len(mine), "killed": killed, "equivalent": len(same), "score": score}
+    if keys is None:
+        return {"measured": time.strftime("%Y-%m-%d"), **run, "functions": now}
+    functions = old.get("functions", {})
+    assert isinstance(functions, dict)
+    kept = {k: v for k, v in functions.items() if k in now}
+    return {
+        **old,
+        "changed": {"measured": time.strftime("%Y-%m-%d"), "functions": len(keys), **run},
+        "functions": {**kept, **{k: now[k] for k in keys}},
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("modules", nargs="*", metavar="MODULE", help=", ".join(CORE))
-    parser.add_argument("--ci", action="store_true", help="CI_SAMPLE and changed modules")
+    parser.add_argument("--ci", action="store_true", help="the functions changed since the record")
+    parser.add_argument("--record", action="store_true", help="record the modules measured")
     parser.add_argument("--strict", action="store_true", help="fail on unreviewed survivors")
     parser.add_argument("--max-children", type=int, default=2)
     args = parser.parse_args()
     unknown = sorted(set(args.modules) - set(CORE))
     if unknown:
         parser.error(f"not a core module: {', '.join(unknown)} (choose from {', '.join(CORE)})")
-    modules = list(args.modules or CORE)
+    if args.ci and args.modules:
+        parser.error("--ci chooses its functions from the record: give no module")
+    record = load_record()
+    # Per module, the functions to mutate; None: all of them (a full measurement).
+    wanted: dict[str, list[str] | None]
     if args.ci:
-        modules = list(dict.fromkeys([*CI_SAMPLE, *changed_since_main()]))
+        wanted = dict(changed_functions(record))
+        if not wanted:
+            print("every core function is as its module's record measured it: nothing to mutate")
+            return 0
+        for module, keys in wanted.items():
+            print(f"{module}: {len(keys or [])} functions changed since its record")
+    else:
+        wanted = dict.fromkeys(args.modules or CORE)
     started = time.monotonic()
-    patterns = [f"pytest_lessons.{FOLDER[m]}.{m}.*" for m in modules]
+    patterns = [
+        f"pytest_lessons.{FOLDER[m]}.{m}.{key}__mutmut_*"
+        if keys
+        else f"pytest_lessons.{FOLDER[m]}.{m}.*"
+        for m, keys in wanted.items()
+        for key in (keys or [None])
+    ]
     run = subprocess.run(
         [
             sys.executable,
@@ -175,8 +243,12 @@ def main() -> int:
     equivalent = reviewed()
     failed = False
     print(f"{'module':10} {'mutants':>7} {'killed':>7} {'equiv.':>7} {'other':>6} {'score':>7}")
-    for module in modules:
-        mine = {n: s for n, s in verdicts.items() if module_of(n) == module}
+    for module, keys in wanted.items():
+        mine = {
+            n: s
+            for n, s in verdicts.items()
+            if module_of(n) == module and (keys is None or function_of(n) in keys)
+        }
         counts = Counter(mine.values())
         killed = sum(counts[s] for s in KILLED)
         same = [n for n, s in mine.items() if s not in KILLED and n in equivalent]
@@ -192,7 +264,14 @@ def main() -> int:
         )
         for name in other if (below or args.strict) else []:
             print(f"    survived: {name}   (mutmut show {name})")
-    print(f"{len(modules)} modules in {seconds:.0f} s")
+        if args.record:
+            if below:
+                print(f"    not recorded: {module} is below its floor")
+            else:
+                record[module] = recorded(record.get(module, {}), module, keys, mine, killed, same)
+    if args.record:
+        RECORD.write_text(json.dumps(record, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
+    print(f"{len(wanted)} modules in {seconds:.0f} s")
     return 1 if failed else 0
 
 
