@@ -61,16 +61,26 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
+#: Why a ``course`` test skips unless ``-m`` names its tier.
+COURSE_SKIP = (
+    "grades the whole course: `python -m pytest --lesson-check exercises -n auto` runs the "
+    "same check (as .ci/run does); `-m course` runs this test"
+)
+
+
 @pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """A pytester test is in the slow and plugin tiers (before ``-m`` selects). Tests marked
-    ``torch``, and those that grade the combine_heads lesson, skip where torch is not
-    installed; everywhere else they run."""
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A pytester test is in the slow and plugin tiers (before ``-m`` selects). A ``course``
+    test runs only when ``-m`` asks for tiers. Tests marked ``torch``, and those that grade
+    the combine_heads lesson, skip where torch is not installed; everywhere else they run."""
+    chosen = bool(config.getoption("markexpr", ""))
     for item in items:
         fixtures = getattr(item, "fixturenames", ())
         if "pytester" in fixtures:
             item.add_marker(pytest.mark.slow)
             item.add_marker(pytest.mark.plugin)
+        if item.get_closest_marker("course") and not chosen:
+            item.add_marker(pytest.mark.skip(reason=COURSE_SKIP))
         if not HAS_TORCH and (item.get_closest_marker("torch") or "combine_heads" in fixtures):
             item.add_marker(pytest.mark.skip(reason=NO_TORCH))
 

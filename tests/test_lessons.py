@@ -64,9 +64,9 @@ def test_a_lesson_is_well_made(lesson: str) -> None:
 @pytest.mark.torch
 @pytest.mark.course
 def test_every_lesson_passes_the_authoring_check(pytester: pytest.Pytester) -> None:
-    # The whole course's lesson check, as an author runs it in a copy of the course. CI runs
-    # the same check as a command over exercises/ (.ci/run, spread over the cores), so its
-    # test run deselects this one (-m "not course").
+    # The whole course's lesson check, as an author runs it in a copy of the course. It runs
+    # with `-m course` only: CI runs the same check as a command over exercises/, spread
+    # over the cores (.ci/run), and the suite's own run would repeat it on one core.
     copy(pytester, *LESSONS)
     result = pytester.runpytest("--lesson-check", *LESSONS)
     result.assert_outcomes(passed=len(LESSONS))
