@@ -14,7 +14,7 @@ from typing import Callable
 
 import pytest
 
-from helpers import DOUBLE_RIGHT, REFERENCE, failed, said
+from helpers import CASE_TIMEOUT, DOUBLE_RIGHT, DOUBLE_TOML, REFERENCE, failed, said
 
 Make = Callable[..., Path]
 
@@ -36,10 +36,13 @@ def misbehaving(body: str, imports: str = "") -> str:
 
 
 CASES = {
-    "timeout": ("while True:\n    pass", "Make solve finish sooner: it ran longer than 1 s"),
+    "timeout": (
+        "while True:\n    pass",
+        f"Make solve finish sooner: it ran longer than {CASE_TIMEOUT} s",
+    ),
     "swallowing-loop": (
         "while True:\n    try:\n        time.sleep(10)\n    except BaseException:\n        pass",
-        "Make solve finish sooner: it ran longer than 1 s",
+        f"Make solve finish sooner: it ran longer than {CASE_TIMEOUT} s",
     ),
     "sys-exit": ("sys.exit(3)", "Remove the call to sys.exit(), exit() or quit()*(exit code 3)"),
     "os-exit": (
@@ -97,7 +100,7 @@ def test_misbehaviour_fails_its_case_and_the_run_goes_on(
     body, words = CASES[name]
     make_exercise(solution=misbehaving(body, imports="import time"))
     # Only the loop needs the clock; the others get room for `import pytest` on a busy machine.
-    timeout = "1" if "sooner" in words else "10"
+    timeout = str(CASE_TIMEOUT) if "sooner" in words else "10"
     result = pytester.runpytest(
         "double",
         f"--lesson-timeout={timeout}",
@@ -127,7 +130,7 @@ while True:
     pass
 """
     make_exercise(solution=misbehaving(body, imports="import time"))
-    result = pytester.runpytest("double", "--lesson-timeout=1")
+    result = pytester.runpytest("double", f"--lesson-timeout={CASE_TIMEOUT}")
     result.assert_outcomes(passed=1, failed=1)
     (pid,) = printed_pids(result.stdout.str())
     assert _gone(pid)
@@ -424,17 +427,18 @@ def test_exercise_toml_limits_apply_and_the_command_line_overrides_them(
 ) -> None:
     # In spawn mode too the limit holds to the second: a case's clock starts once its Python
     # is ready (starting one can take seconds on Windows).
-    from conftest import DOUBLE_TOML
-
     make_exercise(
-        solution=misbehaving("time.sleep(1.5)\nreturn [2 * v for v in x]", imports="import time"),
-        toml=DOUBLE_TOML.replace('inputs = ["x"]', 'inputs = ["x"]\ntimeout = 1'),
+        solution=misbehaving(
+            f"time.sleep({CASE_TIMEOUT + 0.5})\nreturn [2 * v for v in x]", imports="import time"
+        ),
+        toml=DOUBLE_TOML.replace('inputs = ["x"]', f'inputs = ["x"]\ntimeout = {CASE_TIMEOUT}'),
     )
     mode = f"--lesson-isolation={isolation}"
     result = pytester.runpytest("double", mode)
     result.assert_outcomes(passed=1, failed=1)
-    assert "it ran longer than 1 s and was stopped" in said(result)
-    pytester.runpytest("double", mode, "--lesson-timeout=5").assert_outcomes(passed=2)
+    assert f"it ran longer than {CASE_TIMEOUT} s and was stopped" in said(result)
+    longer = f"--lesson-timeout={CASE_TIMEOUT + 4}"
+    pytester.runpytest("double", mode, longer).assert_outcomes(passed=2)
 
 
 @pytest.mark.usefixtures("no_preload")
@@ -453,7 +457,9 @@ while True:
     pass
 """
     make_exercise(solution=misbehaving(body))
-    result = pytester.runpytest("double", "--lesson-timeout=1", "--lesson-sandbox=off")
+    result = pytester.runpytest(
+        "double", f"--lesson-timeout={CASE_TIMEOUT}", "--lesson-sandbox=off"
+    )
     result.assert_outcomes(passed=1, failed=1)
     pids = [int(pid) for pid in pidfile.read_text().split()]
     if how == "SIGKILL":
@@ -466,7 +472,7 @@ while True:
         assert len(pids) == 4  # two tries: each a child and the zygote it killed
     else:
         # A stopped zygote stops nothing: the worker still times the case, then starts afresh.
-        assert "Make solve finish sooner: it ran longer than 1 s" in said(result)
+        assert f"Make solve finish sooner: it ran longer than {CASE_TIMEOUT} s" in said(result)
         assert len(pids) == 2
     assert all(_gone(pid) for pid in pids)
 

@@ -21,7 +21,7 @@ from pytest_lessons.isolation.runner import (
     Runner,
 )
 
-from helpers import DOUBLE_RIGHT
+from helpers import CASE_TIMEOUT, DOUBLE_RIGHT
 
 Make = Callable[..., Path]
 
@@ -129,7 +129,7 @@ def test_a_class_graded_on_two_workers_equals_one_by_one(
             "double",
             "--lesson-submissions=submissions",
             f"--lesson-workers={workers}",
-            "--lesson-timeout=1",
+            f"--lesson-timeout={CASE_TIMEOUT}",
             f"--lesson-report=w{workers}.json",
             f"--lesson-gradebook=w{workers}.csv",
         )

@@ -13,16 +13,16 @@ from typing import Callable
 
 import pytest
 
-from helpers import COMBINE_HEADS, DOUBLE_RIGHT, REFERENCE, dedent, said
+from helpers import CASE_TIMEOUT, COMBINE_HEADS, DOUBLE_RIGHT, REFERENCE, dedent, said
 
 Make = Callable[..., Path]
 EXERCISES = COMBINE_HEADS.parent
 
-FIVE_CASES = """
+FIVE_CASES = f"""
 [exercise]
 title = "Double every number"
 inputs = ["x"]
-timeout = 1
+timeout = {CASE_TIMEOUT}
 
 [[case]]
 x = [1, 2]
@@ -64,7 +64,7 @@ def test_a_loop_spends_two_limits_then_the_rest_is_reported_not_run(
     assert result.ret == 1
     result.stdout.fnmatch_lines(["*= 2 failed, 3 failed the same way in *"])
     text = failures(result)
-    assert "Make solve finish sooner: it ran longer than 1 s and was stopped." in text
+    assert f"Make solve finish sooner: it ran longer than {CASE_TIMEOUT} s and was stopped." in text
     assert (
         "Make solve finish sooner, then run the lesson again: this case was not run, because "
         "cases 1, 2 of double already ran out of time." in text
@@ -82,7 +82,7 @@ def test_a_loop_spends_two_limits_then_the_rest_is_reported_not_run(
 def test_a_right_but_slow_solution_under_the_limit_passes_every_case(
     pytester: pytest.Pytester, make_exercise: Make
 ) -> None:
-    toml = FIVE_CASES.replace("timeout = 1", "timeout = 3")
+    toml = FIVE_CASES.replace(f"timeout = {CASE_TIMEOUT}", "timeout = 3")
     slow = "import time\n\n" + dedent(DOUBLE_RIGHT).replace(
         "def solve(x):\n", "def solve(x):\n    time.sleep(1.5)\n"
     )
@@ -168,7 +168,9 @@ def test_printed_output_is_capped_per_case_and_per_exercise(
     pytester: pytest.Pytester, make_exercise: Make
 ) -> None:
     flood = "def solve(x):\n    for i in range(200_000):\n        print(i)\n    return x\n"
-    make_exercise(solution=flood, toml=FIVE_CASES.replace("timeout = 1", "timeout = 20"))
+    make_exercise(
+        solution=flood, toml=FIVE_CASES.replace(f"timeout = {CASE_TIMEOUT}", "timeout = 20")
+    )
     result = pytester.runpytest("double", "--lesson-report=report.json")
     text = result.stdout.str()
     assert len(result.outlines) < 200
@@ -597,7 +599,9 @@ def test_the_generate_features_are_documented() -> None:
 def test_lesson_check_shows_a_wrong_expected_value_and_groups_cases(
     pytester: pytest.Pytester, make_exercise: Make
 ) -> None:
-    toml = FIVE_CASES.replace("expected = [6, 8]", "expected = [6, 9]").replace("timeout = 1", "")
+    toml = FIVE_CASES.replace("expected = [6, 8]", "expected = [6, 9]").replace(
+        f"timeout = {CASE_TIMEOUT}", ""
+    )
     toml += '\n[[watch_out]]\nid = "plus"\nmistake = "plus_tow"\nmessage = "double it."\n'
     make_exercise(
         solution="def solve(x):\n    raise NotImplementedError\n",

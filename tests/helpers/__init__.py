@@ -3,6 +3,7 @@
 from .course import EXERCISES, copy
 from .fake import FakeRunner, double, grade_all, grader, lesson
 from .lessons import (
+    CASE_TIMEOUT,
     COMBINE_HEADS,
     DOUBLE_RIGHT,
     DOUBLE_TOML,
@@ -22,6 +23,7 @@ from .lessons import (
 from .procs import alive, descendants, wait_until
 
 __all__ = [
+    "CASE_TIMEOUT",
     "COMBINE_HEADS",
     "DOUBLE_RIGHT",
     "DOUBLE_TOML",
