@@ -113,10 +113,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         group.addoption(
             option.flag(PYTEST),
             dest=f"lesson_{option.field}",
-            metavar=option.metavar,
-            choices=option.choices,
-            default=option.default,
             help=option.help_in(PYTEST),
+            **option.arguments(),
         )
     group.addoption(
         "--lesson-show-failures",
@@ -217,6 +215,11 @@ def pytest_configure(config: pytest.Config) -> None:
         check(outputs, config.invocation_params.dir, submissions is not None)
         if shard is not None and submissions is None:
             raise OptionError("Give --lesson-shard with --lesson-submissions.")
+        if shard is not None and outputs.history:
+            raise OptionError(
+                "Give --history to the merge of the shards (python -m pytest_lessons merge), "
+                "not --lesson-history to a shard: a record holds the whole class."
+            )
         shards = parse_shard(shard) if shard is not None else None
     except (OptionError, ShardError) as error:
         raise pytest.UsageError(str(error)) from None
