@@ -11,6 +11,9 @@ reports) is :mod:`pytest_lessons.terminal`'s.
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -117,6 +120,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
             **option.arguments(),
         )
     group.addoption(
+        "--lesson-watch",
+        dest="lesson_watch",
+        action="store_true",
+        default=False,
+        help="Watch the lessons given (default: the run's paths): each time a lesson's file is "
+        "saved, grade it and name the next unsolved lesson. As python -m pytest_lessons watch "
+        "(docs/watch.md); Ctrl-C stops.",
+    )
+    group.addoption(
+        "--lesson-watch-poll",
+        dest="lesson_watch_poll",
+        action="store_true",
+        default=False,
+        help="With --lesson-watch: look at the files twice a second instead of waiting for "
+        "file events (WSL2 on a Windows drive, NFS, network drives).",
+    )
+    group.addoption(
         "--lesson-show-failures",
         dest="lesson_show_failures",
         action="store_true",
@@ -181,6 +201,25 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="Show the worked solution of each exercise you have passed; 'show-anyway' shows "
         "it for exercises you have not passed yet too.",
     )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> int | None:
+    """``pytest --lesson-watch``: this process becomes ``python -m pytest_lessons watch`` on
+    the run's paths, before anything is collected or graded."""
+    if not config.getoption("lesson_watch"):
+        return None
+    here = config.invocation_params.dir
+    paths = [str(Path(here, str(arg).split("::", 1)[0])) for arg in config.args]
+    command = [sys.executable, "-m", "pytest_lessons", "watch", *paths]
+    if config.getoption("lesson_watch_poll"):
+        command.append("--poll")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if os.name == "posix":
+        os.execv(sys.executable, command)  # the watch's Ctrl-C is then the terminal's own
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the watch itself stops on Ctrl-C
+    return subprocess.call(command)
 
 
 #: Warnings of the grader's own imports that are not the learner's, kept out of pytest's
