@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_lessons import autograder, canvas, history_command, watch
+from pytest_lessons import autograder, canvas, history_command, similarity, watch
 from pytest_lessons.core.results import CaseResult
 from pytest_lessons.core.submissions import Roll, ShardError, parse_shard
 from pytest_lessons.reports import formats
@@ -211,7 +211,7 @@ def parser() -> argparse.ArgumentParser:
     scope.add_argument("submission", type=Path, help="the learner's upload")
     scope.add_argument("results", type=Path, help="where Gradescope reads results.json")
     # Each of these commands is a module of its own: its parser, and its run() on the args.
-    for command in (history_command, watch, canvas):
+    for command in (history_command, watch, canvas, similarity):
         command.add_parser(commands)
     return top
 

@@ -25,7 +25,7 @@ PACKAGE = Path(pytest_lessons.__file__).parent
 PYTEST_FRONT_END = {"plugin", "hooks", "nodes", "session", "terminal"}
 #: The command-line front end: ``python -m pytest_lessons`` (merge, gradescope) and
 #: ``python -m pytest_lessons.schema``.
-COMMANDS = {"__main__", "autograder", "schema", "history_command", "watch", "canvas"}
+COMMANDS = {"__main__", "autograder", "schema", "history_command", "watch", "canvas", "similarity"}
 #: Permanent re-exports at documented paths; each may import only the core it re-exports.
 SHIMS = {"diagnose"}
 #: The helpers a lesson's harness imports in the sandboxed child (pytest_lessons.harness),
@@ -76,6 +76,7 @@ MAY_IMPORT: dict[str, tuple[str, ...]] = {
         "history_command",
         "watch",
         "canvas",
+        "similarity",
         "core",
         "isolation",
         "reports",
