@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_lessons import autograder, place
+from pytest_lessons import autograder, canvas, history_command, place, similarity, watch
 from pytest_lessons.core.results import CaseResult
 from pytest_lessons.core.submissions import Roll, ShardError, parse_shard
 from pytest_lessons.reports import formats
@@ -198,13 +198,7 @@ def parser() -> argparse.ArgumentParser:
         "(0 points, with a note), never left out",
     )
     for option in OUTPUT_OPTIONS:
-        merge.add_argument(
-            option.flag(MERGE),
-            metavar=option.metavar,
-            choices=option.choices,
-            default=option.default,
-            help=option.help_in(MERGE),
-        )
+        merge.add_argument(option.flag(MERGE), help=option.help_in(MERGE), **option.arguments())
     scope = commands.add_parser(
         "gradescope",
         help="Gradescope's autograder: grade one upload, write results.json.",
@@ -217,11 +211,16 @@ def parser() -> argparse.ArgumentParser:
     scope.add_argument("submission", type=Path, help="the learner's upload")
     scope.add_argument("results", type=Path, help="where Gradescope reads results.json")
     place.add_command(commands)
+    # Each of these commands is a module of its own: its parser, and its run() on the args.
+    for command in (history_command, watch, canvas, similarity):
+        command.add_parser(commands)
     return top
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    if hasattr(args, "run"):
+        return int(args.run(args))
     if args.command == "gradescope":
         return autograder.grade(args.source, args.submission, args.results)
     if args.command == "place":

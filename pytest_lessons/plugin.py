@@ -11,6 +11,9 @@ reports) is :mod:`pytest_lessons.terminal`'s.
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -113,11 +116,26 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         group.addoption(
             option.flag(PYTEST),
             dest=f"lesson_{option.field}",
-            metavar=option.metavar,
-            choices=option.choices,
-            default=option.default,
             help=option.help_in(PYTEST),
+            **option.arguments(),
         )
+    group.addoption(
+        "--lesson-watch",
+        dest="lesson_watch",
+        action="store_true",
+        default=False,
+        help="Watch the lessons given (default: the run's paths): each time a lesson's file is "
+        "saved, grade it and name the next unsolved lesson. As python -m pytest_lessons watch "
+        "(docs/watch.md); Ctrl-C stops.",
+    )
+    group.addoption(
+        "--lesson-watch-poll",
+        dest="lesson_watch_poll",
+        action="store_true",
+        default=False,
+        help="With --lesson-watch: look at the files twice a second instead of waiting for "
+        "file events (WSL2 on a Windows drive, NFS, network drives).",
+    )
     group.addoption(
         "--lesson-show-failures",
         dest="lesson_show_failures",
@@ -185,6 +203,25 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> int | None:
+    """``pytest --lesson-watch``: this process becomes ``python -m pytest_lessons watch`` on
+    the run's paths, before anything is collected or graded."""
+    if not config.getoption("lesson_watch"):
+        return None
+    here = config.invocation_params.dir
+    paths = [str(Path(here, str(arg).split("::", 1)[0])) for arg in config.args]
+    command = [sys.executable, "-m", "pytest_lessons", "watch", *paths]
+    if config.getoption("lesson_watch_poll"):
+        command.append("--poll")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if os.name == "posix":
+        os.execv(sys.executable, command)  # the watch's Ctrl-C is then the terminal's own
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the watch itself stops on Ctrl-C
+    return subprocess.call(command)
+
+
 #: Warnings of the grader's own imports that are not the learner's, kept out of pytest's
 #: warnings summary (where learner code runs in pytest, with isolation off).
 FOREIGN_WARNINGS = (
@@ -217,6 +254,11 @@ def pytest_configure(config: pytest.Config) -> None:
         check(outputs, config.invocation_params.dir, submissions is not None)
         if shard is not None and submissions is None:
             raise OptionError("Give --lesson-shard with --lesson-submissions.")
+        if shard is not None and outputs.history:
+            raise OptionError(
+                "Give --history to the merge of the shards (python -m pytest_lessons merge), "
+                "not --lesson-history to a shard: a record holds the whole class."
+            )
         shards = parse_shard(shard) if shard is not None else None
     except (OptionError, ShardError) as error:
         raise pytest.UsageError(str(error)) from None

@@ -25,7 +25,16 @@ PACKAGE = Path(pytest_lessons.__file__).parent
 PYTEST_FRONT_END = {"plugin", "hooks", "nodes", "session", "terminal"}
 #: The command-line front end: ``python -m pytest_lessons`` (merge, gradescope, place) and
 #: ``python -m pytest_lessons.schema``.
-COMMANDS = {"__main__", "autograder", "place", "schema"}
+COMMANDS = {
+    "__main__",
+    "autograder",
+    "place",
+    "schema",
+    "history_command",
+    "watch",
+    "canvas",
+    "similarity",
+}
 #: Permanent re-exports at documented paths; each may import only the core it re-exports.
 SHIMS = {"diagnose"}
 #: The helpers a lesson's harness imports in the sandboxed child (pytest_lessons.harness),
@@ -68,7 +77,21 @@ MAY_IMPORT: dict[str, tuple[str, ...]] = {
         "isolation",
         "reports",
     ),
-    "commands": ("__main__", "autograder", "place", "schema", "core", "isolation", "reports"),
+    # notebook.pytest_files: pytest's cache as a run of a lesson keeps it (the watch's progress).
+    "commands": (
+        "__main__",
+        "autograder",
+        "place",
+        "schema",
+        "history_command",
+        "watch",
+        "canvas",
+        "similarity",
+        "core",
+        "isolation",
+        "reports",
+        "notebook.pytest_files",
+    ),
     "shim": ("core",),
     "lesson api": ("isolation.drive",),
     # The package's root: the lazy public API and the %load_ext hooks.

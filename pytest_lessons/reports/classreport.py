@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from pytest_lessons.core.results import CaseResult, FaultKind, Status, fault_detail
 from pytest_lessons.core.words import noun, plural
+from pytest_lessons.reports import similarity
 from pytest_lessons.reports.gradebook import build, number
 from pytest_lessons.reports.tallies import (
     by_exercise,
@@ -256,10 +257,12 @@ def render(
     title: str = "Class report",
     order: Sequence[str] = (),
     absent: Mapping[str, str] | None = None,
+    similar: Sequence[similarity.Lesson] | None = None,
 ) -> str:
     """The whole page, from a class's per-case results: exercises in their course's order
     (*order* as a shard recorded it, else ``course.toml``'s); *absent* learners (not graded
-    at all, with why) are named, never counted as 0."""
+    at all, with why) are named, never counted as 0. *similar* adds the section of similar
+    submissions (``python -m pytest_lessons similarity``)."""
     order = exercise_order(results, order)
     book = build(results, order=order)
     learners = sorted({r.learner for r in results})
@@ -304,6 +307,7 @@ def render(
                 f'<p class="who">{_e(", ".join(bar.learners))}</p></details>'
             )
         out += ["<h3>Pass rate per case, lowest first</h3>", *_case_table(rs), "</section>"]
+    out += similarity_section(similar) if similar is not None else []
     out += ["<h2>Slowest submissions</h2>", *_slowest(results), "</body></html>"]
     return "\n".join(out) + "\n"
 
@@ -402,3 +406,38 @@ def progress_line(done: int, total: int, learners_done: int, learners: int, elap
 def _clock(seconds: float) -> str:
     minutes, rest = divmod(round(seconds), 60)
     return f"{minutes}:{rest:02d}"
+
+
+def similarity_section(lessons: Sequence[similarity.Lesson], shown: int = 20) -> list[str]:
+    """The section of similar submissions: per lesson, its pairs best first, said to be
+    evidence to look at and never a grade."""
+    out = [
+        '<section class="similarity" id="similar-submissions">',
+        "<h2>Similar submissions</h2>",
+        f"<p>{_e(similarity.EVIDENCE)}</p>",
+    ]
+    for lesson in lessons:
+        left_out = "; ".join(f"{len(who)} {why}" for why, who in lesson.left_out.items())
+        out += [
+            f"<h3>{_e(lesson.lesson)} <small>({lesson.compared} files compared"
+            f"{'; not compared: ' + _e(left_out) if left_out else ''})</small></h3>",
+        ]
+        if not lesson.pairs:
+            out.append("<p>No pair above the threshold.</p>")
+            continue
+        out.append(
+            "<table><tr><th>overlap</th><th>learner</th><th>share in the other's</th>"
+            "<th>learner</th><th>share in the other's</th><th>tokens</th></tr>"
+        )
+        for pair in lesson.pairs[:shown]:
+            out.append(
+                f'<tr><td class="n">{round(100 * pair.score)}%</td><td>{_e(pair.first)}</td>'
+                f'<td class="n">{round(100 * pair.first_share)}%</td><td>{_e(pair.second)}</td>'
+                f'<td class="n">{round(100 * pair.second_share)}%</td>'
+                f'<td class="n">{pair.tokens}</td></tr>'
+            )
+        out.append("</table>")
+        if len(lesson.pairs) > shown:
+            out.append(f"<p>... and {len(lesson.pairs) - shown} more pairs.</p>")
+    out.append("</section>")
+    return out

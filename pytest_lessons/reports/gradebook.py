@@ -120,22 +120,41 @@ class Learner:
     """False for a roster row whose folder is not among the submissions."""
     absent: str = ""
     """Why a learner of the class was not graded at all (a merge without their shard)."""
+    held: dict[str, float] = field(default_factory=dict)
+    """Exercise -> this run's points, for each exercise whose points ``--lesson-never-lower``
+    held at the best recorded (:func:`pytest_lessons.reports.history.hold`)."""
 
     @property
     def total(self) -> float:
         return sum(self.points.values())
 
+    def held_note(self, exercise: str | None = None) -> str:
+        """What the note says of the grades held at their best recorded (of *exercise* only,
+        given one)."""
+        held = {e: p for e, p in self.held.items() if exercise in (None, e)}
+        if not held:
+            return ""
+        if exercise is not None:
+            return f"held at best recorded (this run {number(held[exercise])})"
+        return "held at best recorded: " + ", ".join(
+            f"{e} (this run {number(p)})" for e, p in held.items()
+        )
+
     def note(self, exercises: Sequence[str]) -> str:
-        """Why some points are 0 without a wrong answer, for the ``note`` column."""
+        """Why some points are 0 without a wrong answer, and which were held, for the
+        ``note`` column."""
         if not self.submitted:
             return "no submission: no folder for this learner"
         if self.absent:
             return self.absent
-        if not self.missing:
-            return ""
-        if len(self.missing) == len(exercises):
-            return "no submission: no exercise handed in"
-        return "not handed in: " + ", ".join(self.missing)
+        notes = []
+        if len(self.missing) == len(exercises) and self.missing:
+            notes.append("no submission: no exercise handed in")
+        elif self.missing:
+            notes.append("not handed in: " + ", ".join(self.missing))
+        if self.held:
+            notes.append(self.held_note())
+        return "; ".join(notes)
 
 
 @dataclass
@@ -248,6 +267,8 @@ def long(book: Book) -> str:
         note = note or learner.absent
         for exercise in book.exercises:
             why = note or ("not handed in" if exercise in learner.missing else "")
+            if exercise in learner.held:
+                why = "; ".join(filter(None, [why, learner.held_note(exercise)]))
             rows.append(
                 [
                     learner.name,

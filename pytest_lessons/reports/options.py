@@ -13,6 +13,7 @@ module imports neither pytest nor torch.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from pytest_lessons.reports.registry import FORMATS, LAYOUTS, names
 
@@ -33,9 +34,11 @@ class Option:
     help: str
     metavar: str | None = None
     choices: tuple[str, ...] | None = None
-    default: str | None = None
+    default: str | bool | None = None
     class_only: bool = False
     """Whether it is about a class (pytest refuses it without ``--lesson-submissions``)."""
+    switch: bool = False
+    """An option without a value (``--lesson-never-lower``): given or not."""
 
     @property
     def field(self) -> str:
@@ -46,6 +49,13 @@ class Option:
         """The option on a command line spelt with *spelling* (:data:`PYTEST` or
         :data:`MERGE`)."""
         return spelling + self.name
+
+    def arguments(self) -> dict[str, Any]:
+        """The keyword arguments of argparse's (and pytest's) ``add_argument`` besides the
+        flag, its ``dest`` and its help."""
+        if self.switch:
+            return {"action": "store_true", "default": self.default}
+        return {"metavar": self.metavar, "choices": self.choices, "default": self.default}
 
     def help_in(self, spelling: str) -> str:
         """The help as the command spelt with *spelling* shows it."""
@@ -120,5 +130,21 @@ OUTPUT_OPTIONS: tuple[Option, ...] = (
         "Write the class report, one self-contained HTML file.",
         metavar="PATH",
         class_only=True,
+    ),
+    Option(
+        "history",
+        "Keep this class result in DIR: a new file named by its content, never one rewritten "
+        "(python -m pytest_lessons history DIR lists each learner's grades over the runs).",
+        metavar="DIR",
+        class_only=True,
+    ),
+    Option(
+        "never-lower",
+        f"With {PYTEST}history: a regrade never lowers a learner's points on an exercise "
+        "below the best recorded in DIR; each grade so held is named in the gradebook's note, "
+        "the terminal and the json report.",
+        default=False,
+        class_only=True,
+        switch=True,
     ),
 )

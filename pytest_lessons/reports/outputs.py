@@ -18,7 +18,14 @@ from typing import Any
 
 from pytest_lessons.core.results import CaseResult
 from pytest_lessons.core.submissions import Roll
-from pytest_lessons.reports import classreport, feedback_files, formats, gradebook, registry
+from pytest_lessons.reports import (
+    classreport,
+    feedback_files,
+    formats,
+    gradebook,
+    history,
+    registry,
+)
 from pytest_lessons.reports.classreport import name_list
 from pytest_lessons.reports.options import OUTPUT_OPTIONS
 
@@ -44,6 +51,10 @@ class Outputs:
     """The report's path; in a class run it may hold :data:`LEARNER`."""
     report_format: str = "json"
     hidden_visibility: str = "after_published"
+    history: str | None = None
+    """The history folder a class result is recorded in (:mod:`~pytest_lessons.reports.history`)."""
+    never_lower: bool = False
+    """Hold each grade at its best recorded in :attr:`history`."""
 
     @classmethod
     def from_values(cls, get: Callable[[str], Any]) -> Outputs:
@@ -68,9 +79,21 @@ def check(outputs: Outputs, here: Path, batch: bool) -> gradebook.Roster | None:
             (outputs.class_report, "--lesson-class-report"),
             (outputs.roster, "--lesson-roster"),
             (outputs.gradebook_diff, "--lesson-gradebook-diff"),
+            (outputs.history, "--lesson-history"),
+            (outputs.never_lower, "--lesson-never-lower"),
         ):
             if value:
                 raise OptionError(f"Give {option} with --lesson-submissions: it is about a class.")
+    if outputs.never_lower and not outputs.history:
+        raise OptionError(
+            "Give --lesson-history=DIR with --lesson-never-lower: the best grades are those "
+            "recorded in that folder."
+        )
+    if outputs.history:
+        try:
+            history.read(Path(here, outputs.history))
+        except history.HistoryError as error:
+            raise OptionError(f"--lesson-history: {error}") from None
     if outputs.gradebook_diff and not outputs.gradebook:
         raise OptionError(
             "Give --lesson-gradebook=PATH with --lesson-gradebook-diff: the changes are written "
@@ -137,6 +160,27 @@ def write(
     order = formats.exercise_order(results, order)
     absent = dict(absent or {})
     book = gradebook.build(results, roster, order, absent)
+    table = None
+    if roll is not None:
+        table = roll.table()
+        if absent:
+            table["absent"] = {name: absent[name] for name in sorted(absent)}
+    # The record keeps what this run graded, before any hold: the best is then always the
+    # best that some run gave, never a hold carried forward.
+    record = (
+        history.record_of(book, formats.full(results, seconds, order, table))
+        if outputs.history
+        else None
+    )
+    holds: list[history.Hold] = []
+    if outputs.history:
+        found = history.read(Path(here, outputs.history))
+        lines += [f"history: set aside {name}: {why}" for name, why in found.set_aside]
+        if outputs.never_lower:
+            holds = history.hold(book, found.records)
+            lines += history.hold_lines(holds)
+            if table is not None:
+                table["held"] = history.hold_table(holds)
     if outputs.gradebook:
         path = Path(here, outputs.gradebook)
         try:
@@ -165,11 +209,6 @@ def write(
         _write(path, classreport.render(results, order=order, absent=absent))
         lines.append(f"class report: {path}")
     if outputs.report:
-        table = None
-        if roll is not None:
-            table = roll.table()
-            if absent:
-                table["absent"] = {name: absent[name] for name in sorted(absent)}
         options = formats.Options(seconds, outputs.hidden_visibility, tuple(order), table)
         render = registry.format_named(outputs.report_format).render
         if LEARNER in outputs.report:
@@ -185,6 +224,9 @@ def write(
             )
         else:
             _write(Path(here, outputs.report), render(results, options))
+    if record is not None:
+        kept = history.write(Path(here, str(outputs.history)), record)
+        lines.append(f"history: recorded as {kept}")
     return lines
 
 
