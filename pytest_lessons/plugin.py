@@ -467,6 +467,16 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
                 f"the course's folder, or give its path. {shown} is inside {folder}, whose "
                 "files are the learners' own and are never collected or imported."
             )
+        # pytest also imports the conftest.py of each test* folder in a path it is given.
+        planted = folder / "conftest.py"
+        test_named = folder.name.startswith("test") and folder.parent == path.resolve()
+        if test_named and planted.is_file():
+            raise pytest.UsageError(
+                f"Move {planted} out of the submissions folder, or give the folder a name that "
+                "does not start with 'test': pytest imports the conftest.py of each test* "
+                "folder in the paths it is given, and every file in the submissions folder is "
+                "the learners' own."
+            )
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -122,4 +122,13 @@ def test_nothing_in_the_submissions_folder_is_collected_or_imported_whatever_the
     refused = pytester.runpytest("--lesson-submissions=../class", "../class/bob")
     assert refused.ret == pytest.ExitCode.USAGE_ERROR
     assert "Name the course, not a folder inside --lesson-submissions" in refused.stderr.str()
+    # So is a class folder named test* with a conftest.py of its own, which pytest would
+    # import for the course's path beside it.
+    (outside / "course" / "test_class").mkdir()
+    (outside / "course" / "test_class" / "conftest.py").write_text(
+        MARK.format(path=str(marks / "test-folder"))
+    )
+    refused = pytester.runpytest("--lesson-submissions=test_class", "--collect-only")
+    assert refused.ret == pytest.ExitCode.USAGE_ERROR
+    assert "or give the folder a name that does not start with 'test'" in refused.stderr.str()
     assert sorted(p.name for p in marks.iterdir()) == []
