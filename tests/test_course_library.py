@@ -457,7 +457,7 @@ def test_the_cut_keeps_every_line_and_hides_what_uses_a_hidden_part(
     tmp_path: Path, source: str, cut: str
 ) -> None:
     ops = (
-        "import functools\n\n\n"
+        "import functools\nfrom math import sqrt, cos as square\n\n\n"
         "def helper(x):\n    return x\n\n\n"
         "@functools.lru_cache\ndef square(x):\n    return x * x\n\n\n"
         "answer = square\n\n\n"
@@ -495,6 +495,7 @@ def test_the_cut_keeps_every_line_and_hides_what_uses_a_hidden_part(
         import course_lib
 
         assert course_lib.ops.eye(3) == 3 and course_lib.helper(2) == 2  # type: ignore[attr-defined]
+        assert course_lib.ops.sqrt(4) == 2  # type: ignore[attr-defined]
         for name in ("sq", "ops.square", "ops.answer", "ops.Squarer"):
             module, _, attribute = f"course_lib.{name}".rpartition(".")
             with pytest.raises(ImportError, match=f"no {attribute}"):
@@ -506,6 +507,7 @@ def test_the_cut_keeps_every_line_and_hides_what_uses_a_hidden_part(
     text = dict((m[0], m[2]) for m in modules)["course_lib.ops"]
     assert len(text.splitlines()) == len(ops.splitlines())
     assert "def eye" in text and "def helper" in text and "x * x" not in text
+    assert "from math import sqrt\n" in text  # another package's import, cut name by name
 
 
 @needs_landlock

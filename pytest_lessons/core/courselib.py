@@ -287,7 +287,7 @@ def _closure(analysed: tuple[_Module, ...], roots: dict[str, str]) -> dict[str, 
             for statement in module.statements:
                 if statement.listed is not None:
                     continue
-                if statement.aliases:
+                if isinstance(statement.node, ast.ImportFrom):  # name by name
                     for bound, imported in statement.aliases:
                         if imported in roots and bound not in roots:
                             roots[bound] = roots[imported]
@@ -317,8 +317,7 @@ def _cut(module: _Module, hidden: Mapping[str, str]) -> str:
             if len(kept) == len(statement.listed):
                 continue
             text = f"__all__ = {kept!r}"
-        elif statement.aliases:
-            assert isinstance(node, ast.ImportFrom)
+        elif isinstance(node, ast.ImportFrom):
             names = [a for a in node.names if (a.asname or a.name) not in hidden]
             if len(names) == len(node.names):
                 continue
