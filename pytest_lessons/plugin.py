@@ -469,6 +469,71 @@ def _preload(items: list[pytest.Item]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(m for e in exercises.values() for m in parts.preload(e)))
 
 
+def _submissions_of(config: pytest.Config) -> Path | None:
+    """The ``--lesson-submissions`` folder, resolved (None: not a class run, or not a folder).
+    Read from the options as parsed so far, so it works before ``pytest_configure`` too."""
+    given = getattr(config.known_args_namespace, "lesson_submissions", None)
+    if given is None:
+        given = config.getoption("lesson_submissions", None)
+    if not given:
+        return None
+    folder = Path(config.invocation_params.dir, given).resolve()
+    return folder if folder.is_dir() else None
+
+
+def _beneath(path: Path, folder: Path) -> bool:
+    """Whether *path* is *folder* or inside it, links resolved (a link into the folder is
+    inside it)."""
+    try:
+        return Path(path).resolve().is_relative_to(folder)
+    except OSError:
+        return False
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
+    """A class run refuses a path inside its submissions folder before pytest imports any
+    ``conftest.py`` for it: each file there is a learner's, and pytest would import the
+    ``conftest.py`` of every folder above a path it is given. (A learner's ``pytest.ini``
+    there would even be read before any plugin: docs/ci-grading.md says never to name one.)"""
+    folder = _submissions_of(early_config)
+    if folder is None:
+        return
+    named = [a.split("::", 1)[0] for a in early_config.known_args_namespace.file_or_dir]
+    base = early_config.invocation_params.dir
+    for path in [Path(base, a) for a in named] or [Path(base)]:
+        if _beneath(path, folder):
+            shown = path if named else f"{path} (where pytest was started)"
+            raise pytest.UsageError(
+                f"Name the course, not a folder inside --lesson-submissions: run pytest from "
+                f"the course's folder, or give its path. {shown} is inside {folder}, whose "
+                "files are the learners' own and are never collected or imported."
+            )
+        # pytest also imports the conftest.py of each test* folder in a path it is given.
+        planted = folder / "conftest.py"
+        test_named = folder.name.startswith("test") and folder.parent == path.resolve()
+        if test_named and planted.is_file():
+            raise pytest.UsageError(
+                f"Move {planted} out of the submissions folder, or give the folder a name that "
+                "does not start with 'test': pytest imports the conftest.py of each test* "
+                "folder in the paths it is given, and every file in the submissions folder is "
+                "the learners' own."
+            )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Nothing inside a class's submissions folder is collected, whatever folder pytest
+    walks: a learner's ``conftest.py``, ``__init__.py``, ``test_*.py`` or ``exercise.toml``
+    would otherwise be imported into this process or graded as a lesson. The grader reads
+    each learner's solution files itself, as data."""
+    lessons = config.stash.get(KEY, None)
+    folder = lessons.submissions if lessons is not None else _submissions_of(config)
+    if folder is not None and _beneath(collection_path, folder):
+        return True
+    return None
+
+
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Any:
     if file_path.name == model.EXERCISE_FILE:
         return ExerciseFile.from_parent(parent, path=file_path)

@@ -2,19 +2,24 @@
 (``from course_lib import square``), served from the job's bytes. A lesson on the library's
 parts passes whatever the learner's earlier solution does; ``parts = "own"`` runs it on the
 learner's own; learner code can neither change the library nor read the course beside it;
-``--lesson-export`` ships it."""
+``--lesson-export`` ships it. A lesson's code sees only the parts of the lessons before it,
+never its own lesson's answer, and the lesson check finds a callable that answers a lesson
+that can import it (issue 35, point 1)."""
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import json
+import re
 import sys
 from pathlib import Path
 
 import pytest
 
-from pytest_lessons.core import course, model, parts, settings
+from pytest_lessons.core import course, courselib, model, parts, settings
 from pytest_lessons.core.attempt import Attempt
+from pytest_lessons.core.authoring import LessonCheck
 from pytest_lessons.core.grader import Grader
 from pytest_lessons.core.results import Status
 from pytest_lessons.isolation import library, sandbox
@@ -22,7 +27,7 @@ from pytest_lessons.isolation.child import run_case
 from pytest_lessons.isolation.outcome import Outcome
 from pytest_lessons.isolation.runner import Job, Runner
 
-from helpers import dedent, said
+from helpers import dedent, failed, said
 
 COURSE = """
 [course]
@@ -203,8 +208,7 @@ class ServingRunner(Runner):
     def run(self, job: Job) -> Outcome:
         self.jobs.append(job)
         source = base64.b64encode(job.solution.read_bytes()).decode("ascii")
-        found = run_case(job.request(source=source))
-        return Outcome(found["kind"], answer=found.get("answer"), message=found.get("message", ""))
+        return Outcome.from_dict(json.loads(json.dumps(run_case(job.request(source=source)))))
 
 
 def grade(exercise: model.Exercise) -> tuple[list[Status], ServingRunner]:
@@ -248,7 +252,12 @@ def test_each_job_carries_the_library_and_only_the_learners_own_parts(tmp_path: 
         ('folder = "nope"', "library.folder 'nope' needs an __init__.py"),
         ('folder = "course-lib"', "whose name is a Python name"),
         ('folder = "course_lib"\nparts = { square = "cube" }', "names 'cube', which is not"),
-        ('folder = "course_lib"\nsize = 1', "unknown key library.size (known: folder, parts)"),
+        (
+            'folder = "course_lib"\nsize = 1',
+            "unknown key library.size (known: folder, parts, given)",
+        ),
+        ('folder = "course_lib"\ngiven = { nope = ["square"] }', "names 'nope', which is not"),
+        ('folder = "course_lib"\ngiven = { square = "cube" }', "library.given must be a table"),
     ],
 )
 def test_a_broken_library_table_names_the_file_and_the_problem(
@@ -261,3 +270,274 @@ def test_a_broken_library_table_names_the_file_and_the_problem(
     with pytest.raises(course.CourseError) as raised:
         course.load(tmp_path / "course.toml")
     assert str(tmp_path / "course.toml") in str(raised.value) and words in str(raised.value)
+
+
+# --- a lesson sees the parts of the lessons before it, never one that answers it ----------
+
+POWERS = """
+[course]
+title = "Powers"
+lessons = [{lessons}]
+
+[library]
+folder = "course_lib"
+{given}
+[library.parts]
+square = "square"
+{declared}
+"""
+
+#: square is declared lesson square's; cube is lesson cube's by its name, and uses square;
+#: fourth_power answers lesson fourth; helper is no lesson's.
+POWERS_LIBRARY = {
+    "course_lib/__init__.py": (
+        '"""Powers."""\n'
+        "from course_lib.ops import cube, fourth_power, helper, square\n\n"
+        '__all__ = ["cube", "fourth_power", "helper", "square"]\n'
+    ),
+    "course_lib/ops.py": (
+        "def square(x):\n    return x * x\n\n\n"
+        "def cube(x):\n    return square(x) * x\n\n\n"
+        "def fourth_power(x):\n    return x**4\n\n\n"
+        "def helper(x):\n    return x + 1\n"
+    ),
+}
+
+#: Each lesson: its answers on 2 and 3, and its reference.
+POWER_LESSONS = {
+    "square": ((4, 9), "def solve(x):\n    return x * x\n"),
+    "cube": ((8, 27), "def solve(x):\n    return x * x * x\n"),
+    "fourth": ((16, 81), "def solve(x):\n    return x * x * x * x\n"),
+    "later": ((5, 10), "def solve(x):\n    return x * x + 1\n"),
+    "again": ((4, 9), "def solve(x):\n    return x * x\n"),
+}
+
+POWER_TOML = """
+[exercise]
+title = "{name}"
+inputs = ["x"]
+
+[[case]]
+x = 2
+expected = {first}
+
+[[case]]
+x = 3
+expected = {second}
+"""
+
+
+def write_powers(
+    root: Path, lessons: tuple[str, ...], declared: str = "", given: str = ""
+) -> dict[str, model.Exercise]:
+    files = {
+        "course.toml": POWERS.format(
+            lessons=", ".join(f'"{n}"' for n in lessons), given=given, declared=declared
+        ),
+        **POWERS_LIBRARY,
+    }
+    for name in lessons:
+        (first, second), reference = POWER_LESSONS[name]
+        files[f"{name}/exercise.toml"] = POWER_TOML.format(name=name, first=first, second=second)
+        files[f"{name}/reference.py"] = reference
+        files[f"{name}/solution.py"] = "def solve(x):\n    raise NotImplementedError\n"
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return {name: model.load(root / name / "exercise.toml") for name in lessons}
+
+
+def graded(grader: Grader, exercise: model.Exercise, code: str, file: Path) -> list[str]:
+    """The headline of each case of *exercise* for the learner's *code*, or "passed"."""
+    file.write_text(code)
+    results = [grader.grade(Attempt(exercise, case, file, file.stem)) for case in exercise.cases]
+    return ["passed" if g.passed else g.result.headline for g in results]
+
+
+def test_a_lesson_imports_the_parts_of_the_lessons_before_it_and_never_its_own_answer(
+    tmp_path: Path,
+) -> None:
+    course_root = tmp_path / "course"
+    lessons = write_powers(
+        course_root,
+        ("square", "cube", "fourth", "later"),
+        declared='fourth_power = "fourth"',
+        given='given = { cube = ["fourth_power"] }',
+    )
+    runner = ServingRunner()
+    resolved = settings.resolve(option=lambda name: None, ini=lambda name: None, environ={})
+    grader = Grader(runner, resolved, show=lambda path: Path(path).name)
+    square, cube, later = lessons["square"], lessons["cube"], lessons["later"]
+    # square: the library's square is this lesson's answer, cube a later lesson's (and built
+    # on square). The learner who imports them fails; a right solution, in the same run and
+    # on the library's helper, passes.
+    own = "Write this lesson's code without course_lib.square: it is this lesson's own answer"
+    assert (
+        graded(grader, square, "from course_lib import square as solve\n", tmp_path / "a.py")
+        == [
+            f"a.py raised ImportError at line 1 while it was loading: {own}, and a lesson's code "
+            "may import only the parts of the lessons before it."
+        ]
+        * 2
+    )
+    later_words = (
+        "Write this lesson's code without course_lib.cube: it is the answer of lesson cube, "
+        "which comes later in the course"
+    )
+    sneaky = "from course_lib.ops import cube\n\ndef solve(x):\n    return cube(x) // x\n"
+    assert all(later_words in h for h in graded(grader, square, sneaky, tmp_path / "b.py"))
+    right = "from course_lib import *\n\ndef solve(x):\n    return helper(x * x) - 1\n"
+    assert graded(grader, square, right, tmp_path / "c.py") == ["passed", "passed"]
+    # What travels for square holds neither answer, each module line for line as on disk.
+    job = runner.jobs[-1]
+    assert job.library is not None
+    assert dict(job.library.hidden).keys() == {"square", "cube", "fourth_power"}
+    for _, file, source in job.library.modules:
+        assert "def square" not in source and "def cube" not in source
+        assert len(source.splitlines()) == len(Path(file).read_text().splitlines())
+    # cube: square is an earlier lesson's part, fourth_power lent by [library] given; cube
+    # itself is this lesson's answer.
+    uses = "from course_lib import square\n\ndef solve(x):\n    return square(x) * x\n"
+    assert graded(grader, cube, uses, tmp_path / "d.py") == ["passed", "passed"]
+    lent = "from course_lib import fourth_power\n\ndef solve(x):\n    return fourth_power(x) // x\n"
+    assert graded(grader, cube, lent, tmp_path / "e.py") == ["passed", "passed"]
+    taken = graded(grader, cube, "from course_lib import cube as solve\n", tmp_path / "f.py")
+    assert all("without course_lib.cube: it is this lesson's own answer" in h for h in taken)
+    # A lesson after them all imports every part.
+    on_parts = "import course_lib\n\ndef solve(x):\n    return course_lib.cube(x) // x + 1\n"
+    assert graded(grader, later, on_parts, tmp_path / "g.py") == ["passed", "passed"]
+    assert "course_lib" not in sys.modules
+    # A learner's copy of cube keeps its loan (and the parts of the lessons it copies).
+    found = course.load(course_root / "course.toml")
+    lines = courselib.export(found.library, tmp_path / "out", {cube.path: "cube"})
+    assert lines[-1] == 'given = { "cube" = ["fourth_power"] }'
+
+
+def test_the_lesson_check_grades_every_callable_a_lesson_can_import_and_names_its_answer(
+    tmp_path: Path,
+) -> None:
+    def library_problems(exercise: model.Exercise) -> list[str]:
+        runner = ServingRunner()
+        resolved = settings.resolve(option=lambda name: None, ini=lambda name: None, environ={})
+        grader = Grader(runner, resolved, show=lambda path: Path(path).name)
+        found = LessonCheck(grader, exercise).problems()
+        return [p for p in found if "course library" in p]
+
+    lessons = write_powers(tmp_path, ("square", "cube", "fourth", "again"))
+    # fourth_power is no lesson's part: lesson fourth can import it, and it is the answer.
+    assert library_problems(lessons["fourth"]) == [
+        "fourth: the course library's fourth_power (ops.py, line 9) passes every case, so a "
+        "learner's `from course_lib.ops import fourth_power as solve` would take the lesson's "
+        "points: declare it this lesson's part in course.toml ([library] parts, fourth_power "
+        '= "fourth"), which keeps course_lib.fourth_power from this lesson and the lessons '
+        "before it"
+    ]
+    # again asks what square asked: square's part answers it.
+    (problem,) = library_problems(lessons["again"])
+    assert problem.startswith("again: the course library's square (ops.py, line 1) passes")
+    assert problem.endswith(
+        "make this lesson ask for more than lesson square does: course_lib.square is square's "
+        "part, and square comes before this lesson"
+    )
+    # Declared, fourth_power is kept from fourth; the other lessons' parts answer nothing.
+    lessons = write_powers(
+        tmp_path, ("square", "cube", "fourth", "again"), declared='fourth_power = "fourth"'
+    )
+    assert [library_problems(lessons[n]) for n in ("square", "cube", "fourth")] == [[], [], []]
+
+
+@pytest.mark.parametrize(
+    ("source", "cut"),
+    [
+        ("x = square; y = 1\n", "put this statement on lines of its own (no `;`)"),
+        ("def one(x):\n    return x\n", ""),
+    ],
+)
+def test_the_cut_keeps_every_line_and_hides_what_uses_a_hidden_part(
+    tmp_path: Path, source: str, cut: str
+) -> None:
+    ops = (
+        "import functools\nfrom math import sqrt, cos as square\n\n\n"
+        "def helper(x):\n    return x\n\n\n"
+        "@functools.lru_cache\ndef square(x):\n    return x * x\n\n\n"
+        "answer = square\n\n\n"
+        "class Squarer:\n    def __call__(self, x):\n        return square(x)\n\n\n"
+        "try:\n    from math import prod as _prod\nexcept ImportError:\n    _prod = square\n\n\n"
+        "def eye(n):  # a local named like a hidden part is the function's own\n"
+        "    square = n\n    return square\n\n\n" + source
+    )
+    (tmp_path / "course_lib").mkdir()
+    (tmp_path / "course_lib" / "__init__.py").write_text(
+        '"""Edges."""\nfrom .ops import helper, square as sq\nfrom course_lib import ops\n'
+    )
+    (tmp_path / "course_lib" / "ops.py").write_text(ops)
+    package = courselib.CourseLibrary((tmp_path / "course_lib").resolve())
+    if cut:
+        line = ops.splitlines().index(source.rstrip("\n")) + 1
+        with pytest.raises(ValueError, match=rf"ops\.py, line {line}: {re.escape(cut)}"):
+            courselib.view(package, ["square"])
+        return
+    modules, hidden = courselib.view(package, ["square"])
+    assert hidden == {n: "square" for n in ("square", "sq", "answer", "Squarer", "_prod")}
+    assert [d.name for d in courselib.definitions(package)] == [
+        "helper",
+        "square",
+        "answer",
+        "Squarer",
+        "eye",
+        "one",
+    ]
+    told = [[n, f"no {n}"] for n in hidden]
+    undo = library.install(
+        {"package": "course_lib", "modules": [list(m) for m in modules], "hidden": told}
+    )
+    try:
+        import course_lib
+
+        assert course_lib.ops.eye(3) == 3 and course_lib.helper(2) == 2  # type: ignore[attr-defined]
+        assert course_lib.ops.sqrt(4) == 2  # type: ignore[attr-defined]
+        for name in ("sq", "ops.square", "ops.answer", "ops.Squarer"):
+            module, _, attribute = f"course_lib.{name}".rpartition(".")
+            with pytest.raises(ImportError, match=f"no {attribute}"):
+                getattr(sys.modules[module], attribute)
+        with pytest.raises(AttributeError):
+            course_lib.nothing  # type: ignore[attr-defined]  # noqa: B018
+    finally:
+        undo()
+    text = dict((m[0], m[2]) for m in modules)["course_lib.ops"]
+    assert len(text.splitlines()) == len(ops.splitlines())
+    assert "def eye" in text and "def helper" in text and "x * x" not in text
+    assert "from math import sqrt\n" in text  # another package's import, cut name by name
+
+
+@needs_landlock
+@pytest.mark.usefixtures("no_preload")
+def test_a_class_run_keeps_each_lessons_answer_from_its_learners(pytester: pytest.Pytester) -> None:
+    write_powers(pytester.path, ("square", "later"))
+    handed_in = {
+        "alice": {  # square by import of its answer; later on square, as it may
+            "square": "from course_lib import square as solve\n",
+            "later": "from course_lib import square\n\ndef solve(x):\n    return square(x) + 1\n",
+        },
+        "bob": {"square": POWER_LESSONS["square"][1], "later": POWER_LESSONS["later"][1]},
+    }
+    for learner, files in handed_in.items():
+        for lesson, code in files.items():
+            (pytester.path / "submissions" / learner / lesson).mkdir(parents=True)
+            (pytester.path / "submissions" / learner / lesson / "solution.py").write_text(code)
+    result = pytester.runpytest(
+        "--lesson-submissions=submissions",
+        "--lesson-show-failures",
+        "-rf",
+        "-p",
+        "no:cacheprovider",
+    )
+    text = said(result)
+    # Alice's square fails, and only it: her later lesson and bob's two pass in the same run.
+    assert result.parseoutcomes()["passed"] == 6 and failed(result) == 2, text
+    listed = [line.split()[1] for line in result.stdout.lines if line.startswith("FAILED ")]
+    assert listed == ["square/exercise.toml::alice/case-1"]  # case 2 "failed the same way"
+    assert (
+        "solution.py raised ImportError at line 1 while it was loading: Write this lesson's "
+        "code without course_lib.square: it is this lesson's own answer" in text
+    )

@@ -5,7 +5,8 @@ For every exercise: its file is valid (collection already says when not); the re
 every case, generated ones included; the starter fails; each watch-out's mistake function fails
 at least one case and, wherever it fails, gets exactly its own watch-out; and no two mistakes give
 the same answer on every case (the cases could not tell them apart); each variant of
-``variants.py`` (a known-correct alternative) passes every case. Each problem names the
+``variants.py`` (a known-correct alternative) passes every case; and no callable of the course
+library that the lesson's code can import passes every case as its entry. Each problem names the
 exercise, the watch-out and the case. The mistakes and variants are graded exactly as a
 learner's answer is: through :meth:`Grader.grade <pytest_lessons.core.grader.Grader.grade>`.
 
@@ -26,7 +27,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
-from pytest_lessons.core import course, export, model, statistical
+from pytest_lessons.core import course, courselib, export, model, parts, statistical
 from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.compare import Problem, read_numbers, split_outputs
 from pytest_lessons.core.generate import draw
@@ -271,6 +272,7 @@ class LessonCheck:
             for what, numbers in wrong.items():
                 problems.append(f"{where}: on {case_list(numbers)} {what}")
         problems += self._look_alikes(answers)
+        problems += self._library_answers(scratch)
         self.notes = margins(self.grader, exercise, right, wrong_lists) + raising_notes
         if not problems:
             problems += self._learner_copy(graded_by)
@@ -309,6 +311,54 @@ class LessonCheck:
                 problems.append(
                     f"{name}: {who} passes every case of the learner's copy: only hidden "
                     "cases catch it, so a learner would never see it caught"
+                )
+        return problems
+
+    def _library_answers(self, scratch: Path) -> list[str]:
+        """Every callable of the course library that this lesson's code can import, graded as
+        the lesson's entry (``from course_lib.gpt import block as solve``), as a learner's
+        file is: one that passes every case is the lesson's answer for the taking. Each
+        problem names the callable and the lesson, and says how to keep it from the lesson."""
+        exercise = self.exercise
+        name = exercise.slug
+        problems = []
+        for definition, owner, lent in parts.importable(exercise):
+            if not _could_take(exercise, definition):
+                continue  # its def takes no call of this lesson's arguments
+            package = definition.module.split(".")[0]
+            shown = f"{package}.{definition.name}"
+            graded_as = f"from {definition.module} import {definition.name} as {exercise.entry}"
+            file = scratch / f"library_{definition.name}.py"
+            file.write_text(graded_as + "\n", encoding="utf-8")
+            learner = f"{CHECKER[:-1]}: {shown})"
+            passed = True
+            for case in exercise.cases:
+                attempt = Attempt(exercise, case, file, learner)
+                if not self.grader.grade(attempt, lambda attempt, evidence: None).passed:
+                    passed = False
+                    break
+            if not passed:
+                continue
+            said = (
+                f"{name}: the course library's {definition.name} ({Path(definition.file).name}, "
+                f"line {definition.line}) passes every case, so a learner's `{graded_as}` "
+                "would take the lesson's points: "
+            )
+            if owner is None:
+                problems.append(
+                    said + f"declare it this lesson's part in {course.COURSE_FILE} ([library] "
+                    f'parts, {definition.name} = "{name}"), which keeps {shown} from this '
+                    "lesson and the lessons before it"
+                )
+            elif lent:
+                problems.append(
+                    said + f"take it out of this lesson's [library] given in "
+                    f"{course.COURSE_FILE}, which lends lesson {owner}'s part to this one"
+                )
+            else:
+                problems.append(
+                    said + f"make this lesson ask for more than lesson {owner} does: {shown} "
+                    f"is {owner}'s part, and {owner} comes before this lesson"
                 )
         return problems
 
@@ -472,6 +522,19 @@ def learner_copy(grader: Grader, exercise: model.Exercise) -> tuple[str, list[in
             works[case.number] = found
     raw = model.read_toml(exercise.path.read_text(encoding="utf-8-sig"))
     return export.learner_toml(raw, exercise, answers, works)
+
+
+def _could_take(exercise: model.Exercise, definition: courselib.Definition) -> bool:
+    """Whether the library's *definition* could be called as *exercise*'s entry: False only
+    for a plain function whose ``def`` takes no call of the lesson's arguments (the lesson
+    calls its entry with its inputs, in order; a harness or a gradient lesson calls it its
+    own way, and a statistical case as its draws need)."""
+    arity = definition.arity
+    plain = exercise.harness is None and exercise.gradients is None and not exercise.after
+    if arity is None or not plain or any(case.draws is not None for case in exercise.cases):
+        return True
+    count = len(exercise.inputs)
+    return bool(arity[0] <= count and (arity[1] < 0 or count <= arity[1]))
 
 
 def variant_names(path: Path, classes: bool = False) -> list[str]:

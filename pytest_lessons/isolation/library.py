@@ -8,7 +8,9 @@ files of the earlier lessons, beneath the learner's folder with no link followed
 learner's own file: the sandbox opens nothing new, so no path of the course becomes readable
 and nothing on disk can be changed through the package. :func:`install` puts a finder first on
 ``sys.meta_path`` that loads those modules from the job's bytes (never a ``.pyc``); with own
-parts, each named part of the package is then the learner's function of that lesson.
+parts, each named part of the package is then the learner's function of that lesson. A part
+the lesson may not use (its own answer, a later lesson's) is not in the job's bytes at all:
+the grader cut it out, and importing it raises an ImportError with the grader's words.
 
 This module imports neither pytest nor torch: it runs next to learner code.
 """
@@ -55,6 +57,10 @@ class Library:
     """(module name, file name shown in tracebacks, source text) of each module."""
     own: tuple[OwnPart, ...] = ()
     """The learner's own parts, read when the job is sent (empty: the library's parts)."""
+    hidden: tuple[tuple[str, str], ...] = ()
+    """(name, what an import of it raises) for each name cut out of :attr:`modules`: a part
+    the lesson may not use (another lesson's answer), so the learner is told why it is not
+    there."""
 
     def request(self) -> dict[str, Any]:
         """The job's ``library`` entry: JSON data, the own parts' bytes read now."""
@@ -68,7 +74,12 @@ class Library:
             except Unreadable as why:
                 text, problem = None, why.problem
             own.append([part.name, shown, text, part.entry, part.lesson, problem])
-        return {"package": self.package, "modules": [list(m) for m in self.modules], "own": own}
+        return {
+            "package": self.package,
+            "modules": [list(m) for m in self.modules],
+            "own": own,
+            "hidden": [list(h) for h in self.hidden],
+        }
 
 
 #: Why an own part's file could not be read, as the learner is told.
@@ -88,6 +99,7 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         self.package = str(spec["package"])
         self.modules = {str(m[0]): (str(m[1]), str(m[2])) for m in spec.get("modules", [])}
         self.own: list[Sequence[Any]] = list(spec.get("own", []))
+        self.hidden = {str(h[0]): str(h[1]) for h in spec.get("hidden", [])}
 
     def find_spec(
         self, fullname: str, path: Any = None, target: ModuleType | None = None
@@ -111,9 +123,28 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         shown, source = self.modules[name]
         module.__file__ = shown
         _run(module, shown, source)
+        if self.hidden:
+            module.__getattr__ = self._kept(module)  # type: ignore[method-assign]
         if name == self.package:
             for part in self.own:
                 setattr(module, str(part[0]), self._own(part))
+
+    def _kept(self, module: ModuleType) -> Callable[[str], Any]:
+        """The module's ``__getattr__`` (PEP 562): a name cut out of the library raises an
+        ImportError that says why (``from course_lib import block`` raises it as it is),
+        any other goes to the module's own ``__getattr__``, if it has one."""
+        hidden = self.hidden
+        own = module.__dict__.get("__getattr__")
+        label = module.__name__
+
+        def __getattr__(name: str) -> Any:
+            if name in hidden:
+                raise ImportError(hidden[name], name=label)
+            if callable(own):
+                return own(name)
+            raise AttributeError(f"module {label!r} has no attribute {name!r}")
+
+        return __getattr__
 
     def _own(self, part: Sequence[Any]) -> Callable[..., Any]:
         """The learner's function of an earlier lesson, loaded as a module of its own."""

@@ -41,6 +41,16 @@ def copy(pytester: pytest.Pytester, *names: str) -> None:
                 ignore=shutil.ignore_patterns("__pycache__"),
             )
             text += '\n[library]\nfolder = "course_lib"\n'
+            # The parts and loans of the lessons copied: the others' lessons are not there.
+            table = course.get("library", {})
+            kept = {n: f for n, f in table.get("parts", {}).items() if f in names}
+            lent = {f: n for f, n in table.get("given", {}).items() if f in names}
+            if kept:
+                text += "parts = { " + ", ".join(f"{n} = {json.dumps(f)}" for n, f in kept.items())
+                text += " }\n"
+            if lent:
+                text += "given = { " + ", ".join(f"{f} = {json.dumps(n)}" for f, n in lent.items())
+                text += " }\n"
         for chapter in course["chapter"]:
             lessons = [lesson for lesson in chapter["lessons"] if lesson in names]
             if lessons:
