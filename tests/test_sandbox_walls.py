@@ -222,7 +222,10 @@ def test_a_wide_set_of_torch_and_numpy_operators_passes_inside_the_sandbox(
 
 
 @pytest.mark.torch
+@pytest.mark.course
 def test_the_lesson_check_passes_inside_the_sandbox(pytester: pytest.Pytester) -> None:
+    # With -m course only: .ci/run's lesson-check stage runs this command over exercises/,
+    # spread over the cores, with --lesson-sandbox=require as here.
     shutil.copytree(ROOT / "exercises", pytester.path / "exercises")
     result = pytester.runpytest_subprocess(
         "--lesson-check", "exercises", "--lesson-sandbox=require", "-p", "no:cacheprovider"
