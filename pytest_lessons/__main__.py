@@ -36,7 +36,7 @@ exit status:
   2  the merge was refused: a shard is missing, given twice or of another class, a
      report cannot be read, or the options do not fit together; nothing is written
   5  the shards graded nothing
-  6  a file could not be written (the message names it and says why); every other
+  10 a file could not be written (the message names it and says why); every other
      file was written
 """
 

@@ -610,11 +610,11 @@ def test_a_report_that_cannot_be_written_ends_the_run_as_an_error_not_a_failed_c
     (pytester.path / "out").write_text("a file where the report's folder should be")
     result = pytester.runpytest("--lesson-report=out/report.json", "double")
     # Exit 1 would read as "graded, a case failed" to the recipes, which then post no score;
-    # 6 is none of pytest's own statuses (docs/ci-grading.md).
-    assert result.ret == 6
+    # 10 is none of pytest's own statuses (docs/ci-grading.md).
+    assert result.ret == 10
     result.stdout.fnmatch_lines(
         [
             "*lessons: ERROR: fix the output path, then grade again: *out/report.json could not "
-            "be written (*); every other file was written (exit status 6)."
+            "be written (*); every other file was written (exit status 10)."
         ]
     )
