@@ -411,6 +411,28 @@ def test_a_hidden_case_words_a_setup_problem_without_the_childs_text(tmp_path: P
     assert graded_hidden(tmp_path, missing)[1].headline.startswith("Create solution.py")
 
 
+def test_a_hidden_cases_harness_failure_keeps_the_childs_words_out_of_every_field(
+    tmp_path: Path,
+) -> None:
+    forged = Outcome(
+        "raised",
+        error_type="Leak_7p25",
+        message="x = [[7.25], [8.5625]]",
+        phase="call",
+        frames=frames_at(tmp_path, "in_7p25.py"),
+        details={"harness": "bug", "file": "/course/double/x_7p25.py"},
+    )
+    public, hidden = graded_hidden(tmp_path, forged)
+    assert "7.25" in public.lesson_error  # a public case's account is whole
+    assert hidden.lesson_error == (
+        "The lesson's harness failed on a hidden case (it raised an exception): run pytest "
+        "--lesson-check on double to see where.\n"
+    )
+    for field in ("headline", "message", "lesson_error", "fault", "call", "output"):
+        for secret in SECRETS:
+            assert secret not in getattr(hidden, field), field
+
+
 # --- the writers ----------------------------------------------------------------------------
 
 #: Folder names a learner may choose: escapes, markup, a link, a lone surrogate (a name of

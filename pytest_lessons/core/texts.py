@@ -747,6 +747,19 @@ def hidden_place(outcome: Outcome, ctx: Context) -> str:
     return f" at {ctx.show(frame.file)}, line {frame.line}" if frame is not None else ""
 
 
+def hidden_lesson_error(outcome: Outcome | None, ctx: Context) -> str:
+    """The author's account of a lesson's harness failing on a learner's hidden case: that it
+    failed and which built-in it raised, never its message, file or line (the child says
+    those, and a learner's code could fill them with the case's inputs); empty for any other
+    outcome. ``--lesson-check`` shows the harness's own failure whole."""
+    if outcome is None or outcome.kind != RAISED or outcome.details.get("harness") != "bug":
+        return ""
+    return (
+        f"The lesson's harness failed on a hidden case (it raised {hidden_exception(outcome)}): "
+        f"run pytest --lesson-check on {ctx.slug} to see where.\n"
+    )
+
+
 def _hidden_setup(outcome: Outcome, ctx: Context) -> Failure:
     """A hidden case whose code could not be used: what the child said about the file (the
     names it defines, what the entry is, its parameters) is the child's text, and a hidden
