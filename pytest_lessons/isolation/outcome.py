@@ -41,7 +41,7 @@ from enum import Enum
 from typing import Any
 
 from pytest_lessons.isolation import text as _text_boundary
-from pytest_lessons.isolation.text import learner_data, learner_text
+from pytest_lessons.isolation.text import all_plain, learner_data, learner_text
 from pytest_lessons.isolation.work import believable as believable_work
 
 
@@ -161,6 +161,8 @@ class Outcome:
         object.__setattr__(self, "kind", OutcomeKind(self.kind))
         # The boundary for learner text (isolation/text.py): however a runner built this
         # outcome, each of its texts is plain and bounded before anything reads it.
+        if self._plain_already():
+            return  # made again (replace, a round trip) from texts already cleaned
         for name, limit, lines in _TEXT_FIELDS:
             object.__setattr__(self, name, learner_text(getattr(self, name), limit, lines))
         object.__setattr__(
@@ -182,6 +184,35 @@ class Outcome:
             tuple(learner_text(n, _text_boundary.NAME, lines=False) for n in self.names[:200]),
         )
         object.__setattr__(self, "details", learner_data(dict(self.details)))
+
+    def _plain_already(self) -> bool:
+        """Whether every text is one :func:`~pytest_lessons.isolation.text.learner_text` would
+        leave as it is: checked in one scan, so that an outcome made again costs little."""
+        frames, names = self.frames, self.names
+        if type(frames) is not tuple or type(names) is not tuple or len(names) > 200:
+            return False
+        one_line = [self.error_type, self.phase, self.signal, *names]
+        bounds = [
+            len(self.error_type) <= _text_boundary.NAME,
+            len(self.phase) <= _text_boundary.WORD,
+            len(self.signal) <= _text_boundary.WORD,
+            len(self.message) <= _text_boundary.MESSAGE,
+            len(self.output) <= _text_boundary.OUTPUT,
+        ]
+        for f in frames:
+            if type(f) is not Frame or type(f.line) is not int:
+                return False
+            one_line += (f.file, f.function, f.code)
+            bounds += (
+                len(f.file) <= _text_boundary.PATH,
+                len(f.function) <= _text_boundary.NAME,
+                len(f.code) <= _text_boundary.PATH,
+            )
+        if not all(bounds) or any(len(n) > _text_boundary.NAME for n in names):
+            return False
+        if self.details and learner_data(self.details) != self.details:
+            return False
+        return all_plain(one_line, [self.message, self.output])
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Outcome:

@@ -85,6 +85,17 @@ def learner_text(text: object, limit: int = MESSAGE, lines: bool = True) -> str:
     return text
 
 
+def all_plain(one_line: list[str], with_lines: list[str]) -> bool:
+    """Whether :func:`learner_text` would leave each of these texts as it is (the bounds
+    aside, which the caller checks): *one_line* without, *with_lines* with their lines kept.
+    One scan of them all, for an outcome that is made again from texts already cleaned."""
+    try:
+        lined = "".join(with_lines).replace("\n", "").replace("\t", "")
+        return ("".join(one_line) + lined).isprintable()
+    except TypeError:  # a text that is no string: the slow path says ""
+        return False
+
+
 def learner_data(value: Any, limit: int = PATH, depth: int = 0) -> Any:
     """*value* (JSON-like data: an outcome's details) with every string in it, keys too, made
     plain on one line (:func:`learner_text`); nested at most :data:`DETAIL_DEPTH` levels (what
