@@ -19,6 +19,7 @@ from typing import Any, Callable
 import cmarkgfm
 import jsonschema
 import pytest
+import xmlschema
 from cmarkgfm.cmark import Options as CmarkOptions
 from markdown_it import MarkdownIt
 
@@ -283,6 +284,8 @@ def test_learner_text_reaches_every_output_plain_and_no_hidden_case_shows_its_in
     assert_no_control(page, "class report")
 
     # JUnit XML, read by an XML 1.0 parser; the gradebook by the csv module.
+    for name in ("junit-10.xsd", "xunit2.xsd"):  # Jenkins' xUnit and pytest's own schema
+        xmlschema.XMLSchema(str(SCHEMAS / name)).validate(str(pytester.path / "junit.xml"))
     root = ET.parse(pytester.path / "junit.xml").getroot()
     names = {p.get("name") for p in root.iter("property")}
     assert "lessons:double/exercise.toml::ada/case-1-a-row" in names
