@@ -39,7 +39,7 @@ class OptionError(ValueError):
 
 
 #: The exit status of a run (and of the merge) that graded, but could not write a file it was
-#: asked for: none of pytest's own (0 to 5), so a script tells it from failed cases (1).
+#: asked for: none of pytest's own (0 to 6, pytest 9), so a script tells it from failed cases (1).
 WRITE_FAILED = 10
 
 
