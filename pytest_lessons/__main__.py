@@ -22,10 +22,11 @@ from pathlib import Path
 from pytest_lessons import autograder, canvas, history_command, place, similarity, watch
 from pytest_lessons.core.results import CaseResult
 from pytest_lessons.core.submissions import Roll, ShardError, parse_shard
+from pytest_lessons.isolation.text import visible
 from pytest_lessons.reports import formats
 from pytest_lessons.reports.classreport import class_lines, name_list
 from pytest_lessons.reports.options import MERGE, OUTPUT_OPTIONS
-from pytest_lessons.reports.outputs import Outputs, check, write
+from pytest_lessons.reports.outputs import WRITE_FAILED, Outputs, WriteFailed, check, write
 
 #: Exit statuses of the merge, as ``--help`` and docs/ci-grading.md give them.
 EXIT_STATUS = """\
@@ -35,6 +36,8 @@ exit status:
   2  the merge was refused: a shard is missing, given twice or of another class, a
      report cannot be read, or the options do not fit together; nothing is written
   5  the shards graded nothing
+  10 a file could not be written (the message names it and says why); every other
+     file was written
 """
 
 
@@ -239,11 +242,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 5
     for line in class_lines(results, merged.order, merged.absent):
         print(line)
-    print(formats.summary_text(results))
-    for line in write(
-        outputs, results, merged.seconds, here, merged.roll, merged.order, merged.absent
-    ):
-        print(line)
+    print(visible(formats.summary_text(results)))
+    try:
+        written = write(
+            outputs, results, merged.seconds, here, merged.roll, merged.order, merged.absent
+        )
+    except WriteFailed as failed:
+        for line in failed.lines:
+            print(visible(line))
+        for line in failed.error_lines():
+            print(visible(line), file=sys.stderr)
+        return WRITE_FAILED
+    for line in written:
+        print(visible(line))
     return 0 if all(r.passed for r in results) and not merged.absent else 1
 
 

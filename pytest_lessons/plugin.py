@@ -29,11 +29,20 @@ from pytest_lessons.core.runs import LOOP_TIMEOUTS
 from pytest_lessons.core.submissions import ShardError, parse_shard
 from pytest_lessons.isolation import sandbox
 from pytest_lessons.isolation.runner import PoolRunner, make_runner, usable_cpus
+from pytest_lessons.isolation.text import visible
 from pytest_lessons.nodes import BrokenExercise, CaseItem, ExerciseFile, FailureText
 from pytest_lessons.reports import formats
 from pytest_lessons.reports.classreport import class_lines
 from pytest_lessons.reports.options import OUTPUT_OPTIONS, PYTEST
-from pytest_lessons.reports.outputs import OptionError, Outputs, check, write, write_report
+from pytest_lessons.reports.outputs import (
+    WRITE_FAILED,
+    OptionError,
+    Outputs,
+    WriteFailed,
+    check,
+    write,
+    write_report,
+)
 from pytest_lessons.session import KEY, LessonSession
 from pytest_lessons.terminal import (
     UNSANDBOXED_GRADING,
@@ -47,8 +56,8 @@ _STARTED = pytest.StashKey[float]()
 _OUTPUTS = pytest.StashKey[Outputs]()
 _REDIRECTED = pytest.StashKey[list[str]]()
 _WRITTEN = pytest.StashKey[list[str]]()
-#: Why a file the run was asked to write could not be written.
-_WRITE_ERROR = pytest.StashKey[str]()
+#: The files the run was asked to write that could not be written, each with why.
+_WRITE_ERROR = pytest.StashKey[WriteFailed]()
 
 
 class WatchOutMatcher:
@@ -588,30 +597,42 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if _grading(config) and not results and session.exitstatus == pytest.ExitCode.OK:
         # Grading that graded nothing must not look like success.
         session.exitstatus = pytest.ExitCode.NO_TESTS_COLLECTED
-    try:
-        _write_files(config, lessons, seconds)
-    except OSError as error:
+    failed = _write_files(config, lessons, seconds)
+    if failed.failed:
         # A report that cannot be written must not pass for a failed case (exit 1), which a
-        # grading script reads as "graded": the run ends as an error, and says which file.
-        config.stash[_WRITE_ERROR] = f"{error.strerror or error}: {error.filename or ''}".strip()
-        session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+        # grading script reads as "graded": every other file is written, the run ends with
+        # its own status, and says which file and why.
+        config.stash[_WRITE_ERROR] = failed
+        session.exitstatus = WRITE_FAILED
 
 
-def _write_files(config: pytest.Config, lessons: LessonSession, seconds: float) -> None:
-    """Every file the run was asked for: the report, a class's files, GitHub's job summary."""
+def _write_files(config: pytest.Config, lessons: LessonSession, seconds: float) -> WriteFailed:
+    """Every file the run was asked for: the report, a class's files, GitHub's job summary;
+    each written on its own, so one that fails stops no other. What failed, each with why."""
     results = lessons.results
     outputs = config.stash[_OUTPUTS]
-    if lessons.submissions is None:
-        write_report(outputs, results, seconds, config.invocation_params.dir)
-    else:
-        # Always, as a single learner's report is: an empty class still gets its files.
-        config.stash[_WRITTEN] = write(
-            outputs, results, seconds, config.invocation_params.dir, lessons.roll()
-        )
+    failed = WriteFailed([])
+    try:
+        if lessons.submissions is None:
+            write_report(outputs, results, seconds, config.invocation_params.dir)
+        else:
+            # Always, as a single learner's report is: an empty class still gets its files.
+            config.stash[_WRITTEN] = write(
+                outputs, results, seconds, config.invocation_params.dir, lessons.roll()
+            )
+    except WriteFailed as error:
+        failed.failed += error.failed
+        config.stash[_WRITTEN] = error.lines
+    except Exception as error:  # a fault of ours before any file: said, never a crash
+        failed.failed.append((str(outputs.report or "the class's files"), formats.why(error)))
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if step_summary and results:
-        with open(step_summary, "a", encoding="utf-8") as handle:
-            handle.write(formats.step_summary(results))
+        try:
+            with open(step_summary, "ab") as handle:
+                handle.write(formats.encoded(formats.step_summary(results)))
+        except Exception as error:  # the job summary alone: the reports are written
+            failed.failed.append((step_summary, formats.why(error)))
+    return failed
 
 
 def _paths(config: pytest.Config) -> list[str]:
@@ -631,13 +652,9 @@ def pytest_terminal_summary(
     if hasattr(config, "workerinput"):
         return
     failed_write = config.stash.get(_WRITE_ERROR, None)
-    if failed_write:
-        terminalreporter.write_line(
-            f"lessons: ERROR: fix the output path, then grade again: a file the run was asked "
-            f"for could not be written ({failed_write}).",
-            red=True,
-            bold=True,
-        )
+    if failed_write is not None:
+        for line in failed_write.error_lines():
+            terminalreporter.write_line(visible(line), red=True, bold=True)
     lessons = config.stash.get(KEY, None)
     if lessons is None or not lessons.results:
         return
@@ -648,9 +665,9 @@ def pytest_terminal_summary(
         terminalreporter.write_sep("=", "lessons: the class")
         for line in class_lines(results):
             terminalreporter.write_line(line)
-        terminalreporter.write_line(formats.summary_text(results))
+        terminalreporter.write_line(visible(formats.summary_text(results)))
         for line in config.stash.get(_WRITTEN, []):
-            terminalreporter.write_line(line)
+            terminalreporter.write_line(visible(line))
         return
     show = lessons.show
     lines = summary.render(
@@ -666,7 +683,7 @@ def pytest_terminal_summary(
     for line in lines:
         terminalreporter.write_line(line)
     if any(r.hidden for r in results) or _grading(config):
-        terminalreporter.write_line(formats.summary_text(results))
+        terminalreporter.write_line(visible(formats.summary_text(results)))
 
 
 def pytest_report_collectionfinish(config: pytest.Config, items: list[pytest.Item]) -> list[str]:

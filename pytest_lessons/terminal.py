@@ -18,7 +18,8 @@ import pytest
 from pytest_lessons.core.frontend import SAME_WAY
 from pytest_lessons.core.results import CaseResult
 from pytest_lessons.isolation import sandbox
-from pytest_lessons.reports import tallies
+from pytest_lessons.isolation.text import visible
+from pytest_lessons.reports import formats, tallies
 from pytest_lessons.reports.classreport import progress_line
 from pytest_lessons.session import KEY, LessonSession
 
@@ -219,4 +220,8 @@ def junit_property(nodeid: str, result: CaseResult) -> tuple[str, str]:
         data["watch_out"] = result.diagnosis
     if result.learner:
         data["learner"] = result.learner
-    return f"lessons:{nodeid}", json.dumps(data, ensure_ascii=False, sort_keys=True)
+    # XML 1.0 holds no control character and no lone surrogate, and pytest escapes a
+    # property's value but not its name: a folder name may hold either, so both are made
+    # text here (the name's as escapes a reader sees, the value's as JSON's and U+FFFD).
+    value = json.dumps(data, sort_keys=True, ensure_ascii=False)
+    return visible(f"lessons:{nodeid}"), formats.encoded(value).decode("utf-8")

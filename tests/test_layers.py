@@ -47,18 +47,22 @@ MAY_IMPORT: dict[str, tuple[str, ...]] = {
     # The isolation layer's contract only: the runner, the outcome it returns, the sandbox's
     # Policy (grading and the texts word outcomes; a Job carries a Policy).
     # isolation.library: the course library a Job carries (core.parts builds it).
+    # isolation.text: the boundary for learner text, whose escapes the terminal's lines use.
     "core": (
         "core",
         "isolation.runner",
         "isolation.outcome",
         "isolation.sandbox",
         "isolation.library",
+        "isolation.text",
     ),
     "isolation": ("isolation",),
     # core.submissions: which folders are learners and which shard holds them, plain data;
     # core.words: the general word helpers, so a report words a count as the terminal does.
+    # isolation.text: the writers show what no file should hold as escapes (visible).
     "reports": (
         "reports",
+        "isolation.text",
         "core.results",
         "core.words",
         "core.model",
@@ -261,7 +265,7 @@ def test_an_upward_import_fails_the_check_and_names_both_modules(tmp_path: Path)
     assert broken == [
         "pytest_lessons.core.model imports pytest_lessons.reports.gradebook: the core may "
         "import only core, isolation.runner, isolation.outcome, isolation.sandbox, "
-        "isolation.library",
+        "isolation.library, isolation.text",
         "pytest_lessons.isolation.outcome imports pytest_lessons.core.results: the isolation "
         "may import only isolation",
     ]

@@ -1241,13 +1241,16 @@ def test_a_behaviour_lessons_outcomes_have_their_words_keys_and_hidden_words() -
     ]
     assert texts.fault_key(changed, None) == "raised InputChanged ids"
     hidden = [
-        texts.describe_hidden(o, None, context(), "hidden case 2").headline
-        for o in (changed, outcome("failure"), outcome("bug"))
+        texts.describe_hidden(o, None, context(inputs={"ids": [1]}), "hidden case 2").headline
+        for o in (changed, outcome("failure"), outcome("bug"), changed)
     ]
+    # An input the lesson does not have is named by no one: the name is the result's text.
+    hidden[-1] = texts.describe_hidden(changed, None, context(), "hidden case 2").headline
     assert hidden == [
         "Hidden case 2 failed: your code changed its input ids in place.",
         "Hidden case 2 failed: your code did not pass the lesson's check of it.",
         "Hidden case 2 failed: the lesson's harness failed on it, not your code.",
+        "Hidden case 2 failed: your code changed one of its inputs in place.",
     ]
     missing = Outcome("setup", error_type="no_entry", names=("Tok",))
     assert headline(missing, entry="Tokenizer").startswith(

@@ -57,6 +57,7 @@ from pytest_lessons.core.texts import (
     describe,
     describe_hidden,
     fault_key,
+    hidden_lesson_error,
     repeated,
 )
 from pytest_lessons.core.watchouts import WatchOuts
@@ -241,6 +242,10 @@ class Grader:
             status = Status.INTERNAL
         lesson_error = self.mistake_failures(attempt) + behaviour.lesson_error(outcome, self.show)
         if case.hidden:
+            if not context.author:  # the child's words could carry the hidden case's inputs
+                lesson_error = self.mistake_failures(attempt) + hidden_lesson_error(
+                    outcome, context
+                )
             hidden = describe_hidden(outcome, comparison, context, case.label, diagnosis)
             text = hidden.render()
             return _Verdict(status, text, text, headline=hidden.headline, lesson_error=lesson_error)

@@ -18,6 +18,7 @@ from pytest_lessons.core import model
 from pytest_lessons.core.course import Chapter, Course
 from pytest_lessons.core.results import FAULT, WATCH_OUT, CaseResult, Status
 from pytest_lessons.core.words import case_list, wrap
+from pytest_lessons.isolation.text import visible
 
 BAR = 10
 
@@ -297,13 +298,16 @@ def render(
     rerun: list[str],
     courses: Sequence[Course] = (),
 ) -> list[str]:
-    """Every line of the ``lessons`` section, lessons in their courses' order."""
+    """Every line of the ``lessons`` section, lessons in their courses' order, each safe to
+    print on a terminal: an escape sequence or a control character in any text (a fault's
+    key, a folder's name) shows as ``\\x1b`` and never runs (tabs stay)."""
     states = collect(results, course_order(courses))
-    return [
+    lines = [
         *progress_lines(states, courses, cache),
         *solution_lines(states, solution, cache, show, rerun),
         *hint_lines(states, hints, cache, rerun),
     ]
+    return [visible(line, tabs=True) for line in lines]
 
 
 def course_order(courses: Sequence[Course]) -> Callable[[Path], tuple[int, int, str]]:

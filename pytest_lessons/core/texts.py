@@ -10,6 +10,7 @@ Nothing of the grader's own code is shown.
 
 from __future__ import annotations
 
+import builtins
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -718,6 +719,68 @@ def describe(
     return failure
 
 
+#: Python's own exception classes, by name: the only ones a hidden case names.
+BUILTIN_EXCEPTIONS = frozenset(
+    name
+    for name, value in vars(builtins).items()
+    if isinstance(value, type) and issubclass(value, BaseException)
+)
+
+
+def hidden_exception(outcome: Outcome) -> str:
+    """How a hidden case names the exception of a raised outcome: a built-in's class name
+    (``ValueError``), else "an exception". A class of the learner's own may have any name
+    (built from the case's inputs, say), so its name is never shown."""
+    name = outcome.error_type
+    module = outcome.details.get("module", "builtins")
+    if name in BUILTIN_EXCEPTIONS and module in ("builtins", ""):
+        return name
+    return "an exception"
+
+
+def hidden_place(outcome: Outcome, ctx: Context) -> str:
+    """Where a hidden case says its exception was raised: `` at double/solution.py, line 3``
+    at the last line of the learner's solution file in the traceback; "" when none is (a file
+    of another name is the learner's choice, made from the inputs perhaps)."""
+    own = str(ctx.solution)
+    frame = next((f for f in reversed(outcome.frames) if f.file == own), None)
+    return f" at {ctx.show(frame.file)}, line {frame.line}" if frame is not None else ""
+
+
+def hidden_lesson_error(outcome: Outcome | None, ctx: Context) -> str:
+    """The author's account of a lesson's harness failing on a learner's hidden case: that it
+    failed and which built-in it raised, never its message, file or line (the child says
+    those, and a learner's code could fill them with the case's inputs); empty for any other
+    outcome. ``--lesson-check`` shows the harness's own failure whole."""
+    if outcome is None or outcome.kind != RAISED or outcome.details.get("harness") != "bug":
+        return ""
+    return (
+        f"The lesson's harness failed on a hidden case (it raised {hidden_exception(outcome)}): "
+        f"run pytest --lesson-check on {ctx.slug} to see where.\n"
+    )
+
+
+def _hidden_setup(outcome: Outcome, ctx: Context) -> Failure:
+    """A hidden case whose code could not be used: what the child said about the file (the
+    names it defines, what the entry is, its parameters) is the child's text, and a hidden
+    case's child may have made it up from the inputs, so its words are the lesson's alone."""
+    call = f"{ctx.entry}({', '.join(ctx.inputs)})"
+    where = ctx.show(ctx.solution)
+    problem = outcome.error_type
+    if problem == "no_entry":
+        what = "a class" if ctx.entry[:1].isupper() else "a function"
+        text = f"Define {what} named {ctx.entry} in {where}: the grader calls {call}."
+    elif problem == "not_callable":
+        text = f"Make {ctx.entry} a function (def {call}:) in {where}."
+    elif problem == "signature":
+        text = (
+            f"Give {ctx.entry} {plural(len(ctx.inputs), 'parameter')}, in this order: def {call}."
+        )
+    else:  # found by the runner itself (a missing file, a link ...): the usual words
+        return describe_error(outcome, ctx)
+    return Failure(text)
+
+
 def describe_hidden(
     outcome: Outcome,
     comparison: Comparison | None,
@@ -737,12 +800,14 @@ def describe_hidden(
             what += f" (in {comparison.part})"
     elif outcome.kind == RAISED and behaviour.hidden_words(outcome):
         what = str(behaviour.hidden_words(outcome))
+        changed = outcome.details.get("changed")
+        name = changed.get("input") if isinstance(changed, dict) else None
+        named = isinstance(name, str) and name in ctx.inputs
+        if outcome.details.get("harness") == "changed" and not named:
+            # An input's name is the lesson's; any other is text the result made up.
+            what = "your code changed one of its inputs in place"
     elif outcome.kind == RAISED:
-        where = ""
-        if outcome.frames:
-            frame = outcome.frames[-1]
-            where = f" at {ctx.show(frame.file)}, line {frame.line}"
-        what = f"your code raised {outcome.error_type}{where}"
+        what = f"your code raised {hidden_exception(outcome)}{hidden_place(outcome, ctx)}"
     elif outcome.kind == TIMEOUT:
         what = f"{ctx.entry} ran longer than {ctx.timeout:g} s and was stopped"
     elif outcome.kind == DIED and outcome.details.get("limit") == "disk":
@@ -751,7 +816,7 @@ def describe_hidden(
     elif outcome.kind == DIED:
         what = f"the process running {ctx.entry} ended before it returned"
     elif outcome.kind == SETUP:
-        return describe_error(outcome, ctx)
+        return _hidden_setup(outcome, ctx)
     else:
         what = "the grader itself failed on it, not your code"
     lines = []

@@ -40,6 +40,8 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 
+from pytest_lessons.isolation import text as _text_boundary
+from pytest_lessons.isolation.text import all_plain, learner_data, learner_text
 from pytest_lessons.isolation.work import believable as believable_work
 
 
@@ -74,16 +76,11 @@ INTERNAL = OutcomeKind.INTERNAL
 
 TAG = "$"
 
-# Escape sequences (colours, cursor moves, terminal titles) and other control characters that
-# learner output could use to rewrite the terminal; tabs and newlines are kept.
-_ESCAPES = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|[@-Z\\-_])")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-
 
 def clean_text(text: str) -> str:
-    """*text* without terminal escape sequences or control characters (a lone CR becomes LF)."""
-    text = _ESCAPES.sub("", text).replace("\r\n", "\n").replace("\r", "\n")
-    return _CONTROL.sub("", text)
+    """*text* without terminal escape sequences or control characters (a lone CR becomes LF),
+    its lines kept: :func:`pytest_lessons.isolation.text.learner_text`, the one boundary."""
+    return learner_text(text, _text_boundary.OUTPUT)
 
 
 def rectangular(value: Any) -> tuple[tuple[int, ...], list[Any], set[type]] | None:
@@ -120,6 +117,16 @@ class Frame:
     code: str = ""
 
 
+#: Each text field of an outcome, its bound, and whether it keeps its lines.
+_TEXT_FIELDS = (
+    ("error_type", _text_boundary.NAME, False),
+    ("message", _text_boundary.MESSAGE, True),
+    ("phase", _text_boundary.WORD, False),
+    ("signal", _text_boundary.WORD, False),
+    ("output", _text_boundary.OUTPUT, True),
+)
+
+
 @dataclass(frozen=True)
 class Outcome:
     """The result of running one case of learner code."""
@@ -152,6 +159,60 @@ class Outcome:
     def __post_init__(self) -> None:
         # A kind given as its word ("returned") is the same kind: one type for every reader.
         object.__setattr__(self, "kind", OutcomeKind(self.kind))
+        # The boundary for learner text (isolation/text.py): however a runner built this
+        # outcome, each of its texts is plain and bounded before anything reads it.
+        if self._plain_already():
+            return  # made again (replace, a round trip) from texts already cleaned
+        for name, limit, lines in _TEXT_FIELDS:
+            object.__setattr__(self, name, learner_text(getattr(self, name), limit, lines))
+        object.__setattr__(
+            self,
+            "frames",
+            tuple(
+                Frame(
+                    learner_text(f.file, _text_boundary.PATH, lines=False),
+                    f.line if type(f.line) is int else 0,
+                    learner_text(f.function, _text_boundary.NAME, lines=False),
+                    learner_text(f.code, _text_boundary.PATH, lines=False),
+                )
+                for f in self.frames
+            ),
+        )
+        object.__setattr__(
+            self,
+            "names",
+            tuple(learner_text(n, _text_boundary.NAME, lines=False) for n in self.names[:200]),
+        )
+        object.__setattr__(self, "details", learner_data(dict(self.details)))
+
+    def _plain_already(self) -> bool:
+        """Whether every text is one :func:`~pytest_lessons.isolation.text.learner_text` would
+        leave as it is: checked in one scan, so that an outcome made again costs little."""
+        frames, names = self.frames, self.names
+        if type(frames) is not tuple or type(names) is not tuple or len(names) > 200:
+            return False
+        one_line = [self.error_type, self.phase, self.signal, *names]
+        bounds = [
+            len(self.error_type) <= _text_boundary.NAME,
+            len(self.phase) <= _text_boundary.WORD,
+            len(self.signal) <= _text_boundary.WORD,
+            len(self.message) <= _text_boundary.MESSAGE,
+            len(self.output) <= _text_boundary.OUTPUT,
+        ]
+        for f in frames:
+            if type(f) is not Frame or type(f.line) is not int:
+                return False
+            one_line += (f.file, f.function, f.code)
+            bounds += (
+                len(f.file) <= _text_boundary.PATH,
+                len(f.function) <= _text_boundary.NAME,
+                len(f.code) <= _text_boundary.PATH,
+            )
+        if not all(bounds) or any(len(n) > _text_boundary.NAME for n in names):
+            return False
+        if self.details and learner_data(self.details) != self.details:
+            return False
+        return all_plain(one_line, [self.message, self.output])
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Outcome:
@@ -418,7 +479,12 @@ _HEX = re.compile(r"[0-9a-f]*")
 def valid_answer(answer: Any) -> bool:
     """Whether *answer* is in the answer encoding (see the module docstring), so that the
     judge can read it whatever its values: JSON types, nested at most :data:`ANSWER_DEPTH`
-    levels, tags with fields of their own types. Walked without recursion."""
+    levels, tags with fields of their own types. Walked without recursion.
+
+    On the way, each tag's text (a type's name, a dtype, why it was cut: what the words quote)
+    is made plain in place by the boundary for learner text (:mod:`~pytest_lessons.isolation
+    .text`), in the one walk the answer gets; the answer's own strings are its values, which
+    the judge compares and the words quote with ``repr``."""
     stack: list[tuple[Any, int]] = [(answer, 0)]
     while stack:
         value, depth = stack.pop()
@@ -441,6 +507,7 @@ def valid_answer(answer: Any) -> bool:
         elif tag in _TAG_TEXT:
             if not all(isinstance(value.get(k, ""), str) for k in _TAG_TEXT[tag]):
                 return False
+            _plain_tag(value, _TAG_TEXT[tag])
             if tag in ("tensor", "ndarray"):
                 if not _valid_shape(value.get("shape")):
                     return False
@@ -468,9 +535,17 @@ def valid_answer(answer: Any) -> bool:
         elif tag == "cut":
             if not isinstance(value.get("reason", ""), str):
                 return False
+            _plain_tag(value, ("reason",))
         else:
             return False
     return True
+
+
+def _plain_tag(tag: dict[str, Any], keys: tuple[str, ...]) -> None:
+    """*tag*'s text fields *keys* made plain on one line, in place (see :func:`valid_answer`)."""
+    for key in keys:
+        if key in tag:
+            tag[key] = learner_text(tag[key], _text_boundary.NAME, lines=False)
 
 
 def _valid_counts(tag: dict[str, Any]) -> bool:

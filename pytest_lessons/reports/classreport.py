@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from pytest_lessons.core.results import CaseResult, FaultKind, Status, fault_detail
 from pytest_lessons.core.words import noun, plural
+from pytest_lessons.isolation.text import visible
 from pytest_lessons.reports import similarity
 from pytest_lessons.reports.gradebook import build, number
 from pytest_lessons.reports.tallies import (
@@ -103,7 +104,10 @@ def outcome_of(r: CaseResult) -> Outcome:
 
 
 def _e(text: object) -> str:
-    return html.escape(str(text), quote=True)
+    """*text* as HTML text or an attribute's value: its markup escaped, and what no page should
+    hold (controls, escapes, bidirectional overrides, lone surrogates: a folder name's bytes)
+    shown as escapes (:func:`~pytest_lessons.isolation.text.visible`)."""
+    return html.escape(visible(str(text)), quote=True)
 
 
 @dataclass
@@ -358,7 +362,9 @@ def class_lines(
     """The class at a glance: per exercise, who passed, the mean, and how many learners show
     each outcome (every kind: watch-outs, findings, timeouts, crashes, missing ...).
     Exercises come in their course's order, as in the ``lessons`` section of a learner's run.
-    Learners *absent* from the results (a merge without their shard) are named first."""
+    Learners *absent* from the results (a merge without their shard) are named first. Each
+    line is safe to print on a terminal: what a learner chose (a folder name, an error's
+    name) shows its escape sequences and control characters as ``\\x1b``, never runs them."""
     learners = len({r.learner for r in results})
     lines = [plural(learners, "learner")]
     if absent:
@@ -378,7 +384,7 @@ def class_lines(
             if bar.outcome.key != "passed":
                 count = len(bar.learners)
                 lines.append(f"    {count:>3} {noun(count, 'learner')}  {bar.outcome.label}")
-    return lines
+    return [visible(line) for line in lines]
 
 
 def _by_reason(absent: Mapping[str, str]) -> dict[str, list[str]]:

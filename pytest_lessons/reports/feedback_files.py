@@ -19,22 +19,22 @@ from pathlib import Path
 from pytest_lessons.core import model
 from pytest_lessons.core.results import FAULT, WATCH_OUT, CaseResult, Status
 from pytest_lessons.core.words import case_list
-from pytest_lessons.reports.formats import not_handed_in
+from pytest_lessons.reports.formats import encoded, markdown, not_handed_in, why
 from pytest_lessons.reports.gradebook import number
 from pytest_lessons.reports.tallies import exercise_order, with_hidden_faults
 
 #: A hint as the file shows it: (title, text).
 Hint = tuple[str, str]
 
-_MARKDOWN = re.compile(r"([\\`*<>\[\]])")
-
 
 def escape(text: str) -> str:
-    """*text* shown as itself in Markdown: no HTML, link, code span or emphasis starts in it.
+    """*text* shown as itself in Markdown, on one line: no HTML, link, autolink, code span,
+    emphasis or block starts in it, and nothing invisible is in it
+    (:func:`~pytest_lessons.reports.formats.markdown`).
 
     Headlines can quote a learner's exception message and folder names are the learner's
     choice; an LMS or a forge that renders the file must not run or link what they wrote."""
-    return _MARKDOWN.sub(r"\\\1", text)
+    return markdown(text)
 
 
 def hints_of(results: Sequence[CaseResult]) -> dict[str, list[Hint]]:
@@ -123,7 +123,7 @@ def exercise_section(results: Sequence[CaseResult], hints: Sequence[Hint]) -> li
         lines += [f"### Watch out: {escape(name)}", "", escape(text[:1].upper() + text[1:]), ""]
     if hints:
         title, text = hints[0]
-        lines += [f"### Hint: {escape(title)}", "", escape(text), ""]
+        lines += [f"### Hint: {escape(title)}", "", markdown(text, lines=True), ""]
     return lines
 
 
@@ -147,7 +147,7 @@ def feedback(
     lines += [f"**{_points(earned, most)}** in all.", ""]
     lines += ["| exercise | points |", "| --- | --- |"]
     for rs in by_path.values():
-        name = escape(rs[0].exercise).replace("|", "\\|")
+        name = escape(rs[0].exercise)  # a | is escaped too: it would end the cell
         lines.append(
             f"| {name} | {number(sum(r.points for r in rs))} of "
             f"{number(sum(r.max_points for r in rs))} |"
@@ -186,14 +186,24 @@ def write_all(
     results: Sequence[CaseResult],
     hints: Mapping[str, Sequence[Hint]] | None = None,
     order: Sequence[str] = (),
+    failed: list[tuple[Path, str]] | None = None,
 ) -> list[Path]:
-    """Write one file per learner into *folder* (made if needed); return the files written."""
+    """Write one file per learner into *folder* (made if needed); return the files written.
+
+    With *failed*, a file that cannot be written (the disk, its name, its text) is added
+    there with why, and the other learners' files are still written; without, it raises."""
     folder.mkdir(parents=True, exist_ok=True)
     hints = hints_of(results) if hints is None else hints
     order = exercise_order(results, order)  # once for the class, not once a learner
     written = []
     for learner, stem in stems(r.learner for r in results).items():
         path = folder / f"{stem}.md"
-        path.write_text(feedback(learner, results, hints, order), encoding="utf-8")
+        try:
+            path.write_bytes(encoded(feedback(learner, results, hints, order)))
+        except Exception as error:  # one learner's file: the others are still written
+            if failed is None:
+                raise
+            failed.append((path, why(error)))
+            continue
         written.append(path)
     return written

@@ -18,6 +18,7 @@ from typing import Any, Callable
 
 from pytest_lessons.core.results import CaseResult, FaultKind, Status
 from pytest_lessons.core.words import HEADLINE_LIMIT, first_sentence
+from pytest_lessons.isolation.text import visible
 
 # Re-exported: the analysis every report shares moved to tallies.
 from pytest_lessons.reports.tallies import exercise_order as exercise_order
@@ -87,6 +88,11 @@ def gradescope(
         "score": totals(results)["points"],
         "execution_time": round(seconds, 3),
         "output": summary_text(results),
+        # Plain text everywhere: Gradescope would otherwise read the texts (a learner's
+        # exception message, quoted in a headline) as simple_format, with some HTML live.
+        "output_format": "text",
+        "test_output_format": "text",
+        "test_name_format": "text",
         "visibility": "visible",
         "stdout_visibility": "hidden",
         "tests": tests,
@@ -327,12 +333,67 @@ def _first_sentence(headline: str, limit: int = 120) -> str:
     return text
 
 
+# --- what every file is written as --------------------------------------------------------
+
+_SURROGATES = re.compile(r"[\ud800-\udfff]")
+
+
+def encoded(text: str) -> bytes:
+    """*text* as a report file holds it, UTF-8: a lone surrogate (which UTF-8 cannot hold,
+    and a learner's folder name read from bytes that are no UTF-8 has) becomes U+FFFD, so
+    no learner's name stops a file from being written."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATES.sub("\ufffd", text).encode("utf-8")
+
+
+def why(error: BaseException) -> str:
+    """Why a file could not be written, in a few words: the system's reason (``Permission
+    denied``), or the error's kind and message."""
+    if isinstance(error, OSError) and error.strerror:
+        return error.strerror
+    return visible(f"{type(error).__name__}: {error}")[:300]
+
+
+# --- Markdown (GitHub's job summary, the feedback files) ------------------------------------
+
+# What starts HTML, a link, an image, code, emphasis, an entity or a table's cell anywhere in a
+# line; CommonMark shows each as itself after a backslash.
+_MARKDOWN = re.compile(r"([\\`*<>\[\]|&])")
+# GitHub's autolinks without brackets (cmark-gfm's extension): a scheme's colon and www.'s
+# dot, escaped, make them text.
+_AUTOLINKS = re.compile(r"(?i)\b(https?|ftp|www)([:.])")
+# What starts a block at a line's start: a heading, a list item, a setext underline.
+_BLOCK = re.compile(r"^(\s*|\s*\d+(?=[.)]))([#+=-]|(?<=\d)[.)])")
+
+
+def markdown(text: str, lines: bool = False) -> str:
+    """*text* shown as itself in Markdown, as GitHub (cmark-gfm) and CommonMark renderers read
+    it: no HTML tag, link, image, autolink, code span, emphasis, entity, table cell or block
+    starts in it, and nothing invisible (controls, escapes, bidirectional overrides) is in it
+    (:func:`~pytest_lessons.isolation.text.visible` shows them as ``\\x1b``). On one line;
+    with *lines* each line is escaped so (an author's hint). An e-mail address stays one:
+    GitHub links any address, escaped or not.
+
+    Headlines can quote a learner's exception message, and folder names are the learner's
+    choice: a forge, an LMS or GitHub's job summary that renders the text must not run or
+    link what they wrote."""
+    if lines:
+        return "\n".join(markdown(line) for line in text.split("\n"))
+    text = visible(text)
+    text = _MARKDOWN.sub(r"\\\1", text)
+    text = _AUTOLINKS.sub(r"\1\\\2", text)
+    return _BLOCK.sub(r"\1\\\2", text)
+
+
 def step_summary(results: Sequence[CaseResult]) -> str:
-    """Markdown for GitHub's job summary: exercises, points and headlines."""
+    """Markdown for GitHub's job summary: exercises, points and headlines, each text escaped
+    for Markdown and HTML (:func:`markdown`)."""
     lines = [
         "## pytest-lessons",
         "",
-        summary_text(results),
+        markdown(summary_text(results)),
         "",
         "| exercise | points | result |",
         "| --- | --- | --- |",
@@ -348,9 +409,9 @@ def step_summary(results: Sequence[CaseResult]) -> str:
             result = "passed"
         else:
             result = "; ".join(
-                f"{r.label}: {_first_sentence(r.headline)}".replace("|", "\\|") for r in failing[:3]
+                markdown(f"{r.label}: {_first_sentence(r.headline)}") for r in failing[:3]
             )
-        # Folder names are the learner's choice: a | would end the table's cell.
-        name = (f"{learner}: {exercise}" if learner else exercise).replace("|", "\\|")
+        # Folder names are the learner's choice: a | would end the table's cell, a < start HTML.
+        name = markdown(f"{learner}: {exercise}" if learner else exercise)
         lines.append(f"| {name} | {points:g} / {most:g} | {result} |")
     return "\n".join(lines) + "\n"

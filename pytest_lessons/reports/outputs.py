@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,29 @@ LEARNER = "{learner}"
 
 class OptionError(ValueError):
     """Options that cannot work together; the message says what to give instead."""
+
+
+#: The exit status of a run (and of the merge) that graded, but could not write a file it was
+#: asked for: none of pytest's own (0 to 6, pytest 9), so a script tells it from failed cases (1).
+WRITE_FAILED = 10
+
+
+class WriteFailed(Exception):
+    """Files a run was asked for that could not be written, each with why (*failed*); every
+    other file was written (*lines*: what the terminal says about those)."""
+
+    def __init__(self, failed: Sequence[tuple[str, str]], lines: Sequence[str] = ()) -> None:
+        super().__init__("; ".join(f"{path}: {why}" for path, why in failed))
+        self.failed = list(failed)
+        self.lines = list(lines)
+
+    def error_lines(self) -> list[str]:
+        """One line a file, for the terminal: which file, why, and what to do."""
+        return [
+            f"lessons: ERROR: fix the output path, then grade again: {path} could not be "
+            f"written ({why}); every other file was written (exit status {WRITE_FAILED})."
+            for path, why in self.failed
+        ]
 
 
 @dataclass(frozen=True)
@@ -152,8 +176,20 @@ def write(
     merge can tell a missing or foreign shard. *order* is the exercises' course order as a
     shard recorded it (empty: from ``course.toml``). *absent* names learners of the class
     with no result (a merge without their shard), each with why: they are written as not
-    graded, never left out."""
+    graded, never left out.
+
+    Each file is written on its own: one that fails (its folder, the disk, a roster that does
+    not fit its layout, a fault of ours) stops no other. When any failed, :class:`WriteFailed`
+    is raised once all the others are written, with each failed file and why."""
     lines: list[str] = []
+    failed: list[tuple[str, str]] = []
+
+    def attempt(path: Path | str, make: Callable[[], None]) -> None:
+        try:
+            make()
+        except Exception as error:  # this file only: the others are still written
+            failed.append((str(path), formats.why(error)))
+
     if roll is not None and roll.skipped:
         lines.append(roll.skipped_line())
     roster = check(outputs, here, batch=True)
@@ -161,9 +197,13 @@ def write(
     absent = dict(absent or {})
     book = gradebook.build(results, roster, order, absent)
     table = None
+    unlisted = ""  # why the class's table (its learners' names) could not be made
     if roll is not None:
-        table = roll.table()
-        if absent:
+        try:
+            table = roll.table()
+        except Exception as error:  # the json report alone needs it: the others are written
+            unlisted = formats.why(error)
+        if absent and table is not None:
             table["absent"] = {name: absent[name] for name in sorted(absent)}
     # The record keeps what this run graded, before any hold: the best is then always the
     # best that some run gave, never a hold carried forward.
@@ -183,32 +223,54 @@ def write(
                 table["held"] = history.hold_table(holds)
     if outputs.gradebook:
         path = Path(here, outputs.gradebook)
-        try:
-            text = registry.render_gradebook(outputs.gradebook_format, book)
-        except gradebook.RosterError as error:
-            raise OptionError(str(error)) from None
-        _write(path, text)
-        lines.append(f"gradebook: {path} ({outputs.gradebook_format})")
-        lines += gradebook.unmatched_lines(book)
+
+        def write_book() -> None:
+            try:
+                text = registry.render_gradebook(outputs.gradebook_format, book)
+            except gradebook.RosterError as error:
+                raise OptionError(str(error)) from None
+            _write(path, text)
+            lines.append(f"gradebook: {path} ({outputs.gradebook_format})")
+            lines.extend(gradebook.unmatched_lines(book))
+
+        attempt(path, write_book)
         if outputs.gradebook_diff:
-            old = Path(here, outputs.gradebook_diff).read_text(encoding="utf-8-sig")
-            moved = gradebook.changes(gradebook.points_of(old), book)
             target = changes_path(path)
-            _write(target, gradebook.changes_csv(moved))
-            lines += [*gradebook.changes_lines(moved), f"regrade changes: {target}"]
+
+            def write_changes() -> None:
+                old = Path(here, str(outputs.gradebook_diff)).read_text(encoding="utf-8-sig")
+                moved = gradebook.changes(gradebook.points_of(old), book)
+                _write(target, gradebook.changes_csv(moved))
+                lines.extend([*gradebook.changes_lines(moved), f"regrade changes: {target}"])
+
+            attempt(target, write_changes)
     # What is handed back to a learner names their files as they handed them in.
     theirs = own_files(results, roll)
     if outputs.feedback:
         folder = Path(here, outputs.feedback)
-        written = feedback_files.write_all(folder, theirs, order=order)
-        lines.append(f"feedback: {len(written)} files in {folder}")
-        if absent:
-            lines.append(f"feedback: none for the learners not graded: {name_list(sorted(absent))}")
+
+        def write_feedback() -> None:
+            lost: list[tuple[Path, str]] = []
+            written = feedback_files.write_all(folder, theirs, order=order, failed=lost)
+            failed.extend((str(p), reason) for p, reason in lost)
+            lines.append(f"feedback: {len(written)} files in {folder}")
+            if absent:
+                lines.append(
+                    f"feedback: none for the learners not graded: {name_list(sorted(absent))}"
+                )
+
+        attempt(folder, write_feedback)
     if outputs.class_report:
         path = Path(here, outputs.class_report)
-        _write(path, classreport.render(results, order=order, absent=absent))
-        lines.append(f"class report: {path}")
-    if outputs.report:
+
+        def write_class_report() -> None:
+            _write(path, classreport.render(results, order=order, absent=absent))
+            lines.append(f"class report: {path}")
+
+        attempt(path, write_class_report)
+    if outputs.report and unlisted:
+        failed.append((str(Path(here, outputs.report)), unlisted))
+    elif outputs.report:
         options = formats.Options(seconds, outputs.hidden_visibility, tuple(order), table)
         render = registry.format_named(outputs.report_format).render
         if LEARNER in outputs.report:
@@ -217,16 +279,25 @@ def write(
             own = replace(options, roll=None)
             for learner, stem in learners.items():
                 mine = [r for r in theirs if r.learner == learner]
-                _write(Path(here, report_path(outputs.report, stem)), render(mine, own))
+                target = Path(here, report_path(outputs.report, stem))
+                attempt(target, partial(_render_to, target, render, mine, own))
             lines.append(
                 f"reports: {len(learners)} {outputs.report_format} files, "
                 f"{Path(here, outputs.report)}"
             )
         else:
-            _write(Path(here, outputs.report), render(results, options))
+            target = Path(here, outputs.report)
+            attempt(target, partial(_render_to, target, render, results, options))
     if record is not None:
-        kept = history.write(Path(here, str(outputs.history)), record)
-        lines.append(f"history: recorded as {kept}")
+        folder = Path(here, str(outputs.history))
+
+        def write_history() -> None:
+            kept = history.write(folder, record)
+            lines.append(f"history: recorded as {kept}")
+
+        attempt(folder, write_history)
+    if failed:
+        raise WriteFailed(failed, lines)
     return lines
 
 
@@ -250,12 +321,29 @@ def own_files(results: Sequence[CaseResult], roll: Roll | None) -> list[CaseResu
 def write_report(
     outputs: Outputs, results: Sequence[CaseResult], seconds: float, here: Path
 ) -> None:
-    """One learner's report (a run without ``--lesson-submissions``), if one was asked for."""
+    """One learner's report (a run without ``--lesson-submissions``), if one was asked for;
+    :class:`WriteFailed` says why it could not be written."""
     if outputs.report:
-        text = registry.render(outputs.report_format, results, seconds, outputs.hidden_visibility)
-        _write(Path(here, outputs.report), text)
+        path = Path(here, outputs.report)
+        try:
+            text = registry.render(
+                outputs.report_format, results, seconds, outputs.hidden_visibility
+            )
+            _write(path, text)
+        except Exception as error:
+            raise WriteFailed([(str(path), formats.why(error))]) from error
+
+
+def _render_to(
+    path: Path,
+    render: Callable[[Sequence[CaseResult], formats.Options], str],
+    results: Sequence[CaseResult],
+    options: formats.Options,
+) -> None:
+    _write(path, render(results, options))
 
 
 def _write(path: Path, text: str) -> None:
+    """*text* into *path* (its folders made), as UTF-8 whatever a learner's name holds."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    path.write_bytes(formats.encoded(text))
