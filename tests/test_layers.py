@@ -83,14 +83,7 @@ MAY_IMPORT: dict[str, tuple[str, ...]] = {
     ),
     # notebook.pytest_files: pytest's cache as a run of a lesson keeps it (the watch's progress).
     "commands": (
-        "__main__",
-        "autograder",
-        "place",
-        "schema",
-        "history_command",
-        "watch",
-        "canvas",
-        "similarity",
+        *sorted(COMMANDS),
         "core",
         "isolation",
         "reports",
