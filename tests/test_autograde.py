@@ -212,10 +212,7 @@ def test_hidden_cases_never_show_their_values_anywhere(
     everything = "\n".join(texts)
     for secret in (*SECRET, "7777", "3131", "15554", "6263"):
         assert secret not in everything
-    assert (
-        "Hidden case 3 failed: your code raised ValueError at double/solution.py, line 8."
-        in everything
-    )
+    assert "Hidden case 3 failed: your code raised ValueError in double/solution.py." in everything
     assert "hidden cases 0 of 1 passed" in everything
     assert "Watch out: multiply by two" in everything  # public cases still get their words
     gradescope = json.loads((pytester.path / "gradescope.json").read_text())

@@ -24,6 +24,7 @@ from cmarkgfm.cmark import Options as CmarkOptions
 from markdown_it import MarkdownIt
 
 from pytest_lessons import __main__ as command
+from pytest_lessons.core import texts
 from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.results import CaseResult
 from pytest_lessons.core.submissions import Roll
@@ -130,9 +131,9 @@ def solve(x):
 #: A word of each learner's case 1, 2 and 3 (None: passed).
 EXPECTED: dict[str, list[str | None]] = {
     "ada": [None, None, None],
-    "esc": ["raised EvilFAKE", "raised EvilFAKE", "raised an exception at"],
-    "sur": ["lone \ufffd surrogate", "lone \ufffd surrogate", "raised ValueError at"],
-    "leak": ["raised Leak_1_2", "raised Leak_1p5_2_3_4", "raised an exception at"],
+    "esc": ["raised EvilFAKE", "raised EvilFAKE", "raised an exception in"],
+    "sur": ["lone \ufffd surrogate", "lone \ufffd surrogate", "raised ValueError in"],
+    "leak": ["raised Leak_1_2", "raised Leak_1p5_2_3_4", "raised an exception in"],
     "forge": ["raised EFAKE", "raised EFAKE", "Make solve a function"],
 }
 
@@ -247,11 +248,11 @@ def test_learner_text_reaches_every_output_plain_and_no_hidden_case_shows_its_in
     assert wrong == [], "\n".join(map(str, wrong))
     hidden = {who: rs[2] for who, rs in by.items()}
     assert hidden["leak"]["headline"] == (
-        "Hidden case 3 failed: your code raised an exception at "
-        "submissions/leak/double/solution.py, line 9."
+        "Hidden case 3 failed: your code raised an exception in "
+        "submissions/leak/double/solution.py."
     )
     assert hidden["esc"]["headline"].startswith(
-        "Hidden case 3 failed: your code raised an exception at "
+        "Hidden case 3 failed: your code raised an exception in "
     )
     assert "n_" not in hidden["forge"]["message"] and "list" not in hidden["forge"]["message"]
 
@@ -381,16 +382,13 @@ def test_a_hidden_case_names_only_builtin_exceptions_and_the_solutions_own_file(
     )
     public, hidden = graded_hidden(tmp_path, mine)
     assert "raised Leak_7p25 at line 4 of in_7p25.py" in public.headline  # public: all of it
-    assert (
-        hidden.headline
-        == "Hidden case 3 failed: your code raised an exception at solution.py, line 3."
-    )
+    assert hidden.headline == "Hidden case 3 failed: your code raised an exception in solution.py."
     assert "7p25" not in hidden.message and "Leak" not in hidden.message
     # A class that only takes a built-in's name is the learner's too.
     fake = replace(mine, error_type="ValueError")
     assert "raised an exception" in graded_hidden(tmp_path, fake)[1].headline
     builtin = replace(mine, error_type="KeyError", details={"module": "builtins"})
-    assert "raised KeyError at solution.py, line 3" in graded_hidden(tmp_path, builtin)[1].headline
+    assert "raised KeyError in solution.py" in graded_hidden(tmp_path, builtin)[1].headline
     # No frame in the solution's own file: no place at all.
     elsewhere = replace(builtin, frames=frames_at(tmp_path, "x_7p25.py"))
     assert (
@@ -575,3 +573,78 @@ def test_the_exit_status_of_a_failed_write_is_documented() -> None:
     assert "| 10 | a file could not be written (the message names it" in docs
     assert "10 a file could not be written" in command.EXIT_STATUS
     assert outputs.WRITE_FAILED not in {int(code) for code in pytest.ExitCode}
+
+
+# --- the words and writers, one function at a time --------------------------------------------
+
+
+def test_markdown_escapes_autolinks_and_block_starts_and_each_line_of_a_text() -> None:
+    assert (
+        formats.markdown("see https://x.example and www.y") == "see https\\://x.example and www\\.y"
+    )
+    assert formats.markdown("# not a heading") == "\\# not a heading"
+    assert formats.markdown("2. not a list") == "2\\. not a list"
+    # An author's hint: each line escaped on its own, the lines kept.
+    assert formats.markdown("one\n# two\n- three", lines=True) == "one\n\\# two\n\\- three"
+
+
+def test_why_a_file_was_not_written_is_the_systems_reason_or_the_errors_kind() -> None:
+    assert formats.why(PermissionError(13, "Permission denied")) == "Permission denied"
+    assert formats.why(OSError("no reason given")) == "OSError: no reason given"
+    assert formats.why(ValueError("bad\x1b[2J")) == "ValueError: bad\\x1b[2J"
+    assert formats.why(ValueError("x" * 400)) == "ValueError: " + "x" * 288
+
+
+def test_gradescope_results_declare_plain_text_and_follow_the_course_order() -> None:
+    results = [case_result(1, True, exercise="b"), case_result(1, False, exercise="a")]
+    data = formats.gradescope(results, 1.0, order=("b", "a"))
+    assert {k: data[k] for k in ("output_format", "test_output_format", "test_name_format")} == {
+        "output_format": "text",
+        "test_output_format": "text",
+        "test_name_format": "text",
+    }
+    assert [t["tags"][0] for t in data["tests"]] == ["b", "a"]
+    assert [t["tags"][0] for t in formats.gradescope(results, 1.0)["tests"]] == ["a", "b"]
+
+
+def hidden_context(tmp_path: Path, entry: str = "solve", **extra: Any) -> texts.Context:
+    solution = tmp_path / "double" / "solution.py"
+    return texts.Context(
+        "double",
+        entry,
+        solution,
+        {"x": 1, "y": 2},
+        10.0,
+        2048.0,
+        show=lambda p: Path(p).name,
+        **extra,
+    )
+
+
+def test_the_hidden_words_of_each_kind_of_outcome(tmp_path: Path) -> None:
+    ctx = hidden_context(tmp_path)
+    builtin = Outcome("raised", error_type="KeyError", phase="call", details={"module": ""})
+    assert texts.hidden_exception(builtin) == "KeyError"
+    assert texts.hidden_lesson_error(None, ctx) == ""
+    assert texts.hidden_lesson_error(builtin, ctx) == ""
+    returned = Outcome("returned", answer=1, details={"harness": "bug"})
+    assert texts.hidden_lesson_error(returned, ctx) == ""
+    bug = replace(builtin, details={"harness": "bug"})
+    assert texts.hidden_lesson_error(bug, ctx).startswith(
+        "The lesson's harness failed on a hidden case (it raised KeyError)"
+    )
+    klass = hidden_context(tmp_path, "Tokenizer")
+    missing = Outcome("setup", error_type="no_entry")
+    assert texts.describe_hidden(missing, None, klass, "hidden case 3").headline == (
+        "Define a class named Tokenizer in solution.py: the grader calls Tokenizer(x, y)."
+    )
+    disk = Outcome("died", details={"limit": "disk"})
+    assert (
+        "more than the 0 MiB a case may write"
+        in texts.describe_hidden(disk, None, ctx, "hidden case 3").headline
+    )
+    limited = hidden_context(tmp_path, sandbox_limits={"disk_mb": 32})
+    assert (
+        "more than the 32 MiB a case may write"
+        in texts.describe_hidden(disk, None, limited, "hidden case 3").headline
+    )

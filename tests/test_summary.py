@@ -604,3 +604,14 @@ def test_a_reference_saved_by_a_windows_editor_shows_without_its_byte_order_mark
     passed = summary.collect([result(path, 1, True), result(path, 2, True)])
     lines = summary.solution_lines(passed, "passed", None, show, [])
     assert lines[-3:] == ["", "    def solve(x):", "        return 2 * x"]
+
+
+def test_a_tab_in_the_worked_solution_stays_a_tab_and_an_escape_shows(tmp_path: Path) -> None:
+    # Tabs are code's indentation on a terminal; an escape sequence (a folder's name) shows.
+    path = lesson(tmp_path, "a")
+    (path.parent / "reference.py").write_text("def solve(x):\n\treturn 2 * x  # \x1b[2J\n")
+    lines = summary.render(
+        [result(path, 1, True), result(path, 2, True)], show, Cache(), None, "passed", []
+    )
+    code = [line for line in lines if "return 2 * x" in line]
+    assert code and all("\t" in line and "\\x1b[2J" in line and "\x1b" not in line for line in code)

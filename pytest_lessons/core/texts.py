@@ -739,12 +739,14 @@ def hidden_exception(outcome: Outcome) -> str:
 
 
 def hidden_place(outcome: Outcome, ctx: Context) -> str:
-    """Where a hidden case says its exception was raised: `` at double/solution.py, line 3``
-    at the last line of the learner's solution file in the traceback; "" when none is (a file
-    of another name is the learner's choice, made from the inputs perhaps)."""
+    """Where a hidden case says its exception was raised: `` in double/solution.py`` when the
+    learner's solution file is in the traceback; "" when it is not (a file of another name is
+    the learner's choice, made from the inputs perhaps). Never the line: code compiled with
+    a chosen line number (``compile("\\n" * n + "raise ValueError", __file__, "exec")``)
+    would carry n, a number made from the case's inputs, into the learner's own feedback."""
     own = str(ctx.solution)
-    frame = next((f for f in reversed(outcome.frames) if f.file == own), None)
-    return f" at {ctx.show(frame.file)}, line {frame.line}" if frame is not None else ""
+    found = any(f.file == own for f in outcome.frames)
+    return f" in {ctx.show(own)}" if found else ""
 
 
 def hidden_lesson_error(outcome: Outcome | None, ctx: Context) -> str:
