@@ -163,11 +163,12 @@ def test_every_attack_fails_its_own_case_and_the_gradebook_keeps_full_maximums(
         "--lesson-show-failures",
         "--lesson-disk=8",
         "--lesson-processes=32",
+        "-v",
         "-p",
         "no:cacheprovider",
     )
     text = said(result)
-    # The header names every layer and limit in force.
+    # With -v the header names every layer and limit in force.
     assert "layers: Landlock ABI" in text and "seccomp allow-list" in text
     kept = (
         "its own tmpfs" if sandbox.make_policy(SUPPORT, {}).namespaces else "counted when it ends"
