@@ -36,3 +36,6 @@ html_last_updated_fmt = None
 # An example elided with "..." (an XML element's attributes in docs/ci-grading.md) is not valid
 # in its language: Pygments then highlights it leniently, which is all a reader needs.
 suppress_warnings = ["misc.highlighting_failure"]
+
+# Option names in prose (--pdb, --lesson-check) stay as typed: no en dashes, no curly quotes.
+smartquotes = False

@@ -144,7 +144,7 @@ def test_the_generated_tables_hold_every_row_of_the_codes_tables() -> None:
     """The site's reference tables are made from the code's (docs/_ext/lessons_tables.py);
     each row the code has is in them, and a marker that names no table stops the build."""
     from pytest_lessons.core.settings import SETTINGS
-    from pytest_lessons.reports.options import OUTPUT_OPTIONS, PYTEST
+    from pytest_lessons.reports.options import MERGE, OUTPUT_OPTIONS, PYTEST
     from pytest_lessons.reports.registry import FORMATS, LAYOUTS
 
     spec = importlib.util.spec_from_file_location(
@@ -160,16 +160,15 @@ def test_the_generated_tables_hold_every_row_of_the_codes_tables() -> None:
         )
     )
     rows = [line for line in made.splitlines() if line.startswith("| `")]
-    assert len(rows) == len(SETTINGS) + len(FORMATS) + len(LAYOUTS) + len(OUTPUT_OPTIONS)
+    assert len(rows) == len(FORMATS) + len(LAYOUTS)
     for setting in SETTINGS:
         assert f"`{setting.env}`" in made and " ".join(setting.help.split()) in made
-    assert "| `--lesson-workers=N` | `lesson_workers` / `PYTEST_LESSONS_WORKERS` | `auto` |" in made
-    assert (
-        "| `--lesson-pass-env=NAMES` | `lesson_pass_env` / `PYTEST_LESSONS_PASS_ENV` | (none) |"
-        in made
-    )
+    assert "### `--lesson-workers=N`\n\nini `lesson_workers`, environment " in made
+    assert "`PYTEST_LESSONS_WORKERS`, default `auto`.\n" in made
+    assert "`PYTEST_LESSONS_PASS_ENV`, default (none).\n" in made
+    assert "default `10`; an exercise may set `timeout` in its `exercise.toml`." in made
     for option in OUTPUT_OPTIONS:
-        assert f"| `{option.flag(PYTEST)}` |" in made
+        assert f"### `{option.flag(PYTEST)}" in made and f"`{option.flag(MERGE)}" in made
     for row in (*FORMATS, *LAYOUTS):
         assert f"| `{row.name}` |" in made
     with pytest.raises(KeyError, match="no table named 'setting'"):

@@ -4,10 +4,10 @@ cannot drift from the options it describes.
 A page says where a table goes with an HTML comment on a line of its own, which GitHub shows as
 nothing and the build replaces by a Markdown table before MyST reads the page:
 
-    <!-- table: settings -->          run settings (pytest_lessons/core/settings.py SETTINGS)
+    <!-- table: settings -->          run settings, a section each (core/settings.py SETTINGS)
     <!-- table: report-formats -->    report formats (pytest_lessons/reports/registry.py FORMATS)
     <!-- table: gradebook-layouts --> gradebook layouts (the same module's LAYOUTS)
-    <!-- table: output-options -->    output options (pytest_lessons/reports/options.py)
+    <!-- table: output-options -->    output options, a section each (reports/options.py)
 
 An unknown table name stops the build, as a misspelt marker would otherwise leave a hole.
 """
@@ -20,9 +20,15 @@ from typing import Any, Callable
 MARKER = re.compile(r"^<!-- table: ([a-z-]+) -->$", re.MULTILINE)
 
 
+def _prose(text: str) -> str:
+    """*text* (a help string) as Markdown prose: on one line, a ``<learner>`` kept as text
+    rather than read as an HTML tag."""
+    return " ".join(text.split()).replace("<", "\\<")
+
+
 def _cell(text: str) -> str:
     """*text* as one Markdown table cell."""
-    return " ".join(text.split()).replace("|", "\\|")
+    return _prose(text).replace("|", "\\|")
 
 
 def _table(header: list[str], rows: list[list[str]]) -> str:
@@ -48,20 +54,19 @@ def shown_default(setting: Any) -> str:
 
 
 def settings() -> str:
+    """A section per setting (a table of five columns is too wide to read): the option as its
+    heading, then its ini key, variable, default and whether exercise.toml may set it, then its
+    help."""
     from pytest_lessons.core.settings import SETTINGS
 
-    rows = [
-        [
-            f"`{s.option}={s.metavar}`" if s.metavar else f"`{s.option}`",
-            f"`{s.ini}` / `{s.env}`",
-            shown_default(s),
-            "yes" if s.per_exercise else "",
-            s.help,
-        ]
-        for s in SETTINGS
-    ]
-    header = ["option", "ini key / environment variable", "default", "in exercise.toml", "meaning"]
-    return _table(header, rows)
+    parts = []
+    for s in SETTINGS:
+        option = f"{s.option}={s.metavar}" if s.metavar else s.option
+        where = f"ini `{s.ini}`, environment `{s.env}`, default {shown_default(s)}"
+        if s.per_exercise:
+            where += f"; an exercise may set `{s.name}` in its `exercise.toml`"
+        parts.append(f"### `{option}`\n\n{where}.\n\n{_prose(s.help)}\n")
+    return "\n".join(parts)
 
 
 def report_formats() -> str:
@@ -83,30 +88,25 @@ def gradebook_layouts() -> str:
 
 
 def output_options() -> str:
+    """A section per output option, as for the settings: pytest's spelling as the heading, the
+    merge command's, the values and the default under it, then the help as pytest shows it."""
     from pytest_lessons.reports.options import MERGE, OUTPUT_OPTIONS, PYTEST
 
-    rows = []
+    parts = []
     for option in OUTPUT_OPTIONS:
-        value = option.metavar or ("|".join(option.choices) if option.choices else "")
-        rows.append(
-            [
-                f"`{option.flag(PYTEST)}`",
-                f"`{option.flag(MERGE)}`",
-                f"`{value}`" if value else "",
-                f"`{option.default}`" if option.default else "",
-                "yes" if option.class_only else "",
-                option.help_in(PYTEST),
-            ]
+        value = f"={option.metavar}" if option.metavar else ""
+        facts = [f"the merge command: `{option.flag(MERGE)}{value}`"]
+        if option.choices:
+            facts.append("one of " + ", ".join(f"`{c}`" for c in option.choices))
+        if option.default:
+            facts.append(f"default `{option.default}`")
+        if option.class_only:
+            facts.append(f"grading a class only (`{PYTEST}submissions`)")
+        heading = f"### `{option.flag(PYTEST)}{value}`"
+        parts.append(
+            f"{heading}\n\n{'; '.join(facts)}.\n\n{_prose(option.help_in(PYTEST))}\n"
         )
-    header = [
-        "pytest",
-        "`python -m pytest_lessons merge`",
-        "value",
-        "default",
-        "a class only",
-        "meaning",
-    ]
-    return _table(header, rows)
+    return "\n".join(parts)
 
 
 TABLES: dict[str, Callable[[], str]] = {
