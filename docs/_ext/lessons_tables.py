@@ -103,9 +103,7 @@ def output_options() -> str:
         if option.class_only:
             facts.append(f"grading a class only (`{PYTEST}submissions`)")
         heading = f"### `{option.flag(PYTEST)}{value}`"
-        parts.append(
-            f"{heading}\n\n{'; '.join(facts)}.\n\n{_prose(option.help_in(PYTEST))}\n"
-        )
+        parts.append(f"{heading}\n\n{'; '.join(facts)}.\n\n{_prose(option.help_in(PYTEST))}\n")
     return "\n".join(parts)
 
 

@@ -1245,7 +1245,8 @@ def _generate_spec(raw: Any, inputs: tuple[str, ...], path: Path) -> GenerateSpe
         elif isinstance(names, str):
             names = [names]  # the input is this axis's size
         elif not isinstance(names, list) or not all(isinstance(a, str) for a in names):
-            # Format version 1's words; the table form is in docs/authors/format-v1.md and the schema.
+            # Format version 1's words; the table form is in docs/authors/format-v1.md and the
+            # schema.
             raise ExerciseError(
                 path, f"generate.inputs.{name} must be a list of axis names, or one axis name"
             )
