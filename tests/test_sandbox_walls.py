@@ -217,7 +217,10 @@ def test_a_wide_set_of_torch_and_numpy_operators_passes_inside_the_sandbox(
     pytester: pytest.Pytester, combine_heads: Callable[[str | None], Path]
 ) -> None:
     combine_heads((ROOT / "tools" / "wide_ops.py").read_text())
-    result = pytester.runpytest("combine_heads", "--lesson-timeout=120", "-p", "no:cacheprovider")
+    # -v: the header line that names the seccomp allow-list is the detailed one.
+    result = pytester.runpytest(
+        "combine_heads", "--lesson-timeout=120", "-v", "-p", "no:cacheprovider"
+    )
     result.assert_outcomes(passed=10)
     assert "seccomp allow-list" in said(result)
 
