@@ -31,12 +31,13 @@ from markdown_it import MarkdownIt
 from helpers import ROOT
 
 DOCS = ROOT / "docs"
-#: Every Markdown page: the three at the top, the course's own, and the site's.
+#: Every Markdown page: the three at the top, the course's and the tests' own, and the site's.
 PAGES = [
     ROOT / "README.md",
     ROOT / "CONTRIBUTING.md",
     ROOT / "CHANGELOG.md",
     ROOT / "exercises" / "README.md",
+    ROOT / "tests" / "README.md",
     *sorted(p for p in DOCS.rglob("*.md") if "_build" not in p.parts),
 ]
 MARKDOWN = MarkdownIt("commonmark").enable("table")
@@ -282,6 +283,8 @@ def check_command(words: list[str]) -> list[str]:
         return check_pip(rest)
     if re.fullmatch(r"(\S*/)?(python3?|py)", name):
         return check_python(rest)
+    if name == "export":
+        return []
     if name in ("bash", ".", "source", "cd"):
         return list(filter(None, [_exists(rest[0])])) if rest and name != "." else []
     if name == "cp":
@@ -336,7 +339,9 @@ def _course_problem(text: str, data: dict[str, Any]) -> str | None:
         for chapter in data.get("chapter", []):
             lessons += chapter.get("lessons", [])
         if "course" not in data:  # a [library] table alone: in a course of its parts' lessons
-            lessons = sorted(set(data.get("library", {}).get("parts", {}).values()))
+            library_table = data.get("library", {})
+            lessons = sorted(set(library_table.get("parts", {}).values()))
+            lessons += [name for name in library_table.get("given", {}) if name not in lessons]
             text = f'[course]\ntitle = "x"\nlessons = {lessons!r}\n{text}'.replace("'", '"')
         for lesson in lessons:
             (root / lesson).mkdir(exist_ok=True)
