@@ -13,9 +13,9 @@
    as the runner's round trip minus a direct call of the same ``solve``, imported once
    beforehand (target <= 10 ms median). The two alternate, one call each per round.
 3. Transfer and comparison of a 1,000,000-element answer (target <= 0.5 s).
-4. The 10 cases of combine_heads (the README's figures): ``pytest`` end to end with fork and
-   with spawn, alternating; and the runner alone in spawn mode, with Pythons started ahead
-   against each started only when its case is due.
+4. The 10 cases of combine_heads (the figures of docs/instructors/sandbox.md): ``pytest`` end
+   to end with fork and with spawn, alternating; and the runner alone in spawn mode, with
+   Pythons started ahead against each started only when its case is due.
 5. Fork and exit of a process that has imported torch, with and without the worker's huge
    pages (``worker._huge_pages``): fresh processes of each kind alternate.
 6. Closing the sandbox in a case's child: ``confine()`` timed in children forked from a

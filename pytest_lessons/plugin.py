@@ -409,7 +409,12 @@ def pytest_report_header(config: pytest.Config) -> str | list[str] | None:
     lessons = config.stash.get(KEY, None)
     if lessons is None:
         return None
-    return header_lines(lessons, _grading(config), config.stash.get(_REDIRECTED, []))
+    return header_lines(
+        lessons,
+        _grading(config),
+        config.stash.get(_REDIRECTED, []),
+        detail=config.option.verbose > 0,
+    )
 
 
 def _courses(paths: Any) -> list[course.Course]:

@@ -24,10 +24,14 @@ from pytest_lessons.reports.classreport import progress_line
 from pytest_lessons.session import KEY, LessonSession
 
 
-def header_lines(lessons: LessonSession, grading: bool, redirected: list[str]) -> list[str]:
-    """The header's lines: how learner code runs (isolated or not, the sandbox, torch, the
-    limits), a warning when a grading run has no sandbox, and *redirected* (the files named
-    on the command line that are graded as their lessons)."""
+def header_lines(
+    lessons: LessonSession, grading: bool, redirected: list[str], detail: bool = False
+) -> list[str]:
+    """The header's lines: one line on how learner code runs (isolated or not, the sandbox,
+    torch, the limits); with *detail* (``-v``) a second one on what the sandbox denies, its
+    layers, the user and the limits, which would otherwise start every run with some 600
+    characters a learner does not need; a warning when a grading run has no sandbox, and
+    *redirected* (the files named on the command line that are graded as their lessons)."""
     resolved = lessons.settings
     try:
         torch = f"torch {importlib.metadata.version('torch')}"
@@ -48,9 +52,10 @@ def header_lines(lessons: LessonSession, grading: bool, redirected: list[str]) -
         boxed = "sandbox OFF"
     lines = [
         f"lessons: learner code runs isolated ({resolved.isolation}, {boxed}, {torch}, "
-        f"timeout {timeout:g} s a case, answers up to {resolved.value('answer_size'):g} MiB)",
-        "lessons: " + sandbox_line(lessons),
+        f"timeout {timeout:g} s a case, answers up to {resolved.value('answer_size'):g} MiB)"
     ]
+    if detail:
+        lines.append("lessons: " + sandbox_line(lessons))
     if grading and not lessons.support.abi:
         lines.append(UNSANDBOXED_GRADING)
     return lines + redirected

@@ -1,5 +1,5 @@
 """Lessons about behaviour: a lesson's harness and the inputs' mutation rules, as a learner and
-an author see them (README, "Format version 2: behaviour").
+an author see them (docs/authors/harness.md).
 
 One pytest run per isolation mode grades a small course of lessons that share one harnessed
 lesson's files, each with another learner's solution.py, with the sandbox on; the core's words

@@ -1,4 +1,4 @@
-"""The package's layers, by folder (see each folder's ``__init__`` and README, Development):
+"""The package's layers, by folder (see each folder's ``__init__`` and docs/contributors/architecture.md):
 who may import whom, what the light layers never import, no import cycle, and no import hidden
 inside a function to dodge one. The check reads the source (``ast``), so it sees every import,
 also those that a run would not reach; one test also imports the modules, for what they pull

@@ -31,7 +31,7 @@ SOLUTION = HOME / "José's course" / "split_heads" / "solution.py"
 
 def test_auto_isolation_is_spawn_on_macos_and_windows_and_fork_elsewhere() -> None:
     # macOS: a forked child of a process that loaded torch (Accelerate, libobjc) may crash;
-    # Windows has no fork. README.md, Isolation, says why and cites the reports.
+    # Windows has no fork. docs/instructors/sandbox.md, Isolation, says why and cites the reports.
     assert settings.default_isolation("darwin") == "spawn"
     assert settings.default_isolation("win32") == "spawn"
     assert settings.default_isolation("linux") == ("fork" if hasattr(os, "fork") else "spawn")

@@ -1,4 +1,4 @@
-"""Grader-owned randomness (README, "Format version 2: randomness"): generator inputs and
+"""Grader-owned randomness (docs/authors/randomness.md): generator inputs and
 statistical cases, as a learner and an author meet them.
 
 The core with the fake runner: what the job carries, the verdict on counts and its words, the

@@ -350,6 +350,7 @@ def test_the_wheel_ships_every_folder_and_each_documented_entry_point_works(
     "path",
     [
         "README.md",
+        "docs/learners/install.md",
         "docs/recipes/gradescope/setup.sh",
         "docs/recipes/github-classroom/classroom.yml",
         "docs/recipes/github-actions/grade-class.yml",

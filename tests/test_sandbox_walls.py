@@ -163,11 +163,12 @@ def test_every_attack_fails_its_own_case_and_the_gradebook_keeps_full_maximums(
         "--lesson-show-failures",
         "--lesson-disk=8",
         "--lesson-processes=32",
+        "-v",
         "-p",
         "no:cacheprovider",
     )
     text = said(result)
-    # The header names every layer and limit in force.
+    # With -v the header names every layer and limit in force.
     assert "layers: Landlock ABI" in text and "seccomp allow-list" in text
     kept = (
         "its own tmpfs" if sandbox.make_policy(SUPPORT, {}).namespaces else "counted when it ends"
@@ -216,7 +217,10 @@ def test_a_wide_set_of_torch_and_numpy_operators_passes_inside_the_sandbox(
     pytester: pytest.Pytester, combine_heads: Callable[[str | None], Path]
 ) -> None:
     combine_heads((ROOT / "tools" / "wide_ops.py").read_text())
-    result = pytester.runpytest("combine_heads", "--lesson-timeout=120", "-p", "no:cacheprovider")
+    # -v: the header line that names the seccomp allow-list is the detailed one.
+    result = pytester.runpytest(
+        "combine_heads", "--lesson-timeout=120", "-v", "-p", "no:cacheprovider"
+    )
     result.assert_outcomes(passed=10)
     assert "seccomp allow-list" in said(result)
 

@@ -197,7 +197,7 @@ def test_bad_sandbox_settings_say_what_is_allowed(name: str, raw: str, message: 
 
 
 def test_isolation_auto_is_spawn_on_macos(monkeypatch: pytest.MonkeyPatch) -> None:
-    # A forked child of a process that imported torch may crash there (README.md, Isolation).
+    # A forked child of a process that imported torch may crash there (docs/instructors/sandbox.md, Isolation).
     monkeypatch.setattr(sys, "platform", "darwin")
     assert resolve().isolation == "spawn"
     assert resolve({"isolation": "fork"}).isolation == "fork"  # still allowed when asked

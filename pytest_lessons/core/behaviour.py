@@ -1,5 +1,5 @@
 """Lessons about behaviour, on the grader's side: a lesson's harness and its inputs' mutation
-rules (README, "Format version 2: behaviour").
+rules (docs/authors/harness.md).
 
 Two jobs: the ``behaviour`` part of a case's request (:func:`request`: the harness's bytes,
 read here as the author's data, the name it asks the learner's module for, the rules, the

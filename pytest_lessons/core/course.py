@@ -30,8 +30,7 @@ lessons = ["split_heads", "causal_attention"]
 
 A ``[library]`` table declares the course library (:mod:`pytest_lessons.core.courselib`).
 ``preload = ["torch._dynamo"]`` in ``[course]`` names modules every lesson of the course needs
-imported before its code runs, as a lesson's own ``preload`` does (README.md, The exercise
-format).
+imported before its code runs, as a lesson's own ``preload`` does (docs/authors/preload.md).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Counts of draws against a distribution: the test of a statistical case, and its words.
 
-A statistical case (README, "Format version 2: randomness") calls the learner's sampler N
+A statistical case (docs/authors/randomness.md) calls the learner's sampler N
 times and gets back how often each category (an int: a token id, a start index) was drawn.
 The test, for n draws in all and the exact probability p of each category:
 

@@ -34,11 +34,14 @@ kind words in its own language.
 
 To add a kind: a class with the members of :class:`Kind` (its comparisons carry
 ``kind=`` its :attr:`~Kind.name`, and a :class:`~pytest_lessons.core.compare.Problem` code,
-new members there if none fits), placed in :data:`KINDS`; ``tests/test_judge.py`` plugs a
-sketched ``Exact`` kind in this way. A kind in :data:`KINDS` makes the values it accepts valid
-``expected`` values in every ``exercise.toml`` at once; a kind lessons declare by name goes into
-:func:`parse` instead. CONTRIBUTING.md ("Add a kind of expected value") lists every place that
-then changes.
+new members there if none fits). A kind lessons declare by name (the usual case, as every
+format-2 kind is) goes into :func:`parse` and stays out of :data:`KINDS`, which is empty:
+:data:`KINDS` is only for a kind that every ``exercise.toml``, format 1 included, must
+recognise from the value alone, since a kind there makes the values it accepts valid
+``expected`` values in every lesson at once. ``tests/test_judge.py`` plugs a sketched ``Exact``
+kind into :data:`KINDS` that way without touching this file. The contributors' guide
+(docs/contributors/recipes.md, "Add a kind of expected value") lists every place that then
+changes.
 """
 
 from __future__ import annotations
@@ -77,9 +80,10 @@ class Kind(Protocol):
     """Its name: in :attr:`Comparison.kind`, and what a lesson would declare."""
     offers_evidence: bool
     """Whether this kind's comparisons fill :attr:`Comparison.got` and ``expected`` with
-    numbers. Those two fields decide (``Grader._diagnosis``) whether a wrong answer goes to the
-    detectors and watch-outs as :class:`~pytest_lessons.core.diagnose.Evidence`; nothing reads
-    this flag today."""
+    numbers, which the detectors reason about. ``Grader._diagnosis`` builds
+    :class:`~pytest_lessons.core.diagnose.Evidence` from those two fields; ``Grader._verdict``
+    reads this flag: a wrong answer of a kind without evidence (or with no ``got``) has its
+    watch-outs matched by the kind's own sameness (``WatchOuts.exact``) instead."""
 
     def accepts(self, value: Any) -> bool:
         """Whether *value* (as TOML gives it, or encoded from the worker) is of this kind:

@@ -1,7 +1,8 @@
 """The exercise format: read ``exercise.toml`` into an :class:`Exercise`, or say what is wrong.
 
-Format versions 1 and 2 are a public contract, documented in README.md (version 2 adds the
-``format`` key and kinds declared in ``outputs``; every version-1 file reads as before). The
+Format versions 1 and 2 are a public contract, documented in docs/authors/ (format-v1.md,
+format-v2.md; version 2 adds the ``format`` key and kinds declared in ``outputs``; every
+version-1 file reads as before). The
 schema below is the one place that knows which keys exist, their types and defaults;
 validation walks it, so adding a key is adding a :class:`Field`.
 """
@@ -1244,7 +1245,8 @@ def _generate_spec(raw: Any, inputs: tuple[str, ...], path: Path) -> GenerateSpe
         elif isinstance(names, str):
             names = [names]  # the input is this axis's size
         elif not isinstance(names, list) or not all(isinstance(a, str) for a in names):
-            # Format version 1's words; the table form is in the README and the schema.
+            # Format version 1's words; the table form is in docs/authors/format-v1.md and the
+            # schema.
             raise ExerciseError(
                 path, f"generate.inputs.{name} must be a list of axis names, or one axis name"
             )
@@ -1515,7 +1517,7 @@ def _statistical_case(
     line: int | None,
     generators: dict[str, str | None],
 ) -> Case:
-    """A case with ``draws = N`` (README, "Format version 2: randomness")."""
+    """A case with ``draws = N`` (docs/authors/randomness.md)."""
     where = f"case {number}"
     if values["draws"] is None:
         raise ExerciseError(path, f"{where}: observe and false_fail need draws = N", line)

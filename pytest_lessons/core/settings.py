@@ -22,8 +22,8 @@ def default_isolation(platform: str | None = None) -> str:
     that has imported torch is safe, ``spawn`` on Windows (no fork) and on macOS, where a
     forked child that calls into system frameworks (Accelerate's BLAS, which torch's wheels
     use; the Objective-C runtime) may crash: CPython made spawn multiprocessing's default
-    there in 3.8 for that reason (python/cpython#77906, README.md, Isolation). *platform*:
-    a ``sys.platform`` value, this system's by default."""
+    there in 3.8 for that reason (python/cpython#77906, docs/instructors/sandbox.md,
+    Isolation). *platform*: a ``sys.platform`` value, this system's by default."""
     if (sys.platform if platform is None else platform) in ("win32", "darwin"):
         return "spawn"
     if not hasattr(os, "fork"):

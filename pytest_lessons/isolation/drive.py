@@ -1,5 +1,5 @@
 """Lessons about behaviour, on the child's side: a lesson's harness that drives the learner's
-module, and the mutation rules of its inputs (README, "Format version 2: behaviour").
+module, and the mutation rules of its inputs (docs/authors/harness.md).
 
 A case of such a lesson carries a ``behaviour`` part in its request (made by
 :mod:`pytest_lessons.core.behaviour`): the harness's bytes and the name tracebacks give them,

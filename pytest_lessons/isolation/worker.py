@@ -88,7 +88,7 @@ def _huge_pages() -> None:
     Each case's fork copies the worker's page tables and each child's exit frees them; with
     huge pages there are ~500 times fewer entries. ``python benchmarks/isolation.py --only 5``
     measures the gain (fork and exit of a process that imported torch, with and without);
-    README.md, Development, quotes its last result. A copy-on-write fault in a child still
+    docs/contributors/architecture.md quotes its last result. A copy-on-write fault in a child still
     copies 4 KiB, not 2 MiB.
     Best effort: on other systems, or when the kernel says no, nothing changes.
     """
