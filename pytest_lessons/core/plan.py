@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_lessons.core.submissions import Roll, shard_of
+from pytest_lessons.core.submissions import Roll, stem_group
 
 #: The ``format`` field of a plan file.
 FORMAT = "pytest-lessons-plan"
@@ -43,19 +43,23 @@ class Plan:
 
     @classmethod
     def split(cls, roll: Roll, shards: int) -> Plan:
-        """*roll*'s learners in *shards* shards, each where :func:`shard_of` puts it, so a
-        learner lands in the shard it would have with ``--lesson-shard``."""
+        """*roll*'s learners in *shards* shards as even as can be (sizes differ by one), each
+        shard a run of names in name order, and none empty. Learners whose own files' names
+        could clash (``a b`` and ``a_b``: :func:`stem_group`) share a shard, so a shard's
+        feedback files are named as one run's are."""
+        groups: dict[str, list[str]] = {}
+        for learner in sorted(roll.learners):
+            groups.setdefault(stem_group(learner), []).append(learner)
         if shards < 1:
             raise PlanError(f"--shards={shards}: give at least 1")
-        if shards > len(roll.learners):
+        if shards > len(groups):
             raise PlanError(
                 f"--shards={shards} is more than the {len(roll.learners)} learners of "
-                f"{roll.folder}: give at most {max(len(roll.learners), 1)}, so that no shard "
-                "is empty"
+                f"{roll.folder}: give at most {max(len(groups), 1)}, so that no shard is empty"
             )
         parts: list[list[str]] = [[] for _ in range(shards)]
-        for learner in roll.learners:
-            parts[shard_of(learner, shards) - 1].append(learner)
+        for n, group in enumerate(groups.values()):
+            parts[n * shards // len(groups)] += group
         return cls(tuple(tuple(part) for part in parts), roll.folder, roll.skipped)
 
     @property

@@ -6,6 +6,7 @@ it. This module imports neither pytest nor torch.
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -121,3 +122,16 @@ def shard_of(learner: str, shards: int) -> int:
     lands in the same shard and a new learner moves no one else."""
     digest = hashlib.sha256(learner.encode("utf-8")).digest()
     return int.from_bytes(digest[:8], "big") % shards + 1
+
+
+def file_stem(learner: str) -> str:
+    """The learner's own files' name (their feedback file, their report), before any ``-2``
+    that tells two such names apart: the folder name made a plain file name."""
+    return re.sub(r"[^\w.@+=-]", "_", learner).lstrip(".") or "_"
+
+
+def stem_group(learner: str) -> str:
+    """What learners whose own files' names may clash share (:func:`file_stem` without a
+    ``-N`` ending, without case): a plan keeps each such group in one shard, so the ``-2``,
+    ``-3`` that tell them apart are the same as in one run."""
+    return re.sub(r"-[0-9]+$", "", file_stem(learner)).lower()
