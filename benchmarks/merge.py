@@ -115,7 +115,7 @@ def case_dict(lesson: str, case: int, cases: int, kind: str) -> dict[str, object
     base["headline"] = headline
     base["message"] = (
         headline
-        + f"\n\n  inputs     x = [[0.25, -1.5, 2.0, 0.75], [1.0, 0.5, -0.25, 3.0]]\n"
+        + "\n\n  inputs     x = [[0.25, -1.5, 2.0, 0.75], [1.0, 0.5, -0.25, 3.0]]\n"
         + f"  expected   [[0.5, -3.0], [2.0, 1.5]]\n  your code  {mine}\n"
     )
     return base
@@ -146,9 +146,7 @@ def kind_of(index: int, lesson: int) -> str:
     return KINDS[0][0]
 
 
-def write_shards(
-    folder: Path, plan: Plan, cases: int, planned: bool
-) -> tuple[int, int]:
+def write_shards(folder: Path, plan: Plan, cases: int, planned: bool) -> tuple[int, int]:
     """Every shard's report in *folder*; returns (files' bytes, cases)."""
     rendered = templates(cases)
     number = {name: n for n, name in enumerate(plan.learners)}
