@@ -23,9 +23,9 @@ PACKAGE = Path(pytest_lessons.__file__).parent
 #: The pytest front end: the entry point ``lessons`` and what it builds on. The only modules
 #: that may import pytest.
 PYTEST_FRONT_END = {"plugin", "hooks", "nodes", "session", "terminal"}
-#: The command-line front end: ``python -m pytest_lessons`` (merge, gradescope) and
+#: The command-line front end: ``python -m pytest_lessons`` (merge, gradescope, plan) and
 #: ``python -m pytest_lessons.schema``.
-COMMANDS = {"__main__", "autograder", "schema"}
+COMMANDS = {"__main__", "autograder", "plan", "schema"}
 #: Permanent re-exports at documented paths; each may import only the core it re-exports.
 SHIMS = {"diagnose"}
 #: The helpers a lesson's harness imports in the sandboxed child (pytest_lessons.harness),
@@ -68,7 +68,7 @@ MAY_IMPORT: dict[str, tuple[str, ...]] = {
         "isolation",
         "reports",
     ),
-    "commands": ("__main__", "autograder", "schema", "core", "isolation", "reports"),
+    "commands": ("__main__", "autograder", "plan", "schema", "core", "isolation", "reports"),
     "shim": ("core",),
     "lesson api": ("isolation.drive",),
     # The package's root: the lazy public API and the %load_ext hooks.
