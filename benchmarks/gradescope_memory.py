@@ -3,7 +3,7 @@ recipe's run_autograder does, for the course's heaviest lessons. Run from the re
 
     python benchmarks/gradescope_memory.py                 # the heaviest lessons, one by one
     python benchmarks/gradescope_memory.py --all           # every lesson handed in at once
-    python benchmarks/gradescope_memory.py --hog 1500      # plus a case that takes 1500 MiB
+    python benchmarks/gradescope_memory.py --hog 1500      # a solution that takes 1500 MiB
 
 Each run is ``python -m pytest_lessons gradescope`` on a copy of the course with the lessons'
 own references handed in as the learner's files (every case runs to its end), with the
@@ -13,10 +13,11 @@ sampled every 10 ms: the peak of its proportional set size (PSS: a page shared b
 child counted once) and of its anonymous part (what a container's memory cgroup cannot
 reclaim; file pages of torch's libraries it can drop, at a cost in speed), in MiB.
 
-``--hog MIB`` adds a learner whose solution allocates MIB MiB and keeps it: under the
-recipe's ``PYTEST_LESSONS_MEMORY`` the case gets a MemoryError (its own failure) and the
-tree stays under the container's 768 MB; with the defaults (2048 MiB) it could take the
-container past its limit, where the kernel's OOM killer stops a process of its choosing.
+``--hog MIB`` grades instead a learner whose solution (for the first lesson named) allocates
+MIB MiB in every case: under the recipe's ``PYTEST_LESSONS_MEMORY`` each case fails on its
+own (the allocation is refused) and the tree stays under the container's 768 MB; with the
+defaults (2048 MiB) it takes the container past its limit, where the kernel's OOM killer
+stops a process of its choosing.
 """
 
 from __future__ import annotations
@@ -147,7 +148,7 @@ def grade(lessons: list[str], env: dict[str, str], hog: int, work: Path) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--all", action="store_true", help="every lesson handed in, one run")
-    parser.add_argument("--hog", type=int, default=0, metavar="MIB")
+    parser.add_argument("--hog", type=int, default=0, metavar="MIB", help="a solution taking MIB")
     parser.add_argument("--defaults", action="store_true", help="without the recipe's settings")
     parser.add_argument("lessons", nargs="*", help=f"default: {', '.join(HEAVY)}")
     args = parser.parse_args()
@@ -156,14 +157,14 @@ def main() -> int:
     lessons = args.lessons or list(HEAVY)
     with tempfile.TemporaryDirectory(prefix="gradescope-memory-") as folder:
         work = Path(folder)
-        if args.all:
+        if args.hog:
+            print(grade(lessons[:1], env, args.hog, work / "run"), flush=True)
+        elif args.all:
             every = sorted(p.parent.name for p in EXERCISES.glob("*/reference.py"))
             print(grade(every, env, 0, work / "run"), flush=True)
         else:
             for lesson in lessons:
                 print(grade([lesson], env, 0, work / "run"), flush=True)
-        if args.hog:
-            print(grade(lessons[:1], env, args.hog, work / "run"), flush=True)
     return 0
 
 

@@ -30,6 +30,7 @@ from typing import Any
 import pytest
 
 from pytest_lessons import __main__ as command
+from pytest_lessons.core import settings
 from pytest_lessons.core.plan import Plan, PlanError
 from pytest_lessons.core.submissions import Roll
 from pytest_lessons.reports import formats
@@ -202,6 +203,27 @@ def test_the_merge_refuses_a_shard_missing_given_twice_or_of_another_plan(
     report = formats.full([case_result(1, learner="l0")], 1.0, (), Roll(names).table())
     unplanned.write_text(formats.json_text(report))
     assert "was not graded from a plan" in merge("--plan=plan.json", unplanned)[2]
+
+
+# --- Gradescope's 768 MB ----------------------------------------------------------------------
+
+
+def test_the_gradescope_recipe_caps_a_case_below_the_containers_memory() -> None:
+    # benchmarks/gradescope_memory.py: grading one upload of the heaviest lessons peaks at
+    # 411 MiB (PSS of pytest, the torch worker and a case's child); Gradescope's container has
+    # 768 MB. A misspelt variable would be read by no one, and the default cap (2048 MiB)
+    # would be back: each one the recipe exports is a setting, and resolves to its value.
+    exported = dict(
+        re.findall(
+            r"^export (\w+)=(\S+)$", (RECIPES / "gradescope" / "run_autograder").read_text(), re.M
+        )
+    )
+    known = {setting.env: setting.name for setting in settings.SETTINGS}
+    assert set(exported) <= set(known), set(exported) - set(known)
+    resolved = settings.resolve(option=lambda name: None, ini=lambda name: None, environ=exported)
+    memory, disk = resolved.value("memory"), resolved.value("disk")
+    assert (memory, disk) == (256.0, 32.0)
+    assert 411 + memory + disk < 768 * 10**6 / 2**20
 
 
 # --- the container image ----------------------------------------------------------------------
