@@ -89,6 +89,7 @@ def read_shards(
     first: tuple[Path, Roll] | None = None
     unlabelled: list[Path] = []
     strings: dict[str, str] = {}
+    numbers: dict[float, float] = {}
     for path in paths:
         data = json.loads(path.read_text(encoding="utf-8"))
         if not isinstance(data, dict) or data.get("format") != "pytest-lessons":
@@ -101,7 +102,7 @@ def read_shards(
         if order and not merged.order:
             merged.order = order
         table = data.get("class")
-        results = [_result(raw, text, strings) for raw in data["results"]]
+        results = [_result(raw, text, strings, numbers) for raw in data["results"]]
         if plan is not None:
             k, folder = _check_planned(path, table, plan, shards, results)
             if first is None:
@@ -177,14 +178,29 @@ def read_shards(
 
 #: A result's fields, and those of its strings that recur in every learner's results.
 _FIELDS = frozenset(f.name for f in dataclasses.fields(CaseResult))
-_SHARED = ("exercise", "title", "path", "id", "label", "learner", "fault", "diagnosis")
+_SHARED = (
+    "exercise",
+    "title",
+    "path",
+    "id",
+    "label",
+    "learner",
+    "fault",
+    "diagnosis",
+    "diagnosis_kind",
+)
 _STATUS = {status.value: status for status in Status}
+#: What a result without file inputs holds as its files: one empty table for them all (no
+#: reader changes a result's table), not one each.
+_NO_FILES: dict[str, str] = {}
 
 
-def _result(raw: dict[str, Any], text: bool, strings: dict[str, str]) -> CaseResult:
+def _result(
+    raw: dict[str, Any], text: bool, strings: dict[str, str], numbers: dict[float, float]
+) -> CaseResult:
     """One result of a shard's report (as :meth:`CaseResult.from_dict` reads it, faster: a
-    merge reads millions). Each recurring string is kept once, and without *text* the
-    :data:`TEXT_FIELDS` are left out."""
+    merge reads millions). Each recurring string and number of points is kept once, and
+    without *text* the :data:`TEXT_FIELDS` are left out."""
     raw.pop("passed", None)
     if not text:
         for key in TEXT_FIELDS:
@@ -193,6 +209,12 @@ def _result(raw: dict[str, Any], text: bool, strings: dict[str, str]) -> CaseRes
         value = raw.get(key)
         if isinstance(value, str):
             raw[key] = strings.setdefault(value, value)
+    for key in ("points", "max_points"):
+        value = raw.get(key)
+        if isinstance(value, float):
+            raw[key] = numbers.setdefault(value, value)
+    if not raw.get("files"):
+        raw["files"] = _NO_FILES
     if not _FIELDS.issuperset(raw):
         return CaseResult.from_dict(raw)
     status = _STATUS.get(raw["status"])
