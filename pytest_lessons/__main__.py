@@ -6,21 +6,27 @@ regrade diff, the feedback files, the class report and the reports. Each shard's
 which shard of how many it is and which class it grades (its learners), so the merge refuses
 a set with a shard missing, given twice or from another class, naming what is wrong; with
 ``--allow-missing`` the learners of a missing shard are written as not graded, never left
-out.
+out. A class split by a plan (``python -m pytest_lessons plan``, for a scheduler's array of
+shards) is merged with ``--plan``: each shard's report names the plan instead of listing the
+class, and the merge checks every shard against the plan.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pytest_lessons import autograder, canvas, history_command, place, similarity, watch
-from pytest_lessons.core.results import CaseResult
+from pytest_lessons import plan as plan_step
+from pytest_lessons.core.plan import Plan
+from pytest_lessons.core.results import CaseResult, Status
 from pytest_lessons.core.submissions import Roll, ShardError, parse_shard
 from pytest_lessons.isolation.text import visible
 from pytest_lessons.reports import formats
@@ -60,17 +66,33 @@ class Merged:
     """Learners of the class with no result (their shard was not given), with why."""
 
 
-def read_shards(paths: Sequence[Path], allow_missing: bool = False) -> Merged:
+#: The fields of a result that only a learner's own files and the json report show: a merge
+#: that writes neither leaves them out as it reads (:func:`read_shards`'s *text*), so a class
+#: of 100,000 learners fits in memory (benchmarks/merge.py).
+TEXT_FIELDS = ("headline", "message", "call", "output", "lesson_error", "files")
+
+
+def read_shards(
+    paths: Sequence[Path],
+    allow_missing: bool = False,
+    plan: Plan | None = None,
+    text: bool = True,
+) -> Merged:
     """Every case of every shard, checked to be one whole class split once.
 
     Refused (:class:`MergeError`): a case two shards both graded, a shard given twice, shards
     of another split or another class, and a shard missing (unless *allow_missing*: its
-    learners are then :attr:`Merged.absent`)."""
+    learners are then :attr:`Merged.absent`). With *plan*, every shard is checked against it
+    instead (:func:`_check_planned`). Without *text*, the results leave out
+    :data:`TEXT_FIELDS` (for a merge that writes no learner's own file and no json report).
+    Shards are read one at a time, so only the results stay in memory."""
     merged = Merged()
     seen: dict[tuple[str, str, int], Path] = {}
     shards: dict[int, Path] = {}
     first: tuple[Path, Roll] | None = None
     unlabelled: list[Path] = []
+    strings: dict[str, str] = {}
+    numbers: dict[float, float] = {}
     for path in paths:
         data = json.loads(path.read_text(encoding="utf-8"))
         if not isinstance(data, dict) or data.get("format") != "pytest-lessons":
@@ -83,7 +105,19 @@ def read_shards(paths: Sequence[Path], allow_missing: bool = False) -> Merged:
         if order and not merged.order:
             merged.order = order
         table = data.get("class")
+        results = [_result(raw, text, strings, numbers) for raw in data["results"]]
+        if plan is not None:
+            k, folder = _check_planned(path, table, plan, shards, results)
+            if first is None:
+                first = (path, plan.roll(k, folder))
+            merged.results += results
+            continue
         if isinstance(table, dict):
+            if "plan" in table:
+                raise MergeError(
+                    f"{path} was graded from a plan ({table['plan']}): give that plan with "
+                    "--plan=plan.json, so the merge knows the class"
+                )
             roll = _roll(path, table)
             k, n = roll.shard
             if first is None:
@@ -97,8 +131,7 @@ def read_shards(paths: Sequence[Path], allow_missing: bool = False) -> Merged:
             shards[k] = path
         else:
             unlabelled.append(path)
-        for raw in data["results"]:
-            result = CaseResult.from_dict(raw)
+        for result in results:
             key = (result.learner, result.path, result.case)
             if key in seen:
                 raise MergeError(
@@ -114,18 +147,26 @@ def read_shards(paths: Sequence[Path], allow_missing: bool = False) -> Merged:
             "learner is missing: grade it again, or give --allow-missing to merge without "
             "that check"
         )
-    if first is None:
+    if plan is not None:
+        folder = first[1].folder if first is not None else plan.folder
+        merged.roll = Roll(plan.learners, folder=folder)
+        members: Callable[[int], Sequence[str]] = plan.members
+        total = plan.total
+        size = len(merged.roll.learners)
+    elif first is None:
         return merged
-    roll = first[1]
-    total = roll.shard[1]
-    merged.roll = Roll(roll.learners, folder=roll.folder)
+    else:
+        roll = first[1]
+        total = roll.shard[1]
+        merged.roll = Roll(roll.learners, folder=roll.folder)
+        members = roll.members
+        size = len(roll.learners)
     graded = {r.learner for r in merged.results}
-    missing = [k for k in range(1, total + 1) if k not in shards]
-    for k in missing:
-        absent = [who for who in roll.members(k) if who not in graded]
+    for k in (k for k in range(1, total + 1) if k not in shards):
+        absent = [who for who in members(k) if who not in graded]
         if not allow_missing:
             who = (
-                f"its {len(absent)} of {len(roll.learners)} learners: {name_list(absent)}"
+                f"its {len(absent)} of {size} learners: {name_list(absent)}"
                 if absent
                 else "it holds none of the class's learners"
             )
@@ -136,6 +177,113 @@ def read_shards(paths: Sequence[Path], allow_missing: bool = False) -> Merged:
         for name in absent:
             merged.absent[name] = f"not graded: shard {k}/{total} is missing from the merge"
     return merged
+
+
+#: A result's fields, and those of its strings that recur in every learner's results.
+_FIELDS = frozenset(f.name for f in dataclasses.fields(CaseResult))
+_SHARED = (
+    "exercise",
+    "title",
+    "path",
+    "id",
+    "label",
+    "learner",
+    "fault",
+    "diagnosis",
+    "diagnosis_kind",
+)
+_STATUS = {status.value: status for status in Status}
+#: What a result without file inputs holds as its files: one empty table for them all (no
+#: reader changes a result's table), not one each.
+_NO_FILES: dict[str, str] = {}
+
+
+def _result(
+    raw: dict[str, Any], text: bool, strings: dict[str, str], numbers: dict[float, float]
+) -> CaseResult:
+    """One result of a shard's report (as :meth:`CaseResult.from_dict` reads it, faster: a
+    merge reads millions). Each recurring string and number of points is kept once, and
+    without *text* the :data:`TEXT_FIELDS` are left out."""
+    raw.pop("passed", None)
+    if not text:
+        for key in TEXT_FIELDS:
+            raw.pop(key, None)
+    for key in _SHARED:
+        value = raw.get(key)
+        if isinstance(value, str):
+            raw[key] = strings.setdefault(value, value)
+    for key in ("points", "max_points"):
+        value = raw.get(key)
+        if isinstance(value, float):
+            raw[key] = numbers.setdefault(value, value)
+    if not raw.get("files"):
+        raw["files"] = _NO_FILES
+    if not _FIELDS.issuperset(raw):
+        return CaseResult.from_dict(raw)
+    status = _STATUS.get(raw["status"])
+    if status is None:
+        return CaseResult.from_dict(raw)
+    raw["status"] = status
+    return CaseResult(**raw)
+
+
+def _check_planned(
+    path: Path,
+    table: object,
+    plan: Plan,
+    shards: dict[int, Path],
+    results: Sequence[CaseResult],
+) -> tuple[int, str]:
+    """Shard *path* against *plan*: graded from it, given once, and grading exactly the
+    learners the plan gives it. Returns its number (from 1), now in *shards*, and its
+    submissions folder as it named it."""
+    if not isinstance(table, dict) or "plan" not in table:
+        raise MergeError(
+            f"{path} was not graded from a plan: grade every shard with --lesson-plan, or "
+            "merge without --plan"
+        )
+    if table["plan"] != plan.id or table.get("id") != plan.roster:
+        raise MergeError(
+            f"{path} was graded from another plan ({table['plan']}) than the one given "
+            f"({plan.id}, {len(plan.learners)} learners in {plan.total} shards): give the "
+            "shards of this plan, or its own plan"
+        )
+    try:
+        k, n = parse_shard(str(table.get("shard")))
+    except ShardError:
+        raise MergeError(f"{path}: its shard {table.get('shard')!r} is not K/N") from None
+    if n != plan.total:
+        raise MergeError(
+            f"{path} is shard {k}/{n} and the plan has {plan.total} shards: give the shards "
+            "of this plan"
+        )
+    if k in shards:
+        raise MergeError(f"{shards[k]} and {path} are both shard {k}/{n}: give each shard once")
+    shards[k] = path
+    own = set(plan.shards[k - 1])
+    graded: set[str] = set()
+    cases: set[tuple[str, str, int]] = set()
+    for result in results:
+        if result.learner not in own:
+            raise MergeError(
+                f"{path} (shard {k}/{n}) graded {result.learner or 'a learner of no class'}, "
+                f"whom the plan does not put in shard {k}: give the shards of this plan"
+            )
+        key = (result.learner, result.path, result.case)
+        if key in cases:
+            raise MergeError(
+                f"{path} graded {result.learner}'s {result.exercise} {result.label} twice: "
+                "grade the shard again"
+            )
+        cases.add(key)
+        graded.add(result.learner)
+    if results and graded != own:
+        lost = sorted(own - graded)
+        raise MergeError(
+            f"{path} (shard {k}/{n}) has no result for {len(lost)} of its {len(own)} "
+            f"learners ({name_list(lost)}): grade shard {k} again"
+        )
+    return k, str(table.get("folder") or plan.folder)
 
 
 def _roll(path: Path, table: dict[str, object]) -> Roll:
@@ -200,6 +348,13 @@ def parser() -> argparse.ArgumentParser:
         help="merge although a shard is missing: its learners are written as not graded "
         "(0 points, with a note), never left out",
     )
+    merge.add_argument(
+        "--plan",
+        type=Path,
+        metavar="PLAN.json",
+        help="the plan the shards were graded from (python -m pytest_lessons plan): every "
+        "shard is checked against it",
+    )
     for option in OUTPUT_OPTIONS:
         merge.add_argument(option.flag(MERGE), help=option.help_in(MERGE), **option.arguments())
     scope = commands.add_parser(
@@ -214,6 +369,7 @@ def parser() -> argparse.ArgumentParser:
     scope.add_argument("submission", type=Path, help="the learner's upload")
     scope.add_argument("results", type=Path, help="where Gradescope reads results.json")
     place.add_command(commands)
+    plan_step.add_command(commands)
     # Each of these commands is a module of its own: its parser, and its run() on the args.
     for command in (history_command, watch, canvas, similarity):
         command.add_parser(commands)
@@ -228,11 +384,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return autograder.grade(args.source, args.submission, args.results)
     if args.command == "place":
         return place.run(args)
+    if args.command == plan_step.COMMAND:
+        return plan_step.run(args)
     outputs = Outputs.from_values(lambda name: getattr(args, name))
     here = Path.cwd()
     try:
         check(outputs, here, batch=True)
-        merged = read_shards(args.shards, args.allow_missing)
+        planned = Plan.read(args.plan) if args.plan is not None else None
+        # Only a learner's own files and the json report show a case's texts.
+        text = bool(outputs.feedback or outputs.report)
+        merged = read_shards(args.shards, args.allow_missing, planned, text)
     except (OSError, ValueError) as error:
         print(f"merge: {error}", file=sys.stderr)
         return 2

@@ -97,7 +97,8 @@ class ExerciseFile(pytest.File):
             return
         # Batch grading: only each learner's solution file is taken from their folder.
         relative = exercise.solution.relative_to(exercise.folder)
-        for learner in learners(lessons.submissions, lessons.shard):
+        roll = lessons.roll()
+        for learner in roll.members() if roll is not None else ():
             solution = lessons.submissions / learner / exercise.slug / relative
             for case in exercise.cases:
                 yield CaseItem.from_parent(

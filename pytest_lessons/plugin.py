@@ -24,9 +24,10 @@ from pytest_lessons import hooks
 from pytest_lessons.core import course, diagnose, model, parts, settings, summary
 from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.diagnose import Diagnosis, Evidence
-from pytest_lessons.core.frontend import choose_sandbox
+from pytest_lessons.core.frontend import choose_sandbox, shown_path
+from pytest_lessons.core.plan import Plan, PlanError
 from pytest_lessons.core.runs import LOOP_TIMEOUTS
-from pytest_lessons.core.submissions import ShardError, parse_shard
+from pytest_lessons.core.submissions import Roll, ShardError, parse_shard
 from pytest_lessons.isolation import sandbox
 from pytest_lessons.isolation.runner import PoolRunner, make_runner, usable_cpus
 from pytest_lessons.isolation.text import visible
@@ -163,6 +164,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "merge.",
     )
     group.addoption(
+        "--lesson-plan",
+        dest="lesson_plan",
+        metavar="PLAN.json",
+        default=None,
+        help="With --lesson-submissions and --lesson-shard-index: grade one shard of the plan "
+        "written by python -m pytest_lessons plan, reading only its own learners' folders; "
+        "merge with python -m pytest_lessons merge --plan=PLAN.json.",
+    )
+    group.addoption(
+        "--lesson-shard-index",
+        dest="lesson_shard_index",
+        metavar="I",
+        default=None,
+        help="With --lesson-plan: the shard to grade, as the scheduler's index from 0 "
+        "(JOB_COMPLETION_INDEX, AWS_BATCH_JOB_ARRAY_INDEX, SLURM_ARRAY_TASK_ID, $(Process)).",
+    )
+    group.addoption(
         "--lesson-check",
         dest="lesson_check",
         action="store_true",
@@ -269,7 +287,8 @@ def pytest_configure(config: pytest.Config) -> None:
                 "not --lesson-history to a shard: a record holds the whole class."
             )
         shards = parse_shard(shard) if shard is not None else None
-    except (OptionError, ShardError) as error:
+        planned = _planned(config, submissions, shard)
+    except (OptionError, ShardError, PlanError) as error:
         raise pytest.UsageError(str(error)) from None
     if config.getoption("lesson_regenerate") and not config.getoption("lesson_check"):
         raise pytest.UsageError(
@@ -297,7 +316,8 @@ def pytest_configure(config: pytest.Config) -> None:
         policy=policy,
         support=support,
         checkout=config.rootpath,
-        shard=shards,
+        shard=planned.shard if planned is not None else shards,
+        planned=planned,
         runs_cases=_runs_cases_here(config),
     )
     config.stash[KEY] = lessons
@@ -317,6 +337,26 @@ def pytest_configure(config: pytest.Config) -> None:
         and not hasattr(config, "workerinput")
     ):
         config.pluginmanager.register(ClassProgress(), "lessons.class_progress")
+
+
+def _planned(config: pytest.Config, submissions: Path | None, shard: str | None) -> Roll | None:
+    """The shard of a plan this run grades (``--lesson-plan``, ``--lesson-shard-index``)."""
+    path, index = config.getoption("lesson_plan"), config.getoption("lesson_shard_index")
+    if path is None and index is None:
+        return None
+    if path is None or index is None or submissions is None:
+        raise OptionError(
+            "Give --lesson-plan, --lesson-shard-index and --lesson-submissions together: the "
+            "plan says who is in each shard, the index which shard this run grades."
+        )
+    if shard is not None:
+        raise OptionError(
+            "Give --lesson-shard-index instead of --lesson-shard with --lesson-plan: the plan "
+            "says how many shards there are."
+        )
+    plan = Plan.read(Path(config.invocation_params.dir, path))
+    shown = shown_path(submissions, config.invocation_params.dir)
+    return plan.roll(plan.index(index), shown)
 
 
 def _lesson_folder(path: Path, top: Path) -> Path | None:

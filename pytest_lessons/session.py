@@ -48,6 +48,9 @@ class LessonSession:
     """Every exercise folder collected: none of it is readable to learner code."""
     shard: tuple[int, int] | None = None
     """Batch grading: (K, N) to grade the K-th of N shards of the learners."""
+    planned: Roll | None = None
+    """Batch grading, one shard of a plan (``--lesson-plan``): its own learners only, so the
+    submissions folder is never listed."""
     runs_cases: bool = True
     """Whether this pytest process runs cases (not a listing, the help or an xdist
     controller): only then is the worker started."""
@@ -76,6 +79,8 @@ class LessonSession:
         shard, what was skipped); None for one learner's run."""
         if self.submissions is None:
             return None
+        if self.planned is not None:
+            return self.planned
         return Roll.of(self.submissions, self.shard, self.show(self.submissions))
 
     def show(self, path: Path | str) -> str:

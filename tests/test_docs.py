@@ -291,6 +291,11 @@ def check_command(words: list[str]) -> list[str]:
         return list(filter(None, [_exists(rest[0])]))
     if name == "git" and rest[:1] == ["checkout"]:
         return [p for w in rest[1:] if w != "--" and (p := _exists(w)) is not None]
+    if name == "docker" and rest[:1] == ["build"]:
+        # .ci/run builds the image where docker runs; here the Dockerfile it names must exist.
+        return [p for i, w in enumerate(rest[1:]) if rest[i] == "-f" and (p := _exists(w))]
+    if name == "docker" and rest[:1] == ["run"]:
+        return []  # the built image's own run, which .ci/run's container stage makes
     if name in ("ruff", "mypy", "twine"):
         return []
     return [f"{name}: the examples do not check this command; say why it is not run"]

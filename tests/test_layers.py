@@ -23,12 +23,13 @@ PACKAGE = Path(pytest_lessons.__file__).parent
 #: The pytest front end: the entry point ``lessons`` and what it builds on. The only modules
 #: that may import pytest.
 PYTEST_FRONT_END = {"plugin", "hooks", "nodes", "session", "terminal"}
-#: The command-line front end: ``python -m pytest_lessons`` (merge, gradescope, place) and
-#: ``python -m pytest_lessons.schema``.
+#: The command-line front end: ``python -m pytest_lessons`` (merge, gradescope, place, plan, ...)
+#: and ``python -m pytest_lessons.schema``.
 COMMANDS = {
     "__main__",
     "autograder",
     "place",
+    "plan",
     "schema",
     "history_command",
     "watch",

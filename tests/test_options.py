@@ -40,7 +40,7 @@ def test_pytest_and_the_merge_offer_the_same_output_options_with_the_same_help(
     merge_help = described(capsys.readouterr().out, "--")
     ours = described(pytest_help, PYTEST)
     names = [option.name for option in OUTPUT_OPTIONS]
-    assert set(merge_help) == {MERGE + name for name in names} | {"--allow-missing"}
+    assert set(merge_help) == {MERGE + name for name in names} | {"--allow-missing", "--plan"}
     assert {PYTEST + name for name in names} <= set(ours)
     for option in OUTPUT_OPTIONS:
         in_pytest = ours[option.flag(PYTEST)]

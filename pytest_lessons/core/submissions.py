@@ -6,6 +6,7 @@ it. This module imports neither pytest nor torch.
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,13 @@ class Roll:
     """(name, why) of each entry of the submissions folder taken for no learner."""
     folder: str = "submissions"
     """The submissions folder as the terminal names it."""
+    plan: str = ""
+    """A shard of a plan (``python -m pytest_lessons plan``): the plan's fingerprint. Such a
+    roll holds this shard's own learners only; the class is :attr:`roster` and :attr:`size`."""
+    roster: str = ""
+    """A planned shard's fingerprint of the whole class (:attr:`id` of the class's roll)."""
+    size: int = 0
+    """A planned shard's number of learners in the whole class."""
 
     @classmethod
     def of(cls, submissions: Path, shard: tuple[int, int] | None = None, shown: str = "") -> Roll:
@@ -61,17 +69,31 @@ class Roll:
     @property
     def id(self) -> str:
         """A short fingerprint of the class's learners: shards of one class share it."""
+        if self.plan:
+            return self.roster
         return hashlib.sha256("\n".join(sorted(self.learners)).encode("utf-8")).hexdigest()[:16]
 
     def members(self, k: int | None = None) -> list[str]:
         """The learners of shard *k* (default: this roll's shard), in name order."""
         number, total = self.shard
         k = number if k is None else k
+        if self.plan:
+            # A planned shard knows its own learners only, and each of them is its own.
+            return list(self.learners) if k == number else []
         return [who for who in self.learners if total == 1 or shard_of(who, total) == k]
 
     def table(self) -> dict[str, Any]:
-        """The ``class`` table of the json report."""
+        """The ``class`` table of the json report: a planned shard's names the plan and the
+        class's fingerprint and size instead of listing every learner of the class."""
         k, n = self.shard
+        if self.plan:
+            return {
+                "id": self.id,
+                "shard": f"{k}/{n}",
+                "plan": self.plan,
+                "size": self.size,
+                "folder": self.folder,
+            }
         return {
             "id": self.id,
             "shard": f"{k}/{n}",
@@ -100,3 +122,16 @@ def shard_of(learner: str, shards: int) -> int:
     lands in the same shard and a new learner moves no one else."""
     digest = hashlib.sha256(learner.encode("utf-8")).digest()
     return int.from_bytes(digest[:8], "big") % shards + 1
+
+
+def file_stem(learner: str) -> str:
+    """The learner's own files' name (their feedback file, their report), before any ``-2``
+    that tells two such names apart: the folder name made a plain file name."""
+    return re.sub(r"[^\w.@+=-]", "_", learner).lstrip(".") or "_"
+
+
+def stem_group(learner: str) -> str:
+    """What learners whose own files' names may clash share (:func:`file_stem` without a
+    ``-N`` ending, without case): a plan keeps each such group in one shard, so the ``-2``,
+    ``-3`` that tell them apart are the same as in one run."""
+    return re.sub(r"-[0-9]+$", "", file_stem(learner)).lower()

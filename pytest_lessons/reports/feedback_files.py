@@ -12,12 +12,12 @@ run.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from pytest_lessons.core import model
 from pytest_lessons.core.results import FAULT, WATCH_OUT, CaseResult, Status
+from pytest_lessons.core.submissions import file_stem
 from pytest_lessons.core.words import case_list
 from pytest_lessons.reports.formats import encoded, markdown, not_handed_in, why
 from pytest_lessons.reports.gradebook import number
@@ -160,8 +160,7 @@ def feedback(
 
 def file_name(learner: str) -> str:
     """The learner's file in the feedback folder: their folder name, made a plain file name."""
-    safe = re.sub(r"[^\w.@+=-]", "_", learner).lstrip(".") or "_"
-    return f"{safe}.md"
+    return f"{file_stem(learner)}.md"
 
 
 def stems(learners: Iterable[str]) -> dict[str, str]:

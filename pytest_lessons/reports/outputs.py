@@ -244,8 +244,11 @@ def write(
                 lines.extend([*gradebook.changes_lines(moved), f"regrade changes: {target}"])
 
             attempt(target, write_changes)
-    # What is handed back to a learner names their files as they handed them in.
-    theirs = own_files(results, roll)
+    # What is handed back to a learner names their files as they handed them in (made only
+    # for the files handed back: a merge of 100,000 learners need not copy every result).
+    theirs = (
+        own_files(results, roll) if outputs.feedback or LEARNER in (outputs.report or "") else []
+    )
     if outputs.feedback:
         folder = Path(here, outputs.feedback)
 
