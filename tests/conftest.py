@@ -26,6 +26,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "torch: the test runs learner or lesson code that needs torch"
     )
+    config.addinivalue_line("markers", "slow: the test starts a real process (the slow tier)")
 
 
 def _init_cgroups() -> str:
