@@ -55,8 +55,16 @@ message = "draw from 0 to n - 1: torch.randint(n, ...) leaves n out already."
 
 
 def counts(calls: int, items: dict[int, int], **more: Any) -> dict[str, Any]:
-    """A counts tag as the child packs it (checked as the runner checks every answer)."""
-    tag = {"$": "counts", "calls": calls, "items": sorted([k, c] for k, c in items.items()), **more}
+    """A counts tag as the child packs it (checked as the runner checks every answer): by
+    default each call gave the same number of draws."""
+    sizes = more.pop("sizes", [[sum(items.values()) // calls, calls]])
+    tag = {
+        "$": "counts",
+        "calls": calls,
+        "items": sorted([k, c] for k, c in items.items()),
+        "sizes": sizes,
+        **more,
+    }
     assert valid_answer(tag)
     return tag
 
@@ -84,6 +92,7 @@ def test_statistical_cases_judge_counts_and_say_what_is_off_to_the_learner(
             else counts(
                 2,
                 {3: 8},
+                sizes=[[4, 2]],
                 bad={
                     "call": 3,
                     "answer": {
@@ -105,8 +114,9 @@ def test_statistical_cases_judge_counts_and_say_what_is_off_to_the_learner(
         if name == "right":
             assert first.passed and second.passed
             # The child is told the seed, and for the statistical case how many calls.
-            assert runner.jobs[0].inputs[1] == {"$input": "generator", "seed": 7}
-            assert runner.jobs[1].inputs[1] == {
+            mine = [job for job in runner.jobs if job.solution.name == "solution.py"]
+            assert mine[0].inputs[1] == {"$input": "generator", "seed": 7}
+            assert mine[1].inputs[1] == {
                 "$input": "generator",
                 "seed": 8,
                 "draws": {"n": 500, "output": -1},
@@ -157,6 +167,69 @@ def test_a_statistical_case_with_a_seeded_cases_inputs_runs_its_own_draws(
     for case in (seeded, uniform, seeded, uniform):
         assert grade.grade(Attempt(exercise, case)).passed
     assert runner.ran("solution.py") == 2  # each run once, then both from the cache
+
+
+def test_each_call_gives_the_draws_the_case_asks_or_that_learner_fails_the_case(
+    tmp_path: Path,
+) -> None:
+    # The issue's attack: one draw, then empty int tensors. Its counts (1 draw in all) fit
+    # any distribution's bounds for n = 1; the case asks 4 draws of each of 500 calls, so
+    # the test is on 2,000 draws, and a short (or long) call is the learner's failure first.
+    exercise = lesson(tmp_path, DRAW_TOML.replace("SEEDED", "[1, 2, 3, 4]"), **{"mistakes.py": ""})
+    uniform = exercise.cases[1]
+    even = counts(500, dict.fromkeys(range(10), 200))
+    learners: dict[str, Any] = {
+        "right": even,
+        "one then empty": counts(500, {3: 1}, sizes=[[1, 1], [0, 499]]),
+        "four then empty": counts(500, {3: 4}, sizes=[[4, 1], [0, 499]]),
+        "one a call": counts(500, dict.fromkeys(range(10), 50)),
+        "eight a call": counts(500, dict.fromkeys(range(10), 400)),
+        "forged calls": counts(1, {0: 4}),
+    }
+
+    def reference(n: int, g: dict[str, Any]) -> Any:  # asked for one call: 4 draws
+        assert g["draws"] == {"n": 1, "output": -1}
+        return counts(1, {0: 1, 1: 1, 2: 1, 3: 1})
+
+    said: dict[str, tuple[bool, str]] = {}
+    for name, tag in learners.items():
+        for with_reference in (True, False):
+            code = {("solution.py", "solve"): lambda n, g, tag=tag: tag}
+            if with_reference:
+                code[("reference.py", "solve")] = reference
+            grade, runner = grader(code)
+            graded = grade.grade(Attempt(exercise, uniform))
+            said[name + ("" if with_reference else ", no reference")] = (
+                graded.passed,
+                " ".join(graded.text.split()),
+            )
+            # The reference is asked for one call, before the learner's 500.
+            assert [(j.solution.name, j.inputs[1]["draws"]["n"]) for j in runner.jobs[:2]] == [
+                ("reference.py", 1),
+                ("solution.py", 500),
+            ]
+    passed = {name for name, (ok, _) in said.items() if ok}
+    # Without a reference, each call must give as many draws as the first: a learner's copy
+    # cannot tell one draw a call from the four the task asks.
+    assert passed == {
+        "right",
+        "right, no reference",
+        "one a call, no reference",
+        "eight a call, no reference",
+    }
+    text = {name: words for name, (_, words) in said.items()}
+    assert "Return 4 draws from each call: call 1 of 500 returned 1." in text["one then empty"]
+    assert "Return 4 draws from each call: call 2 of 500 returned 0." in text["four then empty"]
+    assert "4 draws asked of each of 500 calls" in text["four then empty"]
+    assert "Return 4 draws from each call: call 1 of 500 returned 1." in text["one a call"]
+    assert "Return 4 draws from each call: call 1 of 500 returned 8." in text["eight a call"]
+    assert (
+        "Return the same number of draws from each call: call 1 returned 1, call 2 of 500 "
+        "returned 0." in text["one then empty, no reference"]
+    )
+    # Calls the child did not make: a result it did not write.
+    assert "the draws did not come back as counts" in text["forged calls"]
+    assert "the draws did not come back as counts" in text["forged calls, no reference"]
 
 
 def test_the_distribution_comes_from_reference_py_and_the_format_checks_its_keys(
@@ -263,3 +336,60 @@ def test_the_same_seed_draws_the_same_stream_in_every_mode_and_another_stream_is
     ) in text
     report = json.loads((pytester.path / "r.json").read_text())
     assert [r["diagnosis"] for r in report["results"]] == ["different-stream", None]
+
+
+#: Samplers for the real runs: each call of a statistical case is one call of these.
+SAMPLERS = {
+    "right": RIGHT,
+    # The issue's attack: the draws of one call, then empty int tensors.
+    "then_empty": "import torch\n\nCALLS = [0]\n\ndef solve(n, g):\n    CALLS[0] += 1\n"
+    "    if CALLS[0] == 1:\n        return torch.randint(n, (4,), generator=g)\n"
+    "    return torch.empty(0, dtype=torch.long)\n",
+    "eight": "import torch\n\ndef solve(n, g):\n    return torch.randint(n, (8,), generator=g)\n",
+}
+
+
+@pytest.mark.torch
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["fork", "spawn"])
+def test_a_sampler_that_returns_too_few_or_too_many_draws_fails_in_every_mode(
+    tmp_path: Path, mode: str
+) -> None:
+    from pytest_lessons.core import settings
+    from pytest_lessons.core.grader import Grader
+    from pytest_lessons.isolation.runner import make_runner
+
+    exercise = lesson(
+        tmp_path,
+        DRAW_TOML.replace("SEEDED", "[1, 2, 3, 4]"),
+        **{"reference.py": RIGHT, "mistakes.py": "def one_short(n, g):\n    return [0]\n"},
+    )
+    uniform = exercise.cases[1]
+    runner = make_runner(mode)
+    resolved = settings.resolve(option=lambda name: None, ini=lambda name: None, environ={})
+    grade = Grader(runner, resolved, show=lambda path: Path(path).name)
+    said = {}
+    try:
+        for name, code in SAMPLERS.items():
+            folder = tmp_path / "learners" / name / "double"
+            folder.mkdir(parents=True)
+            (folder / "solution.py").write_text(code)
+            attempt = Attempt(
+                exercise,
+                uniform,
+                solution=folder / "solution.py",
+                learner=name,
+                folder=folder.parent,
+            )
+            graded = grade.grade(attempt)
+            said[name] = (graded.status, graded.result.headline)
+    finally:
+        runner.close()
+    assert said == {
+        "right": (Status.PASSED, ""),
+        "then_empty": (
+            Status.FAILED,
+            "Return 4 draws from each call: call 2 of 500 returned 0.",
+        ),
+        "eight": (Status.FAILED, "Return 4 draws from each call: call 1 of 500 returned 8."),
+    }

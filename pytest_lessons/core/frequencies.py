@@ -1,8 +1,11 @@
 """Counts of draws against a distribution: the test of a statistical case, and its words.
 
 A statistical case (docs/authors/randomness.md) calls the learner's sampler N
-times and gets back how often each category (an int: a token id, a start index) was drawn.
-The test, for n draws in all and the exact probability p of each category:
+times and gets back how often each category (an int: a token id, a start index) was drawn,
+and how many draws each call gave. Each call must give the draws the case asks of it (the
+reference's first call's number, or, with no reference to ask, the learner's first call's):
+a short or long answer is the case's failure, before any count is tested. Then the test, for
+n = N x per-call draws in all and the exact probability p of each category:
 
 * a category with p = 0 must never be drawn (exact: a right sampler never draws it);
 * a category with p > 0 must be drawn between its binomial bounds ``lo`` and ``hi``: the
@@ -22,7 +25,9 @@ shows the reference and the variants pass.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pytest_lessons.core.compare import Comparison, Problem, read_numbers
@@ -115,27 +120,86 @@ def _dense(tag: dict[str, Any]) -> list[float] | None:
     return [float(x) for x in numbers.flat] if len(numbers.shape) == 1 else None
 
 
-def test_counts(
-    probabilities: dict[int, float], counts: dict[int, int], false_fail: float
-) -> list[tuple[int, int, float, int, int]]:
-    """The categories whose counts fall outside their bounds: (category, count, p, lo, hi)."""
-    n = sum(counts.values())
+@dataclass(frozen=True)
+class Off:
+    """The categories whose counts fall outside their bounds (see :func:`off_counts`)."""
+
+    listed: tuple[tuple[int, int, float, int, int], ...]
+    """The first :data:`LISTED` of them, in category order: (category, count, p, lo, hi)."""
+    total: int
+    """How many categories are off."""
+    never: tuple[int, ...]
+    """The first :data:`LISTED` off categories of probability 0, in order."""
+    never_total: int
+    """How many categories of probability 0 came up."""
+    categories: int
+    """How many categories there are: in the distribution, or drawn."""
+
+
+def off_counts(probabilities: dict[int, float], items: list[Any], false_fail: float, n: int) -> Off:
+    """The categories whose counts (*items*, ``[category, count]`` pairs) fall outside their
+    bounds for *n* draws in all. The learner's categories are sorted and merged with the
+    distribution's, never put in a hash table: ints that share one hash would make that
+    quadratic (categories are untrusted data)."""
     tested = [k for k, p in probabilities.items() if p > 0]
     alpha = false_fail / max(1, len(tested))
-    off = []
-    for category in sorted(set(probabilities) | set(counts)):
+    drawn = sorted(items, key=operator.itemgetter(0))
+    known = sorted(probabilities)
+    listed: list[tuple[int, int, float, int, int]] = []
+    never: list[int] = []
+    total = never_total = categories = 0
+    i = j = 0
+    while i < len(drawn) or j < len(known):
+        if j < len(known) and (i == len(drawn) or known[j] <= drawn[i][0]):
+            category = known[j]
+            j += 1
+        else:
+            category = drawn[i][0]
+        count = 0
+        while i < len(drawn) and drawn[i][0] == category:  # a forged tag may repeat one
+            count += drawn[i][1]
+            i += 1
         p = probabilities.get(category, 0.0)
-        lo, hi = bounds(n, p, alpha)
-        count = counts.get(category, 0)
-        if not lo <= count <= hi:
-            off.append((category, count, p, lo, hi))
-    return off
+        categories += 1
+        lo, hi = bounds(n, p, alpha) if p > 0 else (0, 0)
+        if lo <= count <= hi:
+            continue
+        total += 1
+        if len(listed) < LISTED:
+            listed.append((category, count, p, lo, hi))
+        if p == 0:
+            never_total += 1
+            if len(never) < LISTED:
+                never.append(category)
+    return Off(tuple(listed), total, tuple(never), never_total, categories)
+
+
+def _sizes(sizes: list[list[int]], asked: int) -> tuple[int, int] | None:
+    """The first call whose number of draws is not *asked*, with that number: (call, draws),
+    calls counted from 1; None when every call gave *asked*."""
+    call = 1
+    for size, times in sizes:
+        if size != asked:
+            return call, size
+        call += times
+    return None
+
+
+def _draws(n: int) -> str:
+    return f"{n:,} {'draw' if n == 1 else 'draws'}"
 
 
 def compare(
-    probabilities: dict[int, float], answer: Any, false_fail: float, calls: int
+    probabilities: dict[int, float],
+    answer: Any,
+    false_fail: float,
+    calls: int,
+    per_call: int | None = None,
 ) -> Comparison:
-    """The verdict on a statistical case's counts tag *answer* against *probabilities*."""
+    """The verdict on a statistical case's counts tag *answer* against *probabilities*, for
+    a case of *calls* calls that each return *per_call* draws (the reference's; None when
+    there is no reference to ask: then every call must give as many as the first). The test
+    is on calls x per-call draws, once each call is found to have given its share."""
     if not isinstance(answer, dict) or answer.get(TAG) != "counts":
         return _failed(Problem.TYPE, "Return ints: the draws did not come back as counts.", ())
     if "bad" in answer:
@@ -147,8 +211,34 @@ def compare(
             f"{calls:,} returned {what}.",
             (),
         )
-    counts = {int(k): int(c) for k, c in answer["items"]}
-    n = sum(counts.values())
+    sizes = answer.get("sizes") or []
+    if answer.get("calls") != calls:  # the child makes every call: a result it did not write
+        return _failed(Problem.TYPE, "Return ints: the draws did not come back as counts.", ())
+    first = sizes[0][0] if sizes else 0
+    asked = per_call if per_call else first
+    odd = _sizes(sizes, asked)
+    if odd is not None:
+        call, size = odd
+        if per_call:
+            headline = (
+                f"Return {_draws(asked)} from each call: call {call:,} of {calls:,} returned "
+                f"{size:,}."
+            )
+        else:
+            headline = (
+                f"Return the same number of draws from each call: call 1 returned {first:,}, "
+                f"call {call:,} of {calls:,} returned {size:,}."
+            )
+        why = (
+            "each call is one step of a sampling loop: it draws the same number every time, "
+            "and the test counts that many from each call"
+        )
+        return _failed(
+            Problem.SHAPE,
+            headline,
+            (("draws", f"{_draws(asked)} asked of each of {calls:,} calls"), ("why", why)),
+        )
+    n = calls * asked
     tested = sum(1 for p in probabilities.values() if p > 0)
     test = (
         f"each category's count within its binomial bounds; false-failure rate "
@@ -157,8 +247,8 @@ def compare(
     evidence: list[tuple[str, str]] = [
         (
             "draws",
-            f"{n:,} from {calls:,} {'call' if calls == 1 else 'calls'} (one generator, seeded by "
-            "the case)",
+            f"{n:,} from {calls:,} {'call' if calls == 1 else 'calls'}, {asked:,} each (one "
+            "generator, seeded by the case)",
         ),
         ("test", test),
     ]
@@ -166,33 +256,33 @@ def compare(
         return _failed(
             Problem.SHAPE, "Return at least one draw from each call: none came back.", evidence
         )
-    off = test_counts(probabilities, counts, false_fail)
-    if not off:
+    off = off_counts(probabilities, answer["items"], false_fail, n)
+    if not off.total:
         return Comparison(True, Problem.PASSED, "", expected_shape=(), kind=FREQUENCIES.name)
-    never = [category for category, count, p, _, _ in off if p == 0]
-    if never:
-        shown = ", ".join(str(c) for c in never[:LISTED]) + (" ..." if len(never) > LISTED else "")
+    if off.never:
+        more = " ..." if off.never_total > LISTED else ""
+        shown = ", ".join(str(c) for c in off.never) + more
         headline = (
-            f"Draw only what the distribution allows: {_categories(len(never))} with "
+            f"Draw only what the distribution allows: {_categories(off.never_total)} with "
             f"probability 0 came up ({shown})."
         )
     else:
-        shown = ", ".join(str(c) for c, *_ in off[:LISTED]) + (" ..." if len(off) > LISTED else "")
+        more = " ..." if off.total > LISTED else ""
+        shown = ", ".join(str(c) for c, *_ in off.listed) + more
         headline = (
-            f"Check the probabilities you draw from: {_categories(len(off))} came up "
+            f"Check the probabilities you draw from: {_categories(off.total)} came up "
             f"too often or too rarely for the right distribution ({shown})."
         )
-    categories = len(set(probabilities) | set(counts))
-    evidence.append(("off", f"{len(off)} of {_categories(categories)}"))
-    for category, count, p, lo, hi in off[:LISTED]:
+    evidence.append(("off", f"{off.total} of {_categories(off.categories)}"))
+    for category, count, p, lo, hi in off.listed:
         evidence.append(
             (
                 f"category {category}",
                 f"expected {p:.4f}, drawn {count / n:.4f} (allowed {lo / n:.4f} to {hi / n:.4f})",
             )
         )
-    if len(off) > LISTED:
-        evidence.append(("", f"... and {len(off) - LISTED} more"))
+    if off.total > LISTED:
+        evidence.append(("", f"... and {off.total - LISTED} more"))
     return _failed(Problem.VALUES, headline, evidence)
 
 

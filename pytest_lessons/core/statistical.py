@@ -5,7 +5,10 @@ the words that tell "right distribution, different stream" from a wrong distribu
   the case (``expected = [p0, p1, ...]``), or returned by the reference's ``distribution``
   function (``reference.py``'s ``def distribution(...)`` with the entry function's
   parameters), run in the worker like all author code, once per case and session.
-* :func:`judge`: the counts against them (:func:`pytest_lessons.core.frequencies.compare`).
+* :func:`per_call`: how many draws each call must give: the reference's first call's, run
+  in the worker like the reference's other work, once per case and session.
+* :func:`judge`: the counts against them (:func:`pytest_lessons.core.frequencies.compare`),
+  once each call is found to have given its draws.
 * :func:`watch_out`: a watch-out fires on a statistical case when its mistake function, run
   the same N times with the same seed, draws exactly the learner's counts.
 * :func:`stream`: a seeded case failed, but every statistical case of the lesson passed: the
@@ -21,7 +24,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from pytest_lessons.core import diagnose, frequencies, model
+from pytest_lessons.core import diagnose, frequencies, model, randomness
 from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.compare import Comparison, Problem
 from pytest_lessons.core.diagnose import Diagnosis
@@ -42,9 +45,55 @@ def _key(exercise: model.Exercise, case: model.Case) -> tuple[str, str]:
     return (f"{exercise.path}#{DISTRIBUTION}", json.dumps(case.inputs, sort_keys=True))
 
 
-def distribution(runs: Runs, exercise: model.Exercise, case: model.Case) -> Any:
-    """The probabilities *case* tests against, by category, or None when the reference's
-    ``distribution`` gave none (the lesson's failure on the case)."""
+class Distribution(dict[int, float]):
+    """A statistical case's probabilities by category, with the draws each call must give
+    (:attr:`per_call`): what :func:`distribution` gives and :func:`judge` tests against. A
+    dict, so that every reader of the probabilities reads them as they are."""
+
+    per_call: int | None = None
+    """The draws each call must return: the reference's; None where there is no reference
+    to ask (a learner's copy), and then each call must give as many as the first."""
+
+
+def per_call(runs: Runs, exercise: model.Exercise, case: model.Case) -> int | None:
+    """How many draws each of *case*'s calls must give: what the reference's first call
+    gives (its one-call run, counted as the learner's calls are), or None when there is no
+    reference or it gives no draws (the reference's own grading then shows why)."""
+    plan = randomness.plan(exercise, case)
+    if exercise.reference is None or plan is None:
+        return None
+    key = (f"{exercise.path}#per-call", json.dumps([case.inputs, plan[1]], sort_keys=True))
+    if key not in runs.references:
+        job = runs.job(
+            exercise, exercise.reference, exercise.entry, case.inputs, draws=(1, plan[1])
+        )
+        outcome = runs.runner.run(job)
+        answer = outcome.answer if outcome.kind == RETURNED else None
+        found = None
+        if isinstance(answer, dict) and answer.get(TAG) == "counts" and "bad" not in answer:
+            sizes = answer.get("sizes") or []
+            if len(sizes) == 1 and sizes[0][0] >= 1:
+                found = int(sizes[0][0])
+        runs.references[key] = found
+    stored = runs.references[key]
+    return stored if isinstance(stored, int) else None
+
+
+def distribution(runs: Runs, exercise: model.Exercise, case: model.Case) -> Distribution | None:
+    """The probabilities *case* tests against, by category, with the draws each call must
+    give (:func:`per_call`); None when the reference's ``distribution`` gave none (the
+    lesson's failure on the case)."""
+    probabilities = _probabilities(runs, exercise, case)
+    if probabilities is None:
+        return None
+    found = Distribution(probabilities)
+    found.per_call = per_call(runs, exercise, case)
+    return found
+
+
+def _probabilities(
+    runs: Runs, exercise: model.Exercise, case: model.Case
+) -> dict[int, float] | None:
     if case.expected is not None:
         return frequencies.read_probabilities(case.expected)
     key = _key(exercise, case)
@@ -81,8 +130,10 @@ def failure(runs: Runs, exercise: model.Exercise, case: model.Case) -> str:
 
 
 def judge(probabilities: Any, answer: Any, case: model.Case) -> Comparison:
-    """A statistical case's counts against its distribution."""
-    return frequencies.compare(probabilities or {}, answer, case.false_fail, case.draws or 0)
+    """A statistical case's counts against its distribution (a :class:`Distribution`, whose
+    :attr:`~Distribution.per_call` each call's draws are checked against first)."""
+    asked = getattr(probabilities, "per_call", None)
+    return frequencies.compare(probabilities or {}, answer, case.false_fail, case.draws or 0, asked)
 
 
 def watch_out(watch_outs: WatchOuts, attempt: Attempt, answer: Any) -> Diagnosis | None:

@@ -8,14 +8,23 @@ fails, as it should). Every other input is rebuilt for each call (fresh objects,
 
 Each call's answer (or its output *i*, when the function returns several values) is ints: a
 Python int, a (nested) list of ints, or an integer torch tensor; every element is one draw.
-What goes back is their counts, never the draws themselves::
+What goes back is their counts and how many draws each call gave, never the draws
+themselves::
 
-    {"$": "counts", "calls": N, "items": [[category, count], ...]}
+    {"$": "counts", "calls": N, "items": [[category, count], ...], "sizes": [[draws, calls], ...]}
+
+``sizes`` is each call's number of draws in order, run-length coded: ``[[4, 1000]]`` is 4
+draws from each of 1,000 calls, ``[[1, 1], [0, 999]]`` one draw and then none. The judge
+checks it against the draws the case asks of each call
+(:func:`pytest_lessons.core.frequencies.compare`): a sampler that answers fewer or more draws
+than asked fails, whatever its counts.
 
 A call whose answer is not ints ends the loop: the tag then says which call it was and carries
 that answer, encoded, under ``"bad"`` (``{"call": 3, "answer": ...}``), so the learner is told
 what came back. Like every answer, the tag is untrusted data for the judge
 (:func:`pytest_lessons.isolation.outcome.valid_answer` checks it).
+
+:class:`Tally` is the counting itself, for any code that makes a statistical case's calls.
 """
 
 from __future__ import annotations
@@ -37,6 +46,45 @@ def plan(inputs: list[Any]) -> tuple[int, int, int] | None:
     return None
 
 
+class Tally:
+    """The draws of a statistical case's calls, counted call by call: :meth:`add` each call's
+    answer, then :meth:`tag` gives the counts tag (see the module docstring)."""
+
+    def __init__(self, output: int = -1) -> None:
+        self.output = output
+        """The output whose values are the draws, or -1 for the whole answer."""
+        self.counts: dict[int, int] = {}
+        self.sizes: list[list[int]] = []
+        self.calls = 0
+
+    def add(self, answer: Any) -> bool:
+        """Count one call's *answer*; False (nothing counted) when it is not ints."""
+        values = _ints(answer, self.output)
+        if values is None:
+            return False
+        counts = self.counts
+        for value in values:
+            counts[value] = counts.get(value, 0) + 1
+        if self.sizes and self.sizes[-1][0] == len(values):
+            self.sizes[-1][1] += 1
+        else:
+            self.sizes.append([len(values), 1])
+        self.calls += 1
+        return True
+
+    def tag(self, bad: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The counts tag of the calls counted so far; *bad*: the call that was not ints."""
+        tag = {
+            TAG: "counts",
+            "calls": self.calls,
+            "items": sorted([k, c] for k, c in self.counts.items()),
+            "sizes": self.sizes,
+        }
+        if bad is not None:
+            tag["bad"] = bad
+        return tag
+
+
 def draw(
     function: Callable[..., Any],
     inputs: list[Any],
@@ -48,24 +96,16 @@ def draw(
     call gets *arguments* (already built), whose generator every later call shares."""
     position, calls, output = found
     generator = arguments[position]
-    counts: dict[int, int] = {}
+    tally = Tally(output)
     for call in range(calls):
         if call:
             arguments = [
                 generator if i == position else rebuild(value) for i, value in enumerate(inputs)
             ]
         answer = function(*arguments)
-        values = _ints(answer, output)
-        if values is None:
-            return {
-                TAG: "counts",
-                "calls": call,
-                "items": sorted([k, c] for k, c in counts.items()),
-                "bad": {"call": call + 1, "answer": encode(answer)},
-            }
-        for value in values:
-            counts[value] = counts.get(value, 0) + 1
-    return {TAG: "counts", "calls": calls, "items": sorted([k, c] for k, c in counts.items())}
+        if not tally.add(answer):
+            return tally.tag(bad={"call": call + 1, "answer": encode(answer)})
+    return tally.tag()
 
 
 def _ints(answer: Any, output: int) -> list[int] | None:

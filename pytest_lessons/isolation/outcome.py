@@ -26,8 +26,9 @@ for themselves. Anything else is a *tag*, a dict with the key ``"$"``:
     any other object, never inspected further;
 ``{"$": "cut", "reason": "..."}``
     the answer was too large or too deep to send;
-``{"$": "counts", "calls": 20000, "items": [[category, count], ...]}``
-    a statistical case's draws, counted (:mod:`pytest_lessons.isolation.draws`).
+``{"$": "counts", "calls": 20000, "items": [[category, count], ...], "sizes": [[1, 20000]]}``
+    a statistical case's draws, counted, and each call's number of draws, run-length coded
+    (:mod:`pytest_lessons.isolation.draws`).
 """
 
 from __future__ import annotations
@@ -549,18 +550,29 @@ def _plain_tag(tag: dict[str, Any], keys: tuple[str, ...]) -> None:
 
 
 def _valid_counts(tag: dict[str, Any]) -> bool:
-    """A statistical case's counts (:mod:`pytest_lessons.isolation.draws`): whole numbers."""
-    items, bad = tag.get("items"), tag.get("bad")
-    if type(tag.get("calls")) is not int or not isinstance(items, list):
+    """A statistical case's counts (:mod:`pytest_lessons.isolation.draws`): whole numbers,
+    each category drawn at least once, and each call's number of draws (``sizes``, run-length
+    coded) adding up to the calls and the counts the tag says."""
+    items, sizes, bad, calls = tag.get("items"), tag.get("sizes"), tag.get("bad"), tag.get("calls")
+    if type(calls) is not int or not isinstance(items, list) or not isinstance(sizes, list):
         return False
     if bad is not None and not (
         type(bad) is dict and type(bad.get("call")) is int and "answer" in bad
     ):
         return False
-    return all(
-        type(pair) is list and len(pair) == 2 and all(type(x) is int for x in pair)
-        for pair in items
-    )
+    if not all(
+        type(pair) is list
+        and len(pair) == 2
+        and type(pair[0]) is int
+        and type(pair[1]) is int
+        and pair[1] >= 1
+        for pair in itertools.chain(items, sizes)
+    ):
+        return False
+    if any(size < 0 for size, _ in sizes):
+        return False
+    drawn = sum(count for _, count in items)
+    return bool(sum(n for _, n in sizes) == calls and sum(s * n for s, n in sizes) == drawn)
 
 
 def _valid_shape(shape: Any) -> bool:
