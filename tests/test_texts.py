@@ -1235,7 +1235,7 @@ def test_a_behaviour_lessons_outcomes_have_their_words_keys_and_hidden_words() -
     )
     keys = [texts.fault_key(outcome(k), None) for k in ("failure", "call", "bug")]
     assert keys == [
-        "raised LessonFailure Give your module a weight.",
+        "check give-your-module-a-weight",
         "raised TypeError f() takes 2 arguments",
         "raised IndexError at harness.py:4 in the harness",
     ]

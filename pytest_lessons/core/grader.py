@@ -59,7 +59,7 @@ from pytest_lessons.core.texts import (
     fault_key,
     repeated,
 )
-from pytest_lessons.core.watchouts import WatchOuts
+from pytest_lessons.core.watchouts import CHECK, WatchOuts
 from pytest_lessons.core.words import abbreviate, case_list, wrap
 from pytest_lessons.isolation.outcome import INTERNAL, RAISED, RETURNED, SETUP, Outcome
 from pytest_lessons.isolation.runner import Runner
@@ -193,6 +193,8 @@ class Grader:
                 diagnosis = self.watch_outs.exact(attempt, expected, outcome.answer)
             if diagnosis is None:  # the right distribution from another stream?
                 diagnosis = statistical.stream(self.runs, attempt, comparison)
+        else:  # a check of the lesson's harness that failed: the check, or its watch-out
+            diagnosis = self.watch_outs.check(attempt, outcome)
         return self._words(attempt, outcome, comparison, diagnosis), outcome, comparison, diagnosis
 
     def _judge(self, attempt: Attempt, expected: Any, answer: Any) -> Comparison:
@@ -236,7 +238,10 @@ class Grader:
         """The verdict on code that ran and did not pass: its status and the learner's words."""
         case = attempt.case
         context = self.context(attempt.exercise, case, attempt.entry, attempt.solution)
-        status = Status.FAILED if outcome.kind == RETURNED else Status.ERROR
+        # A harness's check found a fault: the code ran and did the wrong thing, as a wrong
+        # answer is (it did not raise, crash or time out).
+        checked = behaviour.check_id(outcome) is not None
+        status = Status.FAILED if outcome.kind == RETURNED or checked else Status.ERROR
         if outcome.kind == INTERNAL:
             status = Status.INTERNAL
         lesson_error = self.mistake_failures(attempt) + behaviour.lesson_error(outcome, self.show)
@@ -244,7 +249,8 @@ class Grader:
             hidden = describe_hidden(outcome, comparison, context, case.label, diagnosis)
             text = hidden.render()
             return _Verdict(status, text, text, headline=hidden.headline, lesson_error=lesson_error)
-        fault = "" if diagnosis is not None else fault_key(outcome, comparison)
+        # A check's cases fold into one by its key, as a fault does, watch-out or not.
+        fault = "" if diagnosis is not None and not checked else fault_key(outcome, comparison)
         failure = describe(outcome, comparison, context, diagnosis)
         # Reports get the whole text, which does not depend on which cases ran before in this
         # process (so they are the same under pytest-xdist); the terminal gets what is new.
@@ -252,7 +258,7 @@ class Grader:
         if diagnosis is not None:
             # A watch-out's words may hold this case's numbers (a fitted value): its id says
             # whether it is the same mistake.
-            said = diagnosis.id if diagnosis.kind == "watch_out" else diagnosis.headline
+            said = diagnosis.id if diagnosis.kind in ("watch_out", CHECK) else diagnosis.headline
             repeat_of = self.ledger.first_case(attempt.mine, said, case.label)
         fault_first = self.ledger.first_case(attempt.mine, fault, case.label) if fault else ""
         full = failure.render()

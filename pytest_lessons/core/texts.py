@@ -711,6 +711,11 @@ def describe(
     shown."""
     if comparison is None:
         failure = describe_error(outcome, ctx)
+        if diagnosis is not None and diagnosis.kind == "watch_out" and diagnosis.details:
+            # A watch-out that names a check of the lesson's harness: its words first, the
+            # check's own under them.
+            details = [line for detail in diagnosis.details for line in _indent(wrap(detail))]
+            failure = Failure(diagnosis.headline, ["", *details, *failure.lines])
     else:
         failure = describe_mismatch(comparison, ctx, diagnosis, repeat_of)
     if outcome.kind != INTERNAL:

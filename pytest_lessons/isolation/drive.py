@@ -53,7 +53,16 @@ GRADED_MODULE = "solution"
 class LessonFailure(Exception):
     """Fails the case with the author's own words for the learner (what to do, then why),
     raised by a harness or a helper of :mod:`pytest_lessons.harness`. The message is the
-    failure's headline, as a watch-out's is."""
+    failure's headline, as a watch-out's is.
+
+    *check* names the check that failed, in lower-case letters, digits and dashes
+    (``not-a-parameter``): the case's diagnosis, which the class report counts learners by
+    and a ``[[watch_out]]`` with ``check = "..."`` names; without it the grader makes one
+    from the message's first words."""
+
+    def __init__(self, message: str = "", check: str = "") -> None:
+        super().__init__(message)
+        self.check = check
 
 
 class Learner:
@@ -79,8 +88,10 @@ class Learner:
         shown = object.__getattribute__(self, "_shown")
         names = defined(module)
         has = ", ".join(f"`{n}`" for n in names) if names else "nothing public"
+        check = "undefined-" + re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
         raise LessonFailure(
-            f"Define `{name}` in {shown}: the lesson uses it, and the file defines {has}."
+            f"Define `{name}` in {shown}: the lesson uses it, and the file defines {has}.",
+            check=check[:64].rstrip("-"),
         ) from None
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -355,6 +366,9 @@ def raised(
     learner["frames"] = [f for f in learner["frames"] if f["file"] != plan.harness_file]
     if owner == "failure":
         learner["details"]["harness"] = "failure"
+        check = getattr(exc, "check", "")
+        if isinstance(check, str) and check:
+            learner["details"]["check"] = check[:64]
     elif plan.harness is not None and not learner["frames"]:
         # Raised by the harness's call of the learner's object (a missing method, other
         # parameters): the call it made is the learner's clue.

@@ -218,6 +218,9 @@ CHILD_SETUP = frozenset({"no_entry", "not_callable", "signature"})
 #: the author's words for the learner, the learner's call the harness made, an input the call
 #: changed, or a bug of the harness. Said by the child, so never a grader error by itself.
 HARNESS_DETAILS = frozenset({"failure", "call", "changed", "bug"})
+#: The id a harness's :class:`~pytest_lessons.isolation.drive.LessonFailure` gives its check
+#: (``not-a-parameter``), as a result file may carry it.
+CHECK_ID = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
 #: Nesting an answer may have (the child cuts at 64 levels; tags add a few).
 ANSWER_DEPTH = 80
 #: What a result that cannot be believed becomes: the case's own failure.
@@ -384,6 +387,9 @@ def _details(details: Any) -> dict[str, Any]:
         for key in ("line", "file"):
             if isinstance(details.get(key), str):
                 kept[key] = details[key][:1000]
+        check = details.get("check")
+        if isinstance(check, str) and CHECK_ID.fullmatch(check):
+            kept["check"] = check
         changed = details.get("changed")
         if isinstance(changed, dict) and isinstance(changed.get("input"), str):
             at = changed.get("at")

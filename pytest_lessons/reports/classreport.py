@@ -70,12 +70,16 @@ def outcome_of(r: CaseResult) -> Outcome:
         return Outcome("passed", "passed", "passed")
     if r.status == Status.BROKEN:
         return Outcome("broken", "exercise.toml broken", "grader")
+    if lesson_failed(r):  # the lesson's own code failed on the case, not the grader
+        return Outcome("lesson", "lesson error", "grader")
     if r.status == Status.INTERNAL:
         return Outcome("internal", "grader error", "grader")
     if r.diagnosis_kind == "watch_out" and r.diagnosis:
         return Outcome(f"watch_out:{r.diagnosis}", f"watch out: {r.diagnosis}", "watch_out")
     if r.diagnosis_kind == "detector" and r.diagnosis:
         return Outcome(f"detector:{r.diagnosis}", f"finding: {r.diagnosis}", "detector")
+    if r.diagnosis_kind == "check" and r.diagnosis:  # a check of the lesson's harness
+        return Outcome(f"check:{r.diagnosis}", f"check: {r.diagnosis}", "raised")
     kind = r.fault_kind
     if kind == FaultKind.MISSING_FILE:
         return Outcome("missing", "missing", "missing")
@@ -99,6 +103,14 @@ def outcome_of(r: CaseResult) -> Outcome:
         # A hidden case keeps why it gave no answer to itself.
         return Outcome("error", "no answer (hidden case)", "raised")
     return Outcome("wrong", "wrong answer", "wrong")
+
+
+def lesson_failed(r: CaseResult) -> bool:
+    """Whether the lesson's own code (its reference, its harness) failed on the case, so the
+    case could not be graded: the author's to fix, not the grader's nor the learner's."""
+    if r.passed or not r.lesson_error:
+        return False
+    return r.status == Status.INTERNAL or r.fault.endswith(" in the harness")
 
 
 def _e(text: object) -> str:
