@@ -21,7 +21,7 @@ from pytest_lessons.core.diagnose import Diagnosis, Evidence, best
 from pytest_lessons.core.frontend import grader_failed
 from pytest_lessons.core.grader import Diagnoser, broken_result
 from pytest_lessons.core.results import CaseResult
-from pytest_lessons.core.submissions import Roll
+from pytest_lessons.core.submissions import Roll, handed_in
 from pytest_lessons.core.texts import colour_map
 from pytest_lessons.session import session_of
 
@@ -98,7 +98,8 @@ class ExerciseFile(pytest.File):
         # Batch grading: only each learner's solution file is taken from their folder.
         relative = exercise.solution.relative_to(exercise.folder)
         for learner in learners(lessons.submissions, lessons.shard):
-            solution = lessons.submissions / learner / exercise.slug / relative
+            # Solution.py counts as solution.py, as on macOS and Windows.
+            solution = handed_in(lessons.submissions / learner, exercise.slug / relative)
             for case in exercise.cases:
                 yield CaseItem.from_parent(
                     self,

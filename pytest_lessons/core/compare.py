@@ -19,7 +19,7 @@ from enum import Enum
 from itertools import count
 from typing import Any, Callable
 
-from pytest_lessons.core.words import fmt_index, fmt_shape, noun, plural
+from pytest_lessons.core.words import fmt_index, fmt_number, fmt_shape, noun, plural
 from pytest_lessons.isolation.outcome import TAG, as_lists, rectangular
 
 #: How many mismatched elements a report lists.
@@ -332,6 +332,12 @@ def compare(expected: Any, answer: Any, rtol: float, atol: float) -> Comparison:
     nonfinite = [i for i in bad if not math.isfinite(got.flat[i]) and math.isfinite(want.flat[i])]
     if nonfinite:
         code, headline = Problem.NONFINITE, _nonfinite_headline(got, want, nonfinite)
+    elif want.shape == ():  # one number: no shape, no share of values to speak of
+        code = Problem.VALUES
+        headline = (
+            f"Check your calculation: your number is {fmt_number(worst.got, worst.expected)}, "
+            f"the expected one {fmt_number(worst.expected, worst.got)}."
+        )
     else:
         code = Problem.VALUES
         headline = (

@@ -151,8 +151,12 @@ def match_watch_outs(
 
 
 def detect(evidence: Evidence) -> Diagnosis | None:
-    """The most specific generic finding about a wrong answer, if any holds."""
+    """The most specific generic finding about a wrong answer, if any holds. None for a
+    single number: any wrong number is a multiple and an offset of the right one, so no
+    finding about values would tell the learner anything."""
     if close(evidence.got, evidence.expected, evidence.rtol, evidence.atol):
+        return None
+    if evidence.expected.shape == () and evidence.got.shape == ():
         return None
     for detector in GENERIC:
         found = detector(evidence)

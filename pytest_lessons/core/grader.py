@@ -37,10 +37,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from pytest_lessons.core import behaviour, datafiles, gradients, model, statistical
+from pytest_lessons.core import behaviour, datafiles, gradients, model, randomness, statistical
 from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.compare import Comparison
-from pytest_lessons.core.diagnose import Diagnosis, Evidence
+from pytest_lessons.core.diagnose import WATCH_OUT, Diagnosis, Evidence
 from pytest_lessons.core.efficiency import Efficiency, Over
 from pytest_lessons.core.judge import judge
 from pytest_lessons.core.kinds import named
@@ -64,6 +64,9 @@ from pytest_lessons.core.words import abbreviate, case_list, wrap
 from pytest_lessons.isolation.outcome import INTERNAL, RAISED, RETURNED, SETUP, Outcome
 from pytest_lessons.isolation.runner import Runner
 from pytest_lessons.isolation.sandbox import Policy
+
+#: The finding of a draw that left the case's generator as it was and used torch's global one.
+GENERATOR_UNUSED = "generator-unused"
 
 #: The front end's diagnosis of a wrong answer: pytest connects its
 #: ``pytest_lessons_diagnose`` hook here; :meth:`WatchOuts.builtin
@@ -191,6 +194,11 @@ class Grader:
                 diagnosis = statistical.watch_out(self.watch_outs, attempt, outcome.answer)
             elif not named(comparison.kind).offers_evidence or comparison.got is None:
                 diagnosis = self.watch_outs.exact(attempt, expected, outcome.answer)
+            unused = randomness.unused_generator(
+                exercise.generators, exercise.inputs, outcome.details.get("streams")
+            )
+            if unused is not None and case.draws is None:  # drawn without generator=g
+                diagnosis = Diagnosis(GENERATOR_UNUSED, unused[0], WATCH_OUT, (unused[1],))
             if diagnosis is None:  # the right distribution from another stream?
                 diagnosis = statistical.stream(self.runs, attempt, comparison)
         else:  # a check of the lesson's harness that failed: the check, or its watch-out
@@ -418,6 +426,7 @@ class Grader:
             show=self.show,
             author=solution in (exercise.reference, exercise.mistakes),
             sandbox_limits=dict(policy.limits) if policy is not None else {},
+            harness=exercise.harness is not None,
         )
 
     def mistake_failures(self, attempt: Attempt) -> str:

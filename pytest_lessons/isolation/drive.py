@@ -296,8 +296,8 @@ def first_change(
         index = [int(i) for i in (~same).nonzero()[0].tolist()]
         return (
             [*at, *index],
-            _short(before[tuple(index)].item()),
-            _short(after[tuple(index)].item()),
+            _element(before[tuple(index)]),
+            _element(after[tuple(index)]),
         )
     if isinstance(before, dict):
         if not isinstance(after, dict):
@@ -332,6 +332,19 @@ def first_change(
     if type(before) is not type(after) or before != after:
         return list(at), _short(before), _short(after)
     return None
+
+
+def _element(value: Any) -> str:
+    """One element of a tensor as short text: a float32 (or float16, bfloat16) value as its
+    shortest text that dtype reads back (0.2, not its float64 0.20000000298023224)."""
+    number = value.item()
+    if value.is_floating_point() and isinstance(number, float) and math.isfinite(number):
+        torch = sys.modules["torch"]
+        for digits in range(1, 18):
+            text = f"{number:.{digits}g}"
+            if torch.tensor(float(text), dtype=value.dtype).item() == number:
+                return _short(float(text))
+    return _short(number)
 
 
 def _short(value: Any) -> str:

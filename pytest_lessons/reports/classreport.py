@@ -105,6 +105,11 @@ def outcome_of(r: CaseResult) -> Outcome:
     return Outcome("wrong", "wrong answer", "wrong")
 
 
+def mean_text(mean: float) -> str:
+    """A mean of points as people read it: one decimal at most (29.7, 5, 1234.5)."""
+    return number(round(mean, 1))
+
+
 def lesson_failed(r: CaseResult) -> bool:
     """Whether the lesson's own code (its reference, its harness) failed on the case, so the
     case could not be graded: the author's to fix, not the grader's nor the learner's."""
@@ -151,9 +156,18 @@ def exercise_bars(results: Sequence[CaseResult]) -> list[Bar]:
     )
 
 
+#: Longest bar label drawn whole, in characters (the bar's title holds every label whole).
+LABEL_LIMIT = 80
+#: Pixels a character of a label takes at the chart's 13 px font, at most.
+CHAR_WIDTH = 7.5
+
+
 def _bar_chart(bars: Sequence[Bar], learners: int, width: int = 640) -> str:
-    """A horizontal bar chart as inline SVG, one row per bar, scaled to the class size."""
-    row, label_width = 26, 230
+    """A horizontal bar chart as inline SVG, one row per bar, scaled to the class size; its
+    labels column as wide as its longest label needs."""
+    longest = max((len(_short(b.outcome.label, LABEL_LIMIT)) for b in bars), default=0)
+    row, label_width = 26, max(230, math.ceil(longest * CHAR_WIDTH) + 16)
+    width += label_width - 230
     height = row * len(bars) + 8
     span = width - label_width - 60
     parts = [
@@ -166,7 +180,7 @@ def _bar_chart(bars: Sequence[Bar], learners: int, width: int = 640) -> str:
         colour = COLOURS[bar.outcome.kind]
         parts.append(
             f'<text x="{label_width - 8}" y="{y + 17}" text-anchor="end">'
-            f"{_e(_short(bar.outcome.label, 32))}</text>"
+            f"{_e(_short(bar.outcome.label, LABEL_LIMIT))}</text>"
             f'<rect data-outcome="{_e(bar.outcome.key)}" x="{label_width}" y="{y + 3}" '
             f'width="{length:.1f}" height="{row - 8}" fill="{colour}">'
             f"<title>{_e(bar.outcome.label)}: {len(bar.learners)}</title></rect>"
@@ -286,7 +300,7 @@ def render(
         "style-src 'unsafe-inline'; img-src data:\">",
         f"<title>{_e(title)}</title><style>{STYLE}</style></head><body>",
         f"<h1>{_e(title)}</h1>",
-        f"<p>{len(learners)} learners; mean {number(mean)} of {number(book.most)} points. "
+        f"<p>{len(learners)} learners; mean {mean_text(mean)} of {number(book.most)} points. "
         f"{_e(summary_text(results))}</p>",
     ]
     if absent:
@@ -380,7 +394,7 @@ def class_lines(
         mean = sum(r.points for r in rs) / learners
         most = sum(r.max_points for r in rs) / learners
         lines.append(
-            f"{exercise}: {passed} of {learners} passed, mean {mean:.3g} of {most:g} points"
+            f"{exercise}: {passed} of {learners} passed, mean {mean_text(mean)} of {most:g} points"
         )
         for bar in bars:
             if bar.outcome.key != "passed":
