@@ -13,7 +13,10 @@ from typing import Any
 
 import pytest
 
-from pytest_lessons.core import kinds, randomness, summary, texts
+from pytest_lessons.core import generate, kinds, randomness, summary, texts
+from pytest_lessons.core.fit import axis_sizes
+from pytest_lessons.core import diagnose
+from pytest_lessons.core.compare import compare_outputs, read_numbers
 from pytest_lessons.core import model as lesson_model
 from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.submissions import handed_in
@@ -382,3 +385,49 @@ def test_8_a_notebooks_starter_cells_leave_progress_and_hints_as_they_were(tmp_p
     lessons.feedback(found, exercise, [(wrong, ""), (stub(2), "")])
     assert cache.get(summary.state_key(found.path), "") == "failing"
     assert "Hint 1: Idea" in lessons.hints("double").lines
+
+
+def test_the_return_example_of_several_outputs_is_python_even_for_labels() -> None:
+    expected = {"grad of x": [1.0], "grad of weight": [2.0]}
+    said = compare_outputs(expected, 5.0, ["grad of x", "grad of weight"], 1e-4, 1e-4).headline
+    assert said.startswith(
+        "Return 2 values, in this order: grad of x, grad of weight (for example "
+        "`return grad_x, grad_weight`). solve returned"
+    )
+
+
+def test_the_rows_finding_tells_rows_scaled_each_by_its_own_factor_as_such() -> None:
+    # RMSNorm with eps outside the root: a row of small values is scaled down, the others
+    # stay within tolerance.
+    eps = 0.1
+    x = [[3.0, -4.0, 5.0], [0.01, -0.02, 0.03], [2.0, 1.0, -2.0]]
+
+    def norm(row: list[float], inside: bool) -> list[float]:
+        ms = sum(v * v for v in row) / len(row)
+        return [v / ((ms + eps) ** 0.5 if inside else ms**0.5 + eps) for v in row]
+
+    expected = [norm(r, True) for r in x]
+    got = [norm(r, False) if i == 1 else norm(r, True) for i, r in enumerate(x)]
+    found = diagnose.rows(
+        diagnose.Evidence(read_numbers(got), read_numbers(expected), 1e-4, 1e-4)
+    )
+    assert found is not None
+    assert "row 1 is wrong while rows 0, 2 are right. Each wrong row is the right row" in (
+        found.headline
+    )
+    assert "such as where eps goes" in found.headline and "index" not in found.headline
+
+
+def test_a_shape_expression_takes_whole_number_factors(tmp_path: Path) -> None:
+    toml = DOUBLE + (
+        '\n[generate]\ncount = 3\naxes = { T = [1, 3], C = [2, 4] }\n'
+        'inputs = { x = ["T", "4*C"] }\n'
+    )
+    exercise = lesson(tmp_path, toml, **{"reference.py": "def solve(x):\n    return x\n"})
+    for case in exercise.cases[2:]:
+        assert case.sizes is not None
+        width = len(case.inputs["x"][0])
+        assert width == 4 * case.sizes["C"]
+        assert axis_sizes({"x": ["T", "4*C"]}, case.inputs) == case.sizes
+    assert generate.size_of("2*C*3", {"C": 5}) == 30
+    assert generate.axis_names("4*C") == ["C"]

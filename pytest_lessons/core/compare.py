@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import math
+import re
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -633,11 +634,13 @@ def compare_outputs(
     if parts is None:
         listed = ", ".join(names)
         what = "None" if answer is None else _kind_of(answer)
+        # The example is Python: an output's label ("grad of x") becomes a variable's name.
+        example = ", ".join(_variable(name) for name in names)
         return Comparison(
             False,
             Problem.OUTPUTS,
             f"Return {len(names)} values, in this order: {listed} (for example "
-            f"`return {listed}`). solve returned {what}.",
+            f"`return {example}`). solve returned {what}.",
             expected_shape=first.shape,
             expected=first,
             total=len(first.flat),
@@ -651,6 +654,16 @@ def compare_outputs(
     return Comparison(
         True, Problem.PASSED, "", expected_shape=first.shape, expected=first, total=len(first.flat)
     )
+
+
+def _variable(name: str) -> str:
+    """An output's name as a Python variable: itself, or a label's words joined by ``_``
+    (``grad of x`` -> ``grad_x``)."""
+    if name.isidentifier():
+        return name
+    words = [w for w in re.findall(r"[A-Za-z0-9_]+", name) if w != "of"]
+    joined = "_".join(words) or "value"
+    return joined if joined.isidentifier() else f"_{joined}"
 
 
 def _kind_of(answer: Any) -> str:
