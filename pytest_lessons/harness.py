@@ -28,7 +28,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, Callable
 
-from pytest_lessons.isolation.drive import Learner, LessonFailure, first_change
+from pytest_lessons.isolation.drive import Learner, LessonFailure, first_change, uncounted
 
 __all__ = [
     "Learner",
@@ -40,6 +40,7 @@ __all__ = [
     "same",
     "snapshot",
     "unchanged",
+    "uncounted",
 ]
 
 

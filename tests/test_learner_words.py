@@ -13,12 +13,11 @@ from typing import Any
 
 import pytest
 
-from pytest_lessons.core import generate, kinds, randomness, summary, texts
-from pytest_lessons.core.fit import axis_sizes
-from pytest_lessons.core import diagnose
-from pytest_lessons.core.compare import compare_outputs, read_numbers
+from pytest_lessons.core import diagnose, generate, kinds, randomness, summary, texts
 from pytest_lessons.core import model as lesson_model
 from pytest_lessons.core.attempt import Attempt
+from pytest_lessons.core.compare import compare_outputs, read_numbers
+from pytest_lessons.core.fit import axis_sizes
 from pytest_lessons.core.submissions import handed_in
 from pytest_lessons.core.words import first_sentence, float_text, fmt_number
 from pytest_lessons.isolation.child import run_case
@@ -408,9 +407,7 @@ def test_the_rows_finding_tells_rows_scaled_each_by_its_own_factor_as_such() -> 
 
     expected = [norm(r, True) for r in x]
     got = [norm(r, False) if i == 1 else norm(r, True) for i, r in enumerate(x)]
-    found = diagnose.rows(
-        diagnose.Evidence(read_numbers(got), read_numbers(expected), 1e-4, 1e-4)
-    )
+    found = diagnose.rows(diagnose.Evidence(read_numbers(got), read_numbers(expected), 1e-4, 1e-4))
     assert found is not None
     assert "row 1 is wrong while rows 0, 2 are right. Each wrong row is the right row" in (
         found.headline
@@ -420,7 +417,7 @@ def test_the_rows_finding_tells_rows_scaled_each_by_its_own_factor_as_such() -> 
 
 def test_a_shape_expression_takes_whole_number_factors(tmp_path: Path) -> None:
     toml = DOUBLE + (
-        '\n[generate]\ncount = 3\naxes = { T = [1, 3], C = [2, 4] }\n'
+        "\n[generate]\ncount = 3\naxes = { T = [1, 3], C = [2, 4] }\n"
         'inputs = { x = ["T", "4*C"] }\n'
     )
     exercise = lesson(tmp_path, toml, **{"reference.py": "def solve(x):\n    return x\n"})
@@ -431,3 +428,57 @@ def test_a_shape_expression_takes_whole_number_factors(tmp_path: Path) -> None:
         assert axis_sizes({"x": ["T", "4*C"]}, case.inputs) == case.sizes
     assert generate.size_of("2*C*3", {"C": 5}) == 30
     assert generate.axis_names("4*C") == ["C"]
+
+
+HARNESS = """
+import torch
+
+from pytest_lessons.harness import uncounted
+
+
+def drive(learner, n):
+    with uncounted():
+        setup = torch.ones(n * 1000) * 2
+    return learner.solve(n)
+"""
+
+
+@pytest.mark.torch
+def test_a_harness_keeps_its_own_set_up_out_of_the_work_count(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+
+    def counted(harness: str, solution: str) -> dict[str, int]:
+        request = {
+            "solution": str(tmp_path / "solution.py"),
+            "entry": "solve",
+            "inputs": [3],
+            "source": base64.b64encode(solution.encode()).decode(),
+            "work": {},
+            "behaviour": {
+                "names": ["n"],
+                "after": {},
+                "observed": [],
+                "alias": {"solve": "solve"},
+                "harness": {
+                    "file": str(tmp_path / "harness.py"),
+                    "source": base64.b64encode(harness.encode()).decode(),
+                },
+            },
+        }
+        result = run_case(request)
+        assert result["kind"] == "returned", result
+        figures: dict[str, int] = result["details"]["work"]["at"]
+        return figures
+
+    plain = "import torch\n\n\ndef solve(n):\n    return (torch.arange(n) + 1).tolist()\n"
+    kept_out = counted(HARNESS, plain)
+    kept_in = counted(HARNESS.replace("with uncounted():", "if True:"), plain)
+    assert kept_out["operations"] == 2  # the learner's arange and add
+    assert kept_in["elements"] >= kept_out["elements"] + 6000
+    # The learner's own file cannot pause the count.
+    hiding = plain.replace(
+        "def solve(n):\n",
+        "from pytest_lessons.harness import uncounted\n\n\ndef solve(n):\n    with uncounted():\n"
+        "        torch.ones(5000) * 2\n",
+    )
+    assert counted(HARNESS, hiding)["elements"] >= kept_out["elements"] + 10000

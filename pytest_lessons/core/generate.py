@@ -16,7 +16,6 @@ and a case must stay quick to send and to grade.
 from __future__ import annotations
 
 import math
-
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass, field

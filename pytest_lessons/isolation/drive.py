@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from pytest_lessons.isolation import work
 from pytest_lessons.isolation.outcome import RAISED
 
 #: The harness module is loaded under this name; the learner's keeps ``solution``.
@@ -63,6 +64,33 @@ class LessonFailure(Exception):
     def __init__(self, message: str = "", check: str = "") -> None:
         super().__init__(message)
         self.check = check
+
+
+#: The harness file of the case that runs now (set when its drive is called): only its own
+#: code may pause the work count.
+_HARNESS_FILE = [""]
+
+
+class uncounted:  # lower case: used as a context manager, like contextlib's
+    """``with uncounted(): ...`` in a lesson's harness: the torch operations of the block
+    (its own set-up, such as building a model or drawing a prompt) are left out of a work
+    budget's count, so the budget bounds the learner's work alone. Only the harness's own
+    code can pause the count: in any other file (the learner's) the block is counted."""
+
+    def __init__(self) -> None:
+        self._paused = False
+
+    def __enter__(self) -> uncounted:
+        caller = sys._getframe(1).f_code.co_filename
+        if _HARNESS_FILE[0] and caller == _HARNESS_FILE[0]:
+            work.PAUSED[0] += 1
+            self._paused = True
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._paused:
+            work.PAUSED[0] = max(0, work.PAUSED[0] - 1)
+            self._paused = False
 
 
 class Learner:
@@ -142,7 +170,11 @@ class Plan:
         if not callable(drive):
             raise _HarnessBroken(f"{self.harness_file} defines no function {DRIVE}")
         shown = (module.__file__ or GRADED_MODULE).replace("\\", "/").rsplit("/", 1)[-1]
-        return drive(Learner(module, self.alias, shown), *arguments)
+        _HARNESS_FILE[0] = self.harness_file
+        try:
+            return drive(Learner(module, self.alias, shown), *arguments)
+        finally:
+            work.PAUSED[0] = 0  # a block the harness left open ends with its drive
 
     def answer(self, returned: Any, arguments: list[Any]) -> tuple[str, Any]:
         """``("answer", value)``: the value to encode, the observables in order; or
