@@ -28,17 +28,19 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, Callable
 
-from pytest_lessons.isolation.drive import Learner, LessonFailure, first_change
+from pytest_lessons.isolation.drive import Learner, LessonFailure, first_change, uncounted
 
 __all__ = [
     "Learner",
     "LessonFailure",
+    "check_initial",
     "check_parameters",
     "load_strict",
     "round_trip",
     "same",
     "snapshot",
     "unchanged",
+    "uncounted",
 ]
 
 
@@ -46,39 +48,188 @@ def _where(at: list[Any]) -> str:
     return "[" + ", ".join(str(a) if isinstance(a, int) else repr(a) for a in at) + "]"
 
 
+def _names(names: Sequence[str]) -> str:
+    """```weight```, ```weight` and `bias```, ```a`, `b` and `c```."""
+    quoted = [f"`{n}`" for n in names]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
+
+
+#: How a tensor that is no parameter is held, as the words for the learner name it.
+_HELD = {
+    "plain": (
+        "a plain tensor attribute",
+        "plain tensor attributes",
+        "which is in neither parameters() nor state_dict(): an optimizer never updates it and "
+        "load_state_dict never fills it",
+        "which are in neither parameters() nor state_dict(): an optimizer never updates them "
+        "and load_state_dict never fills them",
+    ),
+    "buffer": (
+        "a buffer (register_buffer)",
+        "buffers (register_buffer)",
+        "which an optimizer never trains",
+        "which an optimizer never trains",
+    ),
+}
+
+
+def _not_parameters(module: Any, names: Sequence[str], what: str) -> None:
+    """Fail once for every name of *names* that *module* holds as a tensor but not as an
+    ``nn.Parameter`` (a plain attribute, a buffer), all of them in one sentence."""
+    torch = sys.modules.get("torch")
+    named = getattr(module, "named_parameters", None)
+    buffered = getattr(module, "named_buffers", None)
+    if torch is None or not callable(named) or not callable(buffered):
+        return
+    parameters, buffers = dict(named()), dict(buffered())
+    held: dict[str, list[str]] = {}
+    for name in names:
+        if name in parameters:
+            continue
+        if name in buffers:
+            held.setdefault("buffer", []).append(name)
+        elif isinstance(getattr(module, name, None), torch.Tensor):
+            held.setdefault("plain", []).append(name)
+    found = [name for name in names if any(name in group for group in held.values())]
+    if not found:
+        return
+    parts = []
+    for kind, group in held.items():
+        one, many, why_one, why_many = _HELD[kind]
+        if len(held) == 1:
+            said = (
+                f"{'it is' if len(group) == 1 else 'they are'} "
+                f"{one if len(group) == 1 else many}, {why_one if len(group) == 1 else why_many}"
+            )
+        else:
+            said = f"{_names(group)} {'is' if len(group) == 1 else 'are'} " + (
+                f"{one}, {why_one}" if len(group) == 1 else f"{many}, {why_many}"
+            )
+        parts.append(said)
+    first = found[0]
+    raise LessonFailure(
+        f"Wrap {_names(found)} in torch.nn.Parameter (self.{first} = "
+        f"torch.nn.Parameter(...)): in your {what} " + "; ".join(parts) + ".",
+        check="not-a-parameter",
+    )
+
+
 def check_parameters(
-    module: Any, shapes: Mapping[str, Sequence[int]], what: str = "module"
+    module: Any,
+    shapes: Mapping[str, Sequence[int]],
+    what: str = "module",
+    parameters: bool = False,
 ) -> None:
     """Check that *module* (a ``torch.nn.Module``) has exactly the parameters and buffers of
     its state dict that *shapes* names, each of that shape, before anything is loaded or run:
     ``your module has no parameter `weight`; it has `w``` beats load_state_dict's own error.
-    *what* names the module in the words (``"your LayerNorm"``)."""
+    *what* names the module in the words (``"LayerNorm"``: "your LayerNorm"). With
+    *parameters*, each name must be an ``nn.Parameter``: a plain tensor attribute or a buffer
+    in its place fails, all such names in one sentence (an optimizer would never train them).
+
+    Each failure is a :class:`LessonFailure` with its check's id: ``not-a-module``,
+    ``not-a-parameter``, ``parameter-missing``, ``parameter-shape``, ``parameter-extra``."""
     state = getattr(module, "state_dict", None)
     if not callable(state):
         raise LessonFailure(
             f"Make your {what} a torch.nn.Module: the lesson loads weights into it, and it "
-            f"is a {type(module).__name__}."
+            f"is a {type(module).__name__}.",
+            check="not-a-module",
         )
+    if parameters:
+        _not_parameters(module, list(shapes), what)
     have = {name: list(value.shape) for name, value in state().items()}
     listed = ", ".join(f"`{n}`" for n in have) or "none"
-    for name, shape in shapes.items():
-        if name not in have:
-            raise LessonFailure(
-                f"Give your {what} a parameter named `{name}` of shape {list(shape)}: the lesson "
-                f"loads its weights by name, and your {what} has no parameter `{name}`; it has "
-                f"{listed}."
-            )
-        if have[name] != list(shape):
-            raise LessonFailure(
-                f"Make `{name}` of your {what} of shape {list(shape)}: it is {have[name]}, so "
-                "the lesson's weights do not fit it."
-            )
+    missing = [name for name in shapes if name not in have]
+    if missing:
+        wanted = " and ".join(f"`{n}` of shape {list(shapes[n])}" for n in missing)
+        named = "a parameter named" if len(missing) == 1 else "parameters named"
+        raise LessonFailure(
+            f"Give your {what} {named} {wanted}: the lesson loads its weights by name, and your "
+            f"{what} has no parameter {' or '.join(f'`{n}`' for n in missing)}; it has {listed}.",
+            check="parameter-missing",
+        )
+    wrong = [name for name in shapes if have[name] != list(shapes[name])]
+    if wrong:
+        wanted = " and ".join(f"`{n}` of your {what} of shape {list(shapes[n])}" for n in wrong)
+        held = " and ".join(f"{have[n]}" for n in wrong)
+        raise LessonFailure(
+            f"Make {wanted}: {'it is' if len(wrong) == 1 else 'they are'} {held}, so the "
+            f"lesson's weights do not fit {'it' if len(wrong) == 1 else 'them'}.",
+            check="parameter-shape",
+        )
     extra = [name for name in have if name not in shapes]
     if extra:
+        plain = "it a plain attribute" if len(extra) == 1 else "them plain attributes"
         raise LessonFailure(
-            f"Remove `{extra[0]}` from your {what}, or make it a plain attribute: the lesson's "
-            f"weights hold only {', '.join(f'`{n}`' for n in shapes)}, and a strict load refuses "
-            "a parameter it has no weight for."
+            f"Remove {_names(extra)} from your {what}, or make {plain}: the lesson's weights "
+            f"hold only {', '.join(f'`{n}`' for n in shapes)}, and a strict load refuses a "
+            "parameter it has no weight for.",
+            check="parameter-extra",
+        )
+
+
+def _over(value: float, scale: float, scale_words: str) -> str:
+    """``2/sqrt(in_features)`` for the numerator 2 of a bound stated over *scale_words*."""
+    return f"{value:g}/{scale_words}" if scale_words else f"{value / scale:.4g}"
+
+
+def check_initial(
+    module: Any,
+    name: str,
+    what: str = "module",
+    *,
+    within: float | None = None,
+    spread: tuple[float, float] | None = None,
+    scale: float = 1.0,
+    scale_words: str = "",
+    random: bool = False,
+    fewest: int = 16,
+) -> None:
+    """Check the initial values of *module*'s parameter *name* against a range the lesson
+    states, not one exact recipe, checked in this order: finite; their standard deviation
+    between ``spread[0] / scale`` and ``spread[1] / scale`` (judged on *fewest* values or more:
+    fewer say too little of a spread); every value within ±*within* / *scale*; with *random*,
+    not all the same. *scale_words* says *scale* in the lesson's words
+    (``"sqrt(in_features)"``), so the learner reads the rule as stated (``between
+    0.2/sqrt(in_features) and 2/sqrt(in_features)``).
+
+    Each failure is a :class:`LessonFailure` with its check's id: ``init-not-finite``,
+    ``init-range``, ``init-spread``, ``init-constant``."""
+    value = getattr(module, name).detach().double().flatten()
+    if not bool(value.isfinite().all()):
+        raise LessonFailure(
+            f"Give `{name}` initial values, for example with torch.nn.init.uniform_: your "
+            f"{what}'s holds NaN or infinity (torch.empty leaves whatever memory held).",
+            check="init-not-finite",
+        )
+    if spread is not None and value.numel() >= max(fewest, 2):
+        std = float(value.std())
+        low, high = spread
+        if not low / scale <= std <= high / scale:
+            rule = f"between {_over(low, scale, scale_words)} and {_over(high, scale, scale_words)}"
+            shown = f" (here {low / scale:.4g} to {high / scale:.4g})" if scale_words else ""
+            raise LessonFailure(
+                f"Draw the initial `{name}` with a standard deviation {rule}{shown}, the scale "
+                f"the lesson states for a new {what}: yours is {std:.4g}.",
+                check="init-spread",
+            )
+    if within is not None and value.numel():
+        largest = float(value.abs().max())
+        if largest > within / scale * (1 + 1e-6):
+            rule = f"±{_over(within, scale, scale_words)}"
+            shown = f" (here ±{within / scale:.4g})" if scale_words else ""
+            raise LessonFailure(
+                f"Start `{name}` with every value within {rule}{shown}, the range the lesson "
+                f"states for a new {what}: yours reaches {largest:.4g}, so each output starts "
+                "larger the more inputs it sums.",
+                check="init-range",
+            )
+    if random and value.numel() > 1 and bool((value == value[0]).all()):
+        raise LessonFailure(
+            f"Draw the initial `{name}` at random: every entry of yours is the same, so every "
+            "output gets the same gradient and they never become different.",
+            check="init-constant",
         )
 
 
@@ -114,7 +265,8 @@ def unchanged(before: Any, after: Any, name: str, call: str = "your code") -> No
     where = f"at {_where(at)}: " if at else ""
     raise LessonFailure(
         f"Leave {name} as it was: {call} changed it in place ({where}it was {was}, now {now}). "
-        "Work on a copy or build a new value: the caller still needs its own."
+        "Work on a copy or build a new value: the caller still needs its own.",
+        check="changed-in-place",
     )
 
 
@@ -129,7 +281,8 @@ def round_trip(back: Callable[[Any], Any], there: Any, original: Any, what: str)
         where = f"at {_where(at)}: " if at else ""
         raise LessonFailure(
             f"Make {what} give back what it started from: {where}it started as {was} and came "
-            f"back as {now}."
+            f"back as {now}.",
+            check="round-trip",
         )
     return result
 
@@ -142,4 +295,6 @@ def same(first: Any, second: Any, what: str) -> None:
         return
     at, one, other = change
     where = f" at {_where(at)}" if at else ""
-    raise LessonFailure(f"Make {what} agree: they differ{where}, {one} against {other}.")
+    raise LessonFailure(
+        f"Make {what} agree: they differ{where}, {one} against {other}.", check="disagree"
+    )

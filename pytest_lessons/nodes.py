@@ -21,7 +21,7 @@ from pytest_lessons.core.diagnose import Diagnosis, Evidence, best
 from pytest_lessons.core.frontend import grader_failed
 from pytest_lessons.core.grader import Diagnoser, broken_result
 from pytest_lessons.core.results import CaseResult
-from pytest_lessons.core.submissions import Roll
+from pytest_lessons.core.submissions import Roll, handed_in
 from pytest_lessons.core.texts import colour_map
 from pytest_lessons.session import session_of
 
@@ -99,7 +99,8 @@ class ExerciseFile(pytest.File):
         relative = exercise.solution.relative_to(exercise.folder)
         roll = lessons.roll()
         for learner in roll.members() if roll is not None else ():
-            solution = lessons.submissions / learner / exercise.slug / relative
+            # Solution.py counts as solution.py, as on macOS and Windows.
+            solution = handed_in(lessons.submissions / learner, exercise.slug / relative)
             for case in exercise.cases:
                 yield CaseItem.from_parent(
                     self,

@@ -1,7 +1,8 @@
 """Chapter 5's module lessons: what their harnesses stop before any value is compared (a
 parameter that is not registered, a bias kept with bias=False, initial values other than
-torch's, a norm that changes x in place) is told in the harness's own words. The lesson check
-proves the watch-outs; these mistakes never return a value to compare, so it cannot."""
+torch's, a norm that changes x in place) is told in the harness's own words. These mistakes
+never return a value to compare: their watch-outs name the harness's checks, which is how the
+lesson check proves them."""
 
 from __future__ import annotations
 

@@ -200,10 +200,10 @@ def test_not_implemented_points_at_the_line_to_replace() -> None:
 @pytest.mark.parametrize("name", ["SyntaxError", "IndentationError", "TabError"])
 def test_a_syntax_error_shows_the_file_line_and_code(name: str) -> None:
     failure = raised(name, "invalid \x1b[31msyntax")
-    assert (
-        failure.headline
-        == "Fix the syntax error in double/solution.py: Python cannot read the file."
-    )
+    assert failure.headline == (
+        f"Fix the syntax error in double/solution.py: Python cannot read line 3 ({name}: "
+        "invalid [31msyntax)."
+    ).replace("[31m", "")
     assert failure.lines == [
         "",
         "  double/solution.py, line 3",
@@ -402,10 +402,14 @@ def test_a_shape_mismatch_shows_only_the_shapes() -> None:
     ]
     cut = compare([1.0, 2.0], None, 1e-4, 1e-4)
     assert texts.describe_mismatch(cut, context()).lines == ["", "  shape   expected [2]   got -"]
+    # One number is told as one number (issue 37, item 13): no shape, no "at []".
     number = compare(1.0, 2.0, 1e-4, 1e-4)
-    assert texts.describe_mismatch(number, context()).lines[1] == (
-        "  shape         expected a single number   got a single number"
-    )
+    assert number.headline == "Check your calculation: your number is 2, the expected one 1."
+    assert texts.describe_mismatch(number, context()).lines == [
+        "",
+        "  got        2",
+        "  expected   1 (allowed ±0.0002)",
+    ]
 
 
 def test_numbers_that_print_alike_are_shown_in_full() -> None:
@@ -1234,7 +1238,7 @@ def test_a_behaviour_lessons_outcomes_have_their_words_keys_and_hidden_words() -
     )
     keys = [texts.fault_key(outcome(k), None) for k in ("failure", "call", "bug")]
     assert keys == [
-        "raised LessonFailure Give your module a weight.",
+        "check give-your-module-a-weight",
         "raised TypeError f() takes 2 arguments",
         "raised IndexError at harness.py:4 in the harness",
     ]

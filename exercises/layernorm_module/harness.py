@@ -15,27 +15,6 @@ from pytest_lessons.harness import LessonFailure, check_parameters, load_strict,
 DEFAULT_EPS = 1e-5
 
 
-def _registered(norm):
-    parameters = dict(norm.named_parameters())
-    buffers = dict(norm.named_buffers())
-    for name in ("weight", "bias"):
-        if name in parameters:
-            continue
-        if name in buffers:
-            kind = "a buffer (register_buffer), which an optimizer never trains"
-        elif isinstance(getattr(norm, name, None), torch.Tensor):
-            kind = (
-                "a plain tensor attribute, which is in neither parameters() nor state_dict(): "
-                "an optimizer never updates it and load_state_dict never fills it"
-            )
-        else:
-            continue  # check_parameters names what is missing
-        raise LessonFailure(
-            f"Wrap `{name}` in torch.nn.Parameter (self.{name} = torch.nn.Parameter(...)): "
-            f"in your LayerNorm it is {kind}."
-        )
-
-
 def _initial_values(norm):
     for name, start, words in (("weight", 1.0, "ones"), ("bias", 0.0, "zeros")):
         value = getattr(norm, name).detach()
@@ -45,7 +24,8 @@ def _initial_values(norm):
             raise LessonFailure(
                 f"Start `{name}` as {words}, torch.{words}(normalized_shape), as nn.LayerNorm "
                 f"does: a new norm then only normalises, and training learns the scale and "
-                f"shift from there. Yours starts as {shown}{more}"
+                f"shift from there. Yours starts as {shown}{more}",
+                check="initial-values",
             )
 
 
@@ -57,10 +37,12 @@ def drive(learner, x, weight, bias, eps):
     if not isinstance(norm, torch.nn.Module):
         raise LessonFailure(
             "Make LayerNorm a subclass of torch.nn.Module (class LayerNorm(torch.nn.Module), "
-            f"with super().__init__() first): yours is a {type(norm).__name__}."
+            f"with super().__init__() first): yours is a {type(norm).__name__}.",
+            check="not-a-module",
         )
-    _registered(norm)
-    check_parameters(norm, {"weight": [width], "bias": [width]}, "LayerNorm")
+    # weight and bias as nn.Parameter (a plain tensor or a buffer named, both at once), then
+    # their names and shapes.
+    check_parameters(norm, {"weight": [width], "bias": [width]}, "LayerNorm", parameters=True)
     _initial_values(norm)
     load_strict(norm, {"weight": weight, "bias": bias}, "LayerNorm")
     before = snapshot(x)

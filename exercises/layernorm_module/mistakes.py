@@ -3,10 +3,11 @@ exercise.toml.
 
 Each class stands in for the learner's LayerNorm (the harness builds it with the same
 arguments) and makes that one mistake; the grader compares a failing answer with what the
-harness gets from it to name the mistake. The mistakes the harness itself stops, with words of
-its own, are not here: a plain tensor instead of nn.Parameter, initial values other than ones
-and zeros, and a forward that normalises x in place (x -= mean), which changes the residual
-stream a block adds back.
+harness gets from it to name the mistake. The last three are mistakes the harness itself
+stops, with words of its own (their watch-outs name the harness's check, which the lesson
+check proves each gets): plain tensors instead of nn.Parameter, initial values other than
+ones and zeros, and a forward that normalises x in place (x -= mean), which changes the
+residual stream a block adds back.
 """
 
 import torch
@@ -66,3 +67,29 @@ class OverAllButBatch(_Right):
         dims = tuple(range(1, x.dim())) if x.dim() > 1 else (-1,)
         mean = x.mean(dim=dims, keepdim=True)
         return mean, ((x - mean) ** 2).mean(dim=dims, keepdim=True)
+
+
+class PlainTensors(_Right):
+    # weight and bias as plain tensor attributes: in neither parameters() nor state_dict(),
+    # so an optimizer never trains them and load_state_dict never fills them.
+    def __init__(self, normalized_shape, eps=1e-5):
+        super().__init__(normalized_shape, eps)
+        del self.weight, self.bias
+        self.weight = torch.ones(normalized_shape)
+        self.bias = torch.zeros(normalized_shape)
+
+
+class RandomStart(_Right):
+    # weight drawn at random, as a Linear's is: a new norm then scales each feature by chance.
+    def __init__(self, normalized_shape, eps=1e-5):
+        super().__init__(normalized_shape, eps)
+        with torch.no_grad():
+            self.weight.uniform_(-1.0, 1.0)
+
+
+class NormalisesInPlace(_Right):
+    # x -= mean: the caller's x changes, and a block adds that changed x back.
+    def forward(self, x):
+        mean, var = self._stats(x)
+        x -= mean
+        return x / torch.sqrt(var + self.eps) * self.weight + self.bias

@@ -5,10 +5,8 @@ and makes that one mistake; the grader compares a failing answer with what the h
 from it to name the mistake. Facts from ARENA's chapter 0 tests (test_linear_parameters
 compares named_parameters() names and shapes with nn.Linear's and asserts bias is None when
 bias=False; test_linear_forward loads nn.Linear(512, 64)'s state dict, not square, into
-yours). The mistakes the harness itself stops, with words of its own, are not here: a plain
-tensor attribute instead of nn.Parameter (EleutherAI/gpt-neox#267's final linear layer, whose
-parameters were never registered; shenweichen/DeepCTR-Torch#87), a bias kept when
-bias=False, and initial values out of nn.Linear's range.
+yours). The last three are mistakes the harness itself stops, with words of its own (their
+watch-outs name the harness's check, which the lesson check proves each gets).
 """
 
 import math
@@ -58,3 +56,30 @@ class BiasNeverAdded(_Right):
     # never used) and deepakcrk/CNN_ForDummies#9 are this mistake.
     def forward(self, x):
         return x @ self.weight.T
+
+
+class PlainTensorWeight(_Right):
+    # The weight a plain tensor attribute, not an nn.Parameter: in neither parameters() nor
+    # state_dict() (EleutherAI/gpt-neox#267's final linear layer, whose parameters were never
+    # registered; shenweichen/DeepCTR-Torch#87).
+    def __init__(self, in_features, out_features, bias=True):
+        super().__init__(in_features, out_features, bias)
+        weight = self.weight.detach().clone()
+        del self.weight
+        self.weight = weight
+
+
+class BiasKeptWithoutBias(_Right):
+    # bias=False ignored: a zero bias is still a parameter, so the state dict of an
+    # nn.Linear(..., bias=False) does not load into it.
+    def __init__(self, in_features, out_features, bias=True):
+        super().__init__(in_features, out_features, True)
+
+
+class UnscaledInit(_Right):
+    # torch.randn for the weight, not scaled by 1/sqrt(in_features): each output of a new
+    # layer is then about sqrt(in_features) times larger than nn.Linear's.
+    def __init__(self, in_features, out_features, bias=True):
+        super().__init__(in_features, out_features, bias)
+        with torch.no_grad():
+            self.weight.copy_(torch.randn(out_features, in_features) * 1.5)

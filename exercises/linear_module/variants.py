@@ -62,3 +62,33 @@ class ZeroBias(torch.nn.Module):
         if self.bias is not None:
             y += self.bias
         return y
+
+
+class XavierLinear(torch.nn.Module):
+    """Glorot's initialisation (xavier_uniform_) and a zero bias: another common start, inside
+    the range the lesson states, though not nn.Linear's own."""
+
+    def __init__(self, in_features, out_features, bias=True):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.empty(out_features, in_features))
+        torch.nn.init.xavier_uniform_(self.weight)
+        self.bias = torch.nn.Parameter(torch.zeros(out_features)) if bias else None
+
+    def forward(self, x):
+        y = x @ self.weight.T
+        return y if self.bias is None else y + self.bias
+
+
+class NormalLinear(torch.nn.Module):
+    """A normal start with a standard deviation of 1/sqrt(in_features) (LeCun's), for both
+    the weight and the bias."""
+
+    def __init__(self, in_features, out_features, bias=True):
+        super().__init__()
+        scale = 1 / math.sqrt(in_features)
+        self.weight = torch.nn.Parameter(torch.randn(out_features, in_features) * scale)
+        self.bias = torch.nn.Parameter(torch.randn(out_features) * scale) if bias else None
+
+    def forward(self, x):
+        y = x @ self.weight.T
+        return y if self.bias is None else y + self.bias

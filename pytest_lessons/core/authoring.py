@@ -27,7 +27,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
-from pytest_lessons.core import course, courselib, export, model, parts, statistical
+from pytest_lessons.core import behaviour, course, courselib, export, model, parts, statistical
 from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.compare import Problem, read_numbers, split_outputs
 from pytest_lessons.core.generate import draw
@@ -216,7 +216,8 @@ class LessonCheck:
                 )
             label = f"{watch.id}={argument}" if argument else watch.id
             if watch.id not in slow:  # a slow mistake's answers are right: its work tells
-                answers[label] = [graded.answer for _, graded in graded_list]
+                # A mistake a harness's check stops gives no answer there: the check tells it.
+                answers[label] = [_told(graded) for _, graded in graded_list]
             wrong_lists[label] = graded_list
             # Where the reference itself failed, the case says nothing of the mistake (that
             # failure is a problem of its own, above).
@@ -411,8 +412,8 @@ class LessonCheck:
         return why
 
     def _same(self, a: Any, b: Any) -> bool:
-        if a is None or b is None:
-            return a is b
+        if a is None or b is None or isinstance(a, tuple) or isinstance(b, tuple):
+            return bool(a == b)
         if isinstance(a, dict) and a.get(TAG) == "counts":  # a statistical case's draws
             return bool(a == b)
         case = self.exercise.cases[0]
@@ -686,6 +687,9 @@ def margins(
             # A slow mistake's values are right: the work budget is what catches it.
             by_work = [c.label for c, g in graded_list if c.work is not None and not g.passed]
             said = f"caught by the work budget on {by_work[0]}" if by_work else "caught on no case"
+            checked = [c.label for c, g in graded_list if not g.passed and _told(g) != g.answer]
+            if checked and not by_work:  # stopped by the harness before any value
+                said = f"stopped by the harness's check on {checked[0]}"
             rows.append((f"mistake {label}", "-", said))
             continue
         smallest, case = min(caught, key=lambda pair: pair[0])
@@ -709,6 +713,17 @@ def margins(
     lines += [f"  {name:<{width}}  {value:>{digits}}  {where}" for name, value, where in rows]
     lines += [f"  WARNING: {warning}" for warning in warnings]
     return lines
+
+
+def _told(graded: Graded) -> Any:
+    """What a graded mistake gave on a case, to tell two mistakes apart: its answer, or for a
+    case a check of the lesson's harness stopped, that check (``("check", id)``)."""
+    outcome = graded.outcome
+    if graded.answer is None and outcome is not None:
+        found = behaviour.check_id(outcome)
+        if found is not None:
+            return ("check", found)
+    return graded.answer
 
 
 def _raises(graded: Graded) -> bool:

@@ -16,6 +16,7 @@ author in ``lesson_error`` and for the learner as the lesson's problem.
 from __future__ import annotations
 
 import base64
+import re
 from pathlib import Path
 from typing import Any, Callable
 
@@ -63,6 +64,27 @@ def _harness(outcome: Outcome) -> str:
         return ""
     value = outcome.details.get("harness")
     return value if isinstance(value, str) else ""
+
+
+#: The most words of a message that make the id of a check its author gave none.
+CHECK_WORDS = 6
+
+
+def check_id(outcome: Outcome) -> str | None:
+    """The id of the harness check that failed the case (its author's words for the learner,
+    a :class:`~pytest_lessons.isolation.drive.LessonFailure`): the one the harness gave, else
+    the message's first words before any ``:`` or ``(``, lower-case, without numbers or
+    quoted names, so that one check failing with other sizes or names is counted as one
+    (``wrap-in-torch-nn-parameter``). None for any other outcome."""
+    if _harness(outcome) != "failure":
+        return None
+    given = outcome.details.get("check")
+    if isinstance(given, str) and given:
+        return given
+    text = re.split(r"[:(]", outcome.message, maxsplit=1)[0]
+    text = re.sub(r"`[^`]*`|\[[^\]]*\]", " ", text)
+    words = re.findall(r"[a-z]+", text.lower())[:CHECK_WORDS]
+    return "-".join(words) or "lesson-check"
 
 
 def _place(at: list[Any]) -> str:
@@ -145,7 +167,7 @@ def fault(outcome: Outcome) -> str | None:
         changed = outcome.details.get("changed") or {}
         return f"raised InputChanged {changed.get('input', '')}"
     if harness == "failure":
-        return f"raised LessonFailure {outcome.message}"
+        return f"check {check_id(outcome)}"
     if harness == "call":
         return f"raised {outcome.error_type} {outcome.message}"
     if harness == "bug":

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import math
+import re
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -19,7 +20,7 @@ from enum import Enum
 from itertools import count
 from typing import Any, Callable
 
-from pytest_lessons.core.words import fmt_index, fmt_shape, noun, plural
+from pytest_lessons.core.words import fmt_index, fmt_number, fmt_shape, noun, plural
 from pytest_lessons.isolation.outcome import TAG, as_lists, rectangular
 
 #: How many mismatched elements a report lists.
@@ -332,6 +333,12 @@ def compare(expected: Any, answer: Any, rtol: float, atol: float) -> Comparison:
     nonfinite = [i for i in bad if not math.isfinite(got.flat[i]) and math.isfinite(want.flat[i])]
     if nonfinite:
         code, headline = Problem.NONFINITE, _nonfinite_headline(got, want, nonfinite)
+    elif want.shape == ():  # one number: no shape, no share of values to speak of
+        code = Problem.VALUES
+        headline = (
+            f"Check your calculation: your number is {fmt_number(worst.got, worst.expected)}, "
+            f"the expected one {fmt_number(worst.expected, worst.got)}."
+        )
     else:
         code = Problem.VALUES
         headline = (
@@ -627,11 +634,13 @@ def compare_outputs(
     if parts is None:
         listed = ", ".join(names)
         what = "None" if answer is None else _kind_of(answer)
+        # The example is Python: an output's label ("grad of x") becomes a variable's name.
+        example = ", ".join(_variable(name) for name in names)
         return Comparison(
             False,
             Problem.OUTPUTS,
             f"Return {len(names)} values, in this order: {listed} (for example "
-            f"`return {listed}`). solve returned {what}.",
+            f"`return {example}`). solve returned {what}.",
             expected_shape=first.shape,
             expected=first,
             total=len(first.flat),
@@ -645,6 +654,16 @@ def compare_outputs(
     return Comparison(
         True, Problem.PASSED, "", expected_shape=first.shape, expected=first, total=len(first.flat)
     )
+
+
+def _variable(name: str) -> str:
+    """An output's name as a Python variable: itself, or a label's words joined by ``_``
+    (``grad of x`` -> ``grad_x``)."""
+    if name.isidentifier():
+        return name
+    words = [w for w in re.findall(r"[A-Za-z0-9_]+", name) if w != "of"]
+    joined = "_".join(words) or "value"
+    return joined if joined.isidentifier() else f"_{joined}"
 
 
 def _kind_of(answer: Any) -> str:

@@ -151,8 +151,12 @@ def match_watch_outs(
 
 
 def detect(evidence: Evidence) -> Diagnosis | None:
-    """The most specific generic finding about a wrong answer, if any holds."""
+    """The most specific generic finding about a wrong answer, if any holds. None for a
+    single number: any wrong number is a multiple and an offset of the right one, so no
+    finding about values would tell the learner anything."""
     if close(evidence.got, evidence.expected, evidence.rtol, evidence.atol):
+        return None
+    if evidence.expected.shape == () and evidence.got.shape == ():
         return None
     for detector in GENERIC:
         found = detector(evidence)
@@ -394,12 +398,48 @@ def rows(evidence: Evidence) -> Diagnosis | None:
     if not wrong or len(wrong) == rows_n or rows_n < 2:
         return None
     right = [r for r in range(rows_n) if r not in wrong]
-    return Diagnosis(
-        "rows",
-        f"Look at what differs between rows: {_rows(wrong)} wrong while {_rows(right)} right. "
-        "Something treats those rows (tokens) differently, such as a mask or an index that "
-        "stops early.",
-    )
+    start = f"Look at what differs between rows: {_rows(wrong)} wrong while {_rows(right)} right."
+    if _rows_scaled(evidence):
+        # Each wrong row is the right one times a factor of its own: a statistic of the row
+        # (its variance, norm or sum) is used another way, which shows where it is small,
+        # as eps added outside a square root does.
+        why = (
+            " Each wrong row is the right row times a factor of its own: check how a "
+            "statistic of each row (its mean, variance, norm or sum) is computed and used, "
+            "such as where eps goes; rows where that statistic is small show it most."
+        )
+    else:
+        why = (
+            " Something treats those rows (tokens) differently, such as a mask or an index "
+            "that stops early."
+        )
+    return Diagnosis("rows", start + why)
+
+
+def _rows_scaled(evidence: Evidence) -> bool:
+    """Whether every row (along the last dimension) with a wrong value is the expected row
+    times one factor, within the tolerance, rows of two values or more."""
+    shape = evidence.expected.shape
+    width = shape[-1]
+    if width < 2:
+        return False
+    got, want = evidence.got.flat, evidence.expected.flat
+    bad = {p // width for p in outside(got, want, evidence.rtol, evidence.atol)}
+    for row in bad:
+        g = [float(v) for v in got[row * width : (row + 1) * width]]
+        e = [float(v) for v in want[row * width : (row + 1) * width]]
+        if not all(math.isfinite(v) for v in (*g, *e)):
+            return False
+        norm = sum(v * v for v in e)
+        if norm == 0:
+            return False
+        factor = sum(a * b for a, b in zip(g, e)) / norm
+        if not math.isfinite(factor) or factor <= 0:
+            return False
+        scaled = [factor * v for v in e]
+        if outside(g, scaled, evidence.rtol, evidence.atol):
+            return False
+    return bool(bad)
 
 
 def _rows(numbers: list[int]) -> str:

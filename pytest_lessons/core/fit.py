@@ -254,15 +254,16 @@ def axis_sizes(shapes: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str
         for axis in axes:
             if not isinstance(value, list):
                 break
-            if "*" not in axis:
+            if "*" not in axis and not axis.strip().isdigit():
                 sizes.setdefault(axis, len(value))
-            else:
-                products.append((axis.split("*"), len(value)))
+            elif "*" in axis:
+                products.append(([f.strip() for f in axis.split("*")], len(value)))
             value = value[0] if value else None
-    # A product axis gives its one unknown factor: "kv_heads*group" of size 6 with kv_heads 2.
+    # A product axis gives its one unknown factor: "kv_heads*group" of size 6 with kv_heads 2,
+    # "4*C" of size 12: C is 3.
     for factors, size in products:
-        unknown = [f for f in factors if f not in sizes]
-        known = math.prod(sizes[f] for f in factors if f in sizes)
+        unknown = [f for f in factors if f not in sizes and not f.isdigit()]
+        known = math.prod(int(f) if f.isdigit() else sizes[f] for f in factors if f not in unknown)
         if len(unknown) == 1 and known and size % known == 0:
             sizes[unknown[0]] = size // known
     return sizes

@@ -15,6 +15,7 @@ and a case must stay quick to send and to grade.
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -66,6 +67,7 @@ class InputSpec:
         """The most values one draw holds, at every range's upper bound."""
         count = 1
         for axis in self.axes:
+            count *= factor(axis)
             for name in axis_names(axis):
                 count *= axes[name][1]
         if self.ragged is not None:
@@ -132,16 +134,23 @@ def _fill(
 
 
 def size_of(axis: str, sizes: dict[str, int]) -> int:
-    """The size of *axis*, which may be a product of axes (``heads*width``)."""
-    size = 1
-    for name in axis.split("*"):
-        size *= sizes[name.strip()]
+    """The size of *axis*, which may be a product of axes and whole numbers (``heads*width``,
+    ``4*C``)."""
+    size = factor(axis)
+    for name in axis_names(axis):
+        size *= sizes[name]
     return size
 
 
 def axis_names(axis: str) -> list[str]:
-    """The axes an axis entry is made of: ``heads*width`` -> heads, width."""
-    return [name.strip() for name in axis.split("*")]
+    """The axes an axis entry is made of: ``heads*width`` -> heads, width; a whole number
+    among them (``4*C``) is a factor, no axis."""
+    return [name for name in (part.strip() for part in axis.split("*")) if not name.isdigit()]
+
+
+def factor(axis: str) -> int:
+    """The product of the whole numbers of an axis entry: ``4*C`` -> 4, ``heads*width`` -> 1."""
+    return math.prod(int(part) for part in (p.strip() for p in axis.split("*")) if part.isdigit())
 
 
 def _leaf(kind: InputSpec, spec: GenerateSpec, sizes: dict[str, int], rng: random.Random) -> Any:

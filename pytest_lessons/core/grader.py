@@ -37,10 +37,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from pytest_lessons.core import behaviour, budget, datafiles, gradients, model, statistical
+from pytest_lessons.core import (
+    behaviour,
+    budget,
+    datafiles,
+    gradients,
+    model,
+    randomness,
+    statistical,
+)
 from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.compare import Comparison
-from pytest_lessons.core.diagnose import Diagnosis, Evidence
+from pytest_lessons.core.diagnose import WATCH_OUT, Diagnosis, Evidence
 from pytest_lessons.core.efficiency import Efficiency, Over
 from pytest_lessons.core.judge import judge
 from pytest_lessons.core.kinds import named
@@ -60,11 +68,14 @@ from pytest_lessons.core.texts import (
     hidden_lesson_error,
     repeated,
 )
-from pytest_lessons.core.watchouts import WatchOuts
+from pytest_lessons.core.watchouts import CHECK, WatchOuts
 from pytest_lessons.core.words import abbreviate, case_list, wrap
 from pytest_lessons.isolation.outcome import INTERNAL, RAISED, RETURNED, SETUP, Outcome
 from pytest_lessons.isolation.runner import Runner
 from pytest_lessons.isolation.sandbox import Policy
+
+#: The finding of a draw that left the case's generator as it was and used torch's global one.
+GENERATOR_UNUSED = "generator-unused"
 
 #: The front end's diagnosis of a wrong answer: pytest connects its
 #: ``pytest_lessons_diagnose`` hook here; :meth:`WatchOuts.builtin
@@ -192,8 +203,15 @@ class Grader:
                 diagnosis = statistical.watch_out(self.watch_outs, attempt, outcome.answer)
             elif not named(comparison.kind).offers_evidence or comparison.got is None:
                 diagnosis = self.watch_outs.exact(attempt, expected, outcome.answer)
+            unused = randomness.unused_generator(
+                exercise.generators, exercise.inputs, outcome.details.get("streams")
+            )
+            if unused is not None and case.draws is None:  # drawn without generator=g
+                diagnosis = Diagnosis(GENERATOR_UNUSED, unused[0], WATCH_OUT, (unused[1],))
             if diagnosis is None:  # the right distribution from another stream?
                 diagnosis = statistical.stream(self.runs, attempt, comparison)
+        else:  # a check of the lesson's harness that failed: the check, or its watch-out
+            diagnosis = self.watch_outs.check(attempt, outcome)
         return self._words(attempt, outcome, comparison, diagnosis), outcome, comparison, diagnosis
 
     def _judge(self, attempt: Attempt, expected: Any, answer: Any) -> Comparison:
@@ -237,7 +255,10 @@ class Grader:
         """The verdict on code that ran and did not pass: its status and the learner's words."""
         case = attempt.case
         context = self.context(attempt.exercise, case, attempt.entry, attempt.solution)
-        status = Status.FAILED if outcome.kind == RETURNED else Status.ERROR
+        # A harness's check found a fault: the code ran and did the wrong thing, as a wrong
+        # answer is (it did not raise, crash or time out).
+        checked = behaviour.check_id(outcome) is not None
+        status = Status.FAILED if outcome.kind == RETURNED or checked else Status.ERROR
         if outcome.kind == INTERNAL:
             status = Status.INTERNAL
         lesson_error = self.mistake_failures(attempt) + behaviour.lesson_error(outcome, self.show)
@@ -249,7 +270,8 @@ class Grader:
             hidden = describe_hidden(outcome, comparison, context, case.label, diagnosis)
             text = hidden.render()
             return _Verdict(status, text, text, headline=hidden.headline, lesson_error=lesson_error)
-        fault = "" if diagnosis is not None else fault_key(outcome, comparison)
+        # A check's cases fold into one by its key, as a fault does, watch-out or not.
+        fault = "" if diagnosis is not None and not checked else fault_key(outcome, comparison)
         failure = describe(outcome, comparison, context, diagnosis)
         # Reports get the whole text, which does not depend on which cases ran before in this
         # process (so they are the same under pytest-xdist); the terminal gets what is new.
@@ -257,7 +279,7 @@ class Grader:
         if diagnosis is not None:
             # A watch-out's words may hold this case's numbers (a fitted value): its id says
             # whether it is the same mistake.
-            said = diagnosis.id if diagnosis.kind == "watch_out" else diagnosis.headline
+            said = diagnosis.id if diagnosis.kind in ("watch_out", CHECK) else diagnosis.headline
             repeat_of = self.ledger.first_case(attempt.mine, said, case.label)
         fault_first = self.ledger.first_case(attempt.mine, fault, case.label) if fault else ""
         full = failure.render()
@@ -420,6 +442,7 @@ class Grader:
             show=self.show,
             author=solution in (exercise.reference, exercise.mistakes),
             sandbox_limits=dict(policy.limits) if policy is not None else {},
+            harness=exercise.harness is not None,
         )
 
     def mistake_failures(self, attempt: Attempt) -> str:

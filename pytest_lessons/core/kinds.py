@@ -69,7 +69,7 @@ from pytest_lessons.core.compare import (
     read_numbers,
 )
 from pytest_lessons.core.frequencies import FREQUENCIES
-from pytest_lessons.core.words import fmt_index, fmt_number, fmt_shape, noun, plural
+from pytest_lessons.core.words import float_text, fmt_index, fmt_number, fmt_shape, noun, plural
 from pytest_lessons.isolation.outcome import TAG, as_lists, rectangular
 
 
@@ -156,9 +156,16 @@ class Numeric:
 
     def facts(self, comparison: Comparison) -> list[tuple[str, str]]:
         got = comparison.got_shape
+        worst = comparison.worst
+        if comparison.expected_shape == () and got == () and worst is not None:
+            # One number: what it is, what it should be, how close it must come.
+            allowed = f" (allowed ±{comparison.allowed:.2g})" if not math.isnan(worst.gap) else ""
+            return [
+                ("got", fmt_number(worst.got, worst.expected)),
+                ("expected", f"{fmt_number(worst.expected, worst.got)}{allowed}"),
+            ]
         got_shape = fmt_shape(got) if got is not None else "-"
         facts = [("shape", f"expected {fmt_shape(comparison.expected_shape)}   got {got_shape}")]
-        worst = comparison.worst
         if worst is not None:
             total = comparison.total
             share = 100 * comparison.mismatched / total if total else 0
@@ -175,7 +182,7 @@ class Numeric:
         return facts
 
     def listing(self, comparison: Comparison) -> tuple[list[tuple[str, ...]], int]:
-        if not comparison.rows:
+        if not comparison.rows or comparison.expected_shape == ():
             return [], 0
         rows = [
             (fmt_index(m.index), fmt_number(m.got, m.expected), fmt_number(m.expected, m.got))
@@ -469,8 +476,9 @@ def _position(path: tuple[Any, ...]) -> str:
 
 
 def _show(value: Any) -> str:
-    """A short rendering of one value of an answer, for the words."""
-    text = repr(value)
+    """A short rendering of one value of an answer, for the words (a float32 value as
+    float32 writes it: 0.2, not 0.20000000298023224)."""
+    text = float_text(value) if type(value) is float else repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
 
 
@@ -800,12 +808,23 @@ class Seq(Exact):
     ) -> Difference:
         of = f" at {_where(path)}" if path else ""
         text = f"expected {plural(len(want), 'item')}{of}, got {len(got)}"
+        shorter = min(len(want), len(got))
         if first is not None:
             text += f"; the first difference is {first.text}"
         else:
-            shorter = min(len(want), len(got))
             text += f"; the first {shorter} are right" if shorter else ""
-        return Difference(Problem.SHAPE, path, text, lead="Return the expected number of items")
+        # The items themselves where the two part: a wrong length alone says nothing of
+        # which ids came back.
+        facts = first.facts if first is not None and first.facts else ()
+        if not facts:
+            show = str if self.items[0] is BOOL else _show
+            facts = (
+                ("expected", _window(want, shorter, show)),
+                ("got", _window(got, shorter, show)),
+            )
+        return Difference(
+            Problem.SHAPE, path, text, lead="Return the expected number of items", facts=facts
+        )
 
     def _flat(
         self, want: list[Any], got: Sequence[Any], path: tuple[Any, ...], item: Scalar

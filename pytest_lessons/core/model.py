@@ -172,6 +172,12 @@ class WatchOut:
     """A regular expression the graded file's source must match for the watch-out to fire:
     for a message that tells of a call (``\\.split\\(``), so code that gives the same answer
     another way is never told about a call it does not make."""
+    check: str | None = None
+    """The id of a check of the lesson's harness (a ``LessonFailure(..., check=...)``) that
+    stops this mistake: the watch-out fires when that check fails the case (and, with a
+    message, where its mistake's answer is the learner's, as any watch-out), so a mistake the
+    harness stops can be proven by the lesson check. Its message may then be empty: the
+    harness's own words are the headline."""
 
 
 @dataclass(frozen=True)
@@ -679,7 +685,11 @@ EXERCISE_FIELDS: tuple[Field, ...] = (
 WATCH_OUT_FIELDS: tuple[Field, ...] = (
     Field("id", _slug, 'A short stable name, such as "missing-transpose".', required=True),
     Field(
-        "message", _text, "What to do, then why; shown as the failure's headline.", required=True
+        "message",
+        _text,
+        "What to do, then why; shown as the failure's headline (with check: optional, the "
+        "harness's own words are shown).",
+        default=None,
     ),
     Field(
         "mistake", _identifier, "The function in mistakes.py that makes this mistake.", default=None
@@ -717,6 +727,13 @@ WATCH_OUT_FIELDS: tuple[Field, ...] = (
         "A regular expression the graded code must match for this watch-out to fire, for a "
         'message that tells of a call (such as "\\\\.split\\\\("): other code with the same '
         "answer is not told about it.",
+        default=None,
+    ),
+    Field(
+        "check",
+        _slug,
+        "The id of the harness's check (LessonFailure(..., check=...)) that stops this "
+        "mistake: the watch-out fires when that check fails a case.",
         default=None,
     ),
 )
@@ -1101,8 +1118,8 @@ def _build(
             raise ExerciseError(path, "exercise.points is set, but every case is worth 0 points")
         cases = [replace(c, points=c.points * ex["points"] / total) for c in cases]
     watch_outs = tuple(
-        _watch_out(w, path, ex, data)
-        for w in _read_array(data, "watch_out", WATCH_OUT_FIELDS, path)
+        _watch_out(w, path, ex, data, n)
+        for n, w in enumerate(_read_array(data, "watch_out", WATCH_OUT_FIELDS, path), 1)
     )
     ids = [w.id for w in watch_outs]
     for duplicate in sorted({i for i in ids if ids.count(i) > 1}):
@@ -1376,9 +1393,19 @@ def _size_limits(
         )
 
 
-def _watch_out(w: dict[str, Any], path: Path, ex: dict[str, Any], data: dict[str, Any]) -> WatchOut:
+def _watch_out(
+    w: dict[str, Any], path: Path, ex: dict[str, Any], data: dict[str, Any], number: int = 1
+) -> WatchOut:
     """A watch-out, its fitted parameter's expressions checked against the lesson's axes."""
     where = f'watch_out "{w["id"]}"'
+    if w["message"] is None and w["check"] is None:
+        raise ExerciseError(path, f'watch_out {number}: missing "message"')
+    if w["check"] is not None and not ex["harness"]:
+        raise ExerciseError(
+            path, f"{where}: check names a check of the lesson's harness, and it has none"
+        )
+    if w["check"] is not None and (w["detector"] or w["fit"] is not None):
+        raise ExerciseError(path, f"{where}: check is matched alone: leave out detector and fit")
     fitted = w["fit"] is not None
     if not fitted and (w["right"] is not None or w["named"] is not None):
         raise ExerciseError(path, f"{where}: right and named need fit = [lowest, highest]")
@@ -1413,13 +1440,14 @@ def _watch_out(w: dict[str, Any], path: Path, ex: dict[str, Any], data: dict[str
             )
     return WatchOut(
         w["id"],
-        w["message"].strip(),
+        (w["message"] or "").strip(),
         w["mistake"],
         w["detector"],
         fit=(float(w["fit"][0]), float(w["fit"][1])) if fitted else None,
         right=w["right"],
         named=tuple((w["named"] or {}).items()),
         code=w["code"],
+        check=w["check"],
     )
 
 

@@ -90,3 +90,50 @@ def plan(exercise: Any, case: Any) -> tuple[int, int] | None:
         return None
     output = exercise.outputs.index(case.observe) if case.observe else -1
     return int(case.draws), output
+
+
+#: The seed of torch's global generator (and Python's and NumPy's, which take 32 bits) in a
+#: case of a lesson with generator inputs, the golden ratio's 32 bits: never a case's own
+#: seed (:func:`global_seed`), so a draw that forgets ``generator=g`` draws other values on
+#: every seeded case, where seeding both with the worked example's 0 let it pass there by
+#: coincidence.
+GLOBAL_SEED = 0x9E3779B9
+
+
+def global_seed(generators: dict[str, str | None], inputs: dict[str, Any]) -> int:
+    """The seed of torch's global generator in the child for a case with *inputs*: 0 for a
+    lesson without generator inputs (as always), else :data:`GLOBAL_SEED`, moved on past
+    any of the case's own seeds."""
+    if not generators:
+        return 0
+    taken = {inputs.get(name) for name in generators}
+    seed = GLOBAL_SEED
+    while seed in taken:
+        seed = (seed + 1) % 2**32
+    return seed
+
+
+def unused_generator(
+    generators: dict[str, str | None], names: tuple[str, ...], streams: Any
+) -> tuple[str, str] | None:
+    """The words for a wrong answer whose call left a generator input as it was and drew
+    from torch's global generator instead (the child's ``streams`` of the outcome): a
+    headline and its detail; None when it used its generators, or drew nothing at all."""
+    if not isinstance(streams, dict) or not streams.get("global"):
+        return None
+    unused = [names[i] for i in streams.get("unused", ()) if 0 <= i < len(names)]
+    unused = [name for name in unused if name in generators]
+    if not unused:
+        return None
+    name = unused[0]
+    primitive = generators.get(name)
+    call = f" ({primitive})" if primitive else ""
+    headline = (
+        f"Pass generator={name} to your draw{call}: your code left {name} as it was and drew "
+        "from torch's global generator instead, so its numbers are not the case's."
+    )
+    detail = (
+        f"The grader seeds {name} for each case and seeds torch's global generator apart from "
+        f"it: a draw without generator={name} gives other values on every seeded case."
+    )
+    return headline, detail

@@ -61,6 +61,8 @@ class FaultKind(str, Enum):
     RAISED = "raised"
     RETURNED = "returned"
     """An answer of the wrong kind (a tensor, a missing size-1 dimension ...)."""
+    CHECK = "check"
+    """A check of the lesson's harness failed (its detail is the check's id)."""
     INTERNAL = "internal"
     OTHER = "other"
     """A key of none of these kinds (written by a newer grader, say)."""
@@ -75,7 +77,7 @@ _WHOLE = (
     FaultKind.INTERNAL,
 )
 #: The kinds whose key is the kind, a space and its detail.
-_PREFIXED = (FaultKind.RAISED, FaultKind.SETUP, FaultKind.RETURNED)
+_PREFIXED = (FaultKind.RAISED, FaultKind.SETUP, FaultKind.RETURNED, FaultKind.CHECK)
 
 
 def fault_kind(fault: str) -> FaultKind:
@@ -96,7 +98,13 @@ def fault_detail(fault: str) -> str:
     """What the fault key says after its kind: ``ValueError at solution.py:3`` of a raised
     exception, ``syntax_error`` of a file that cannot be loaded (empty for a whole key)."""
     kind = fault_kind(fault)
-    if kind in (FaultKind.RAISED, FaultKind.SETUP, FaultKind.RETURNED, FaultKind.DIED):
+    if kind in (
+        FaultKind.RAISED,
+        FaultKind.SETUP,
+        FaultKind.RETURNED,
+        FaultKind.DIED,
+        FaultKind.CHECK,
+    ):
         return fault[len(kind.value) :].strip()
     return ""
 

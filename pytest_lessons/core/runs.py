@@ -127,6 +127,7 @@ class Runs:
             memory_mb=limits.memory_mb,
             output_cap=limits.output_cap,
             threads=limits.threads,
+            seed=randomness.global_seed(exercise.generators, inputs),
             sandbox=self.sandbox(),
             beneath=beneath,
             answer_bytes=int(limits.answer_mb * (1 << 20)),

@@ -53,6 +53,14 @@ class ExerciseState:
     def failing(self) -> bool:
         return bool(self.broken) or self.seen != self.passed
 
+    @property
+    def starter(self) -> bool:
+        """Every case ran and none got past the starter's ``raise NotImplementedError``: the
+        lesson's starter graded as it is (a notebook's untouched cell), which says nothing of
+        the learner's work."""
+        stub = [c for fault, cases in self.faults.items() if fault.startswith(STUB) for c in cases]
+        return not self.broken and bool(self.seen) and set(stub) == self.seen
+
 
 def collect(
     results: Sequence[CaseResult], order: Callable[[Path], Any] | None = None
@@ -84,12 +92,20 @@ def _key(kind: str, state: ExerciseState) -> str:
     return f"lessons/{kind}/{state.slug}-{digest}"
 
 
+#: The fault key of the starter's stub (see ``texts.fault_key``).
+STUB = "raised NotImplementedError"
+#: An exercise's remembered state (:func:`state_key`) when its last run graded the starter.
+STARTER = "starter"
+
+
 def progress_lines(
     states: list[ExerciseState],
     courses: Sequence[Course] = (),
     cache: Cache | None = None,
+    starters_count: bool = True,
 ) -> list[str]:
-    """One line per exercise, then the course line ``lessons: 1/3 passed [###-------]``.
+    """One line per exercise, then the course line ``lessons: 1/3 passed [###-------]``; a
+    starter graded as it is is not remembered nor counted without *starters_count*.
 
     A lesson of one of *courses* counts whether this run selected it or not: one it did not
     run counts as passed when its last complete run passed (remembered in *cache*). In a
@@ -122,13 +138,18 @@ def progress_lines(
                     first, *rest = sorted(cases)
                     status += f"   {case_list(rest)} failed as case {first} did"
         lines.append(f"{state.slug.ljust(width)}   {status}")
-    for state in states:
+    # Without *starters_count* (a notebook, whose cells hold every lesson's starter), a starter
+    # graded as it is says nothing new either: the lesson counts as it stood.
+    heard = [s for s in states if starters_count or not s.starter]
+    for state in heard:
         _remember(state, cache)
-    ran = {str(s.path.resolve()): s for s in states}
+    ran = {str(s.path.resolve()): s for s in heard}
     # A run of some passing cases (-k, --lf) says nothing new: what the last full run said holds.
     counted: dict[str, bool] = {
         key: s.complete or (not s.failing and _last_passed(s.path, cache)) for key, s in ran.items()
     }
+    for state in states:
+        counted.setdefault(str(state.path.resolve()), _last_passed(state.path, cache))
     for course in courses:
         for lesson in course.lessons:
             if str(lesson) not in counted:
@@ -165,8 +186,9 @@ def _chapter(state: ExerciseState, courses: Sequence[Course]) -> Chapter | None:
 
 
 def state_key(path: Path) -> str:
-    """The cache key of an exercise's last state (``passed`` or ``failing``), shared by every
-    front end that reads or writes pytest's cache."""
+    """The cache key of an exercise's last state (``passed``, ``failing``, or :data:`STARTER`
+    when the starter was graded as it is), shared by every front end that reads or writes
+    pytest's cache."""
     digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:10]
     return f"lessons/state/{path.resolve().parent.name}-{digest}"
 
@@ -179,7 +201,8 @@ def _remember(state: ExerciseState, cache: Cache | None) -> None:
     if state.complete:
         cache.set(state_key(state.path), "passed")
     elif state.failing:
-        cache.set(state_key(state.path), "failing")
+        # The starter as it is: failing, and not yet tried (a notebook opens no hint for it).
+        cache.set(state_key(state.path), STARTER if state.starter else "failing")
 
 
 def _last_passed(path: Path, cache: Cache | None) -> bool:

@@ -35,6 +35,7 @@ from pytest_lessons.isolation.outcome import (
     RETURNED,
     SETUP,
     TIMEOUT,
+    Frame,
     Outcome,
     clean_text,
 )
@@ -125,6 +126,9 @@ class Context:
     sandbox_limits: Mapping[str, float] = field(default_factory=dict)
     """The sandbox's limits in this run (``disk_mb``, ``open_files``, ``processes``, as in
     :attr:`pytest_lessons.isolation.sandbox.Policy.limits`; 0 or absent: none)."""
+    harness: bool = False
+    """The lesson's harness drives the code (a class, or functions it calls its own way):
+    the words name what to write, never a call of the case's inputs."""
 
     @property
     def code(self) -> str:
@@ -158,11 +162,30 @@ def describe_error(outcome: Outcome, ctx: Context) -> Failure:
     )
 
 
+def _wanted(ctx: Context, call: str) -> str:
+    """What the learner's file must define, as the words name it: the call of the case's
+    inputs (``solve(Q, K, V)``), or with a harness the class or function the task describes."""
+    if not ctx.harness:
+        return call
+    what = "a class" if ctx.entry[:1].isupper() else "the function"
+    return f"{what} {ctx.entry} (as the task describes)"
+
+
 def _setup(outcome: Outcome, ctx: Context, call: str, where: str) -> Failure:
     problem = outcome.error_type
+    wanted = _wanted(ctx, call)
+    found = [str(n) for n in outcome.details.get("found", ()) if isinstance(n, str)]
     if problem == "missing_file":
         text = (
-            f"Create {where} and write {call} in it: the exercise looks for your code in that file."
+            f"Create {where} and write {wanted} in it: the exercise looks for your code in that "
+            "file."
+        )
+    elif problem == "misnamed" and found:
+        others = ", ".join(found)
+        which = found[0] if len(found) == 1 else "the one that holds your solution"
+        text = (
+            f"Rename {which} to {ctx.solution.name}: the exercise reads your code from {where} "
+            f"only, and that folder holds {others} instead."
         )
     elif problem == "link" and outcome.details.get("links"):
         text = (
@@ -177,7 +200,7 @@ def _setup(outcome: Outcome, ctx: Context, call: str, where: str) -> Failure:
             "reads only the files you hand in, never what a link points to."
         )
     elif problem == "not_file":
-        text = f"Make {where} a plain file with {call} in it: there it is a folder or a device."
+        text = f"Make {where} a plain file with {wanted} in it: there it is a folder or a device."
     elif problem == "too_large":
         limit = int(outcome.details.get("limit", 0) or 0) >> 10
         text = (
@@ -188,9 +211,9 @@ def _setup(outcome: Outcome, ctx: Context, call: str, where: str) -> Failure:
         defined = ", ".join(outcome.names) if outcome.names else "no functions"
         # A harness lesson's entry may be a class (Tokenizer), which names are capitalised as.
         what = "a class" if ctx.entry[:1].isupper() else "a function"
+        uses = "the lesson builds and drives it" if ctx.harness else f"the grader calls {call}"
         text = (
-            f"Define {what} named {ctx.entry} in {where}: the grader calls {call}, and the "
-            f"file defines {defined}."
+            f"Define {what} named {ctx.entry} in {where}: {uses}, and the file defines {defined}."
         )
     elif problem == "not_callable":
         text = (
@@ -268,8 +291,13 @@ def _raised(outcome: Outcome, ctx: Context, where: str) -> Failure:
             if frame.code:
                 lines.append(f"    {clean_text(frame.code.strip())}")
         lines.append(f"{name}: {clean_text(outcome.message)}")
+        # The line and Python's words in the headline itself: a feedback file or a report's
+        # one-line field shows nothing else.
+        said = " ".join(clean_text(outcome.message).split())
+        said = f" ({name}: {said})" if said else ""
+        read = f"line {frame.line}" if frame and frame.line else "the file"
         return Failure(
-            f"Fix the syntax error in {where}: Python cannot read the file.",
+            f"Fix the syntax error in {where}: Python cannot read {read}{said}.",
             ["", *_indent(lines)],
         )
     limit = outcome.details.get("limit")
@@ -329,6 +357,20 @@ def _raised(outcome: Outcome, ctx: Context, where: str) -> Failure:
             ["", *_indent(_traceback(outcome, ctx))],
         )
     lines = ["", *_indent(_traceback(outcome, ctx))]
+    inside = _in_library(outcome)
+    if inside is not None:
+        library, caller = inside
+        who = f"line {caller.line}" if caller else "your code"
+        lines += [
+            "",
+            *_indent(
+                wrap(
+                    f"The course library's {library.function} is the lesson's own code: check "
+                    f"what {who} passes to it (each argument's type and shape) against what "
+                    f"it takes, as its docstring in {ctx.show(library.file)} says."
+                )
+            ),
+        ]
     for pattern, advice in EXPLANATIONS:
         if re.search(pattern, outcome.message):
             lines += ["", *_indent(wrap(advice))]
@@ -431,6 +473,11 @@ def raised_headline(outcome: Outcome, ctx: Context) -> str:
     ``solve raised RuntimeError at line 4 of solution.py: Expected size ...``."""
     frame = outcome.frames[-1] if outcome.frames else None
     where = f" at line {frame.line} of {Path(frame.file).name}" if frame else ""
+    inside = _in_library(outcome)
+    if inside is not None:  # raised in the course library, from the learner's call
+        library, caller = inside
+        called = f", called at line {caller.line} of {Path(caller.file).name}" if caller else ""
+        where = f" in the course library's {library.function}{called}"
     if outcome.phase == "import":
         if frame and Path(frame.file).name == ctx.solution.name:
             where = f" at line {frame.line}"
@@ -443,6 +490,18 @@ def raised_headline(outcome: Outcome, ctx: Context) -> str:
     if message[-1] not in ".!?…":
         message += "."
     return shorten(f"{start}: {message}")
+
+
+def _in_library(outcome: Outcome) -> tuple[Frame, Frame | None] | None:
+    """Where an exception the learner's call raised inside the course library was: the
+    library's outermost frame of it, and the learner's line that called it; None when the
+    exception is not the library's."""
+    if not outcome.frames or not outcome.frames[-1].library:
+        return None
+    mine = [n for n, f in enumerate(outcome.frames) if not f.library]
+    if not mine:
+        return outcome.frames[0], None
+    return outcome.frames[mine[-1] + 1], outcome.frames[mine[-1]]
 
 
 def _denied(outcome: Outcome, ctx: Context, where: str, denied: dict[str, Any]) -> Failure:
@@ -712,6 +771,11 @@ def describe(
     shown."""
     if comparison is None:
         failure = describe_error(outcome, ctx)
+        if diagnosis is not None and diagnosis.kind == "watch_out" and diagnosis.details:
+            # A watch-out that names a check of the lesson's harness: its words first, the
+            # check's own under them.
+            details = [line for detail in diagnosis.details for line in _indent(wrap(detail))]
+            failure = Failure(diagnosis.headline, ["", *details, *failure.lines])
     else:
         failure = describe_mismatch(comparison, ctx, diagnosis, repeat_of)
     if outcome.kind != INTERNAL:

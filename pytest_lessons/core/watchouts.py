@@ -17,14 +17,17 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_lessons.core import diagnose, fit, model
+from pytest_lessons.core import behaviour, diagnose, fit, model
 from pytest_lessons.core.attempt import Attempt, sizes
 from pytest_lessons.core.compare import Numbers
 from pytest_lessons.core.diagnose import Diagnosis, Evidence
 from pytest_lessons.core.judge import judge, same_answer, same_values
 from pytest_lessons.core.kinds import same_type
 from pytest_lessons.core.runs import Runs
-from pytest_lessons.isolation.outcome import RETURNED
+from pytest_lessons.isolation.outcome import RETURNED, Outcome
+
+#: The kind of a diagnosis that is a check of the lesson's harness (a ``LessonFailure``).
+CHECK = "check"
 
 #: Steps of the search for a fitted parameter (each runs the mistake function once).
 FIT_STEPS = 16
@@ -48,7 +51,9 @@ class WatchOuts:
 
     def match(self, attempt: Attempt, evidence: Evidence) -> Diagnosis | None:
         """The lesson's ``[[watch_out]]`` entry that explains the learner's answer, if any."""
-        watch_outs = attempt.exercise.watch_outs
+        # A watch-out of a harness's check without words of its own fires on that check alone
+        # (see :meth:`check`); with words, on its mistake's answers too.
+        watch_outs = tuple(w for w in attempt.exercise.watch_outs if w.message)
         if not watch_outs:
             return None
         answers = {
@@ -77,7 +82,9 @@ class WatchOuts:
         exercise, case = attempt.exercise, attempt.case
         found: list[tuple[model.WatchOut, bool]] = []
         for watch in exercise.watch_outs:
-            if not watch.mistake or watch.fit is not None or not self.code_fits(attempt, watch):
+            if not watch.mistake or watch.fit is not None or not watch.message:
+                continue
+            if not self.code_fits(attempt, watch):
                 continue
             mistake = self.runs.mistake_raw(attempt, watch, case)
             if mistake is None:
@@ -98,6 +105,30 @@ class WatchOuts:
                     watch.id, f"Watch out: {watch.message}", diagnose.WATCH_OUT, kind="watch_out"
                 )
         return None
+
+    def check(self, attempt: Attempt, outcome: Outcome) -> Diagnosis | None:
+        """The diagnosis of a case a check of the lesson's harness failed (its author's words
+        for the learner): the watch-out that names the check (``check = "..."``), else the
+        check itself (kind ``check``, its id the harness's or one made from its words). None
+        for any other outcome. The harness's words stay under a watch-out's headline."""
+        found = behaviour.check_id(outcome)
+        if found is None:
+            return None
+        for watch in attempt.exercise.watch_outs:
+            if watch.check == found and self.code_fits(attempt, watch):
+                if not watch.message:  # the harness's words, which may hold the case's values
+                    headline = outcome.message.strip()
+                    return Diagnosis(
+                        watch.id, headline, diagnose.WATCH_OUT, shows_values=True, kind="watch_out"
+                    )
+                return Diagnosis(
+                    watch.id,
+                    f"Watch out: {watch.message}",
+                    diagnose.WATCH_OUT,
+                    details=(outcome.message.strip(),),
+                    kind="watch_out",
+                )
+        return Diagnosis(found, outcome.message.strip(), diagnose.WATCH_OUT, kind=CHECK)
 
     def code_fits(self, attempt: Attempt, watch: model.WatchOut) -> bool:
         """Whether the graded file's source matches *watch*'s ``code`` (True without one).

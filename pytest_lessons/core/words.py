@@ -6,6 +6,8 @@ an expected answer; :mod:`~pytest_lessons.core.texts` and the reports build on t
 from __future__ import annotations
 
 import math
+import re
+import struct
 from collections.abc import Iterable
 from typing import Any
 
@@ -41,13 +43,35 @@ def fmt_shape(shape: tuple[int, ...] | None) -> str:
     return "a single number" if shape == () else fmt_index(shape or ())
 
 
+def float_text(value: float) -> str:
+    """*value* as its shortest text: ``repr``, but a float32 value (a float32 tensor's
+    ``tolist()`` gives 0.20000000298023224 for 0.2) as the shortest text float32 reads back
+    as it (``0.2``). A float64 value that is exactly a float32 one by chance is told so too,
+    correctly: the two texts name the same number to float32's precision."""
+    if not math.isfinite(value):
+        return repr(value)
+    try:
+        single = struct.unpack("<f", struct.pack("<f", value))[0]
+    except OverflowError:
+        return repr(value)
+    if single != value:
+        return repr(value)
+    for digits in range(1, 10):
+        text = f"{value:.{digits}g}"
+        if struct.unpack("<f", struct.pack("<f", float(text)))[0] == value:
+            return text if len(text) < len(repr(value)) else repr(value)
+    return repr(value)
+
+
 def fmt_number(value: float, other: float | None = None) -> str:
     """A short form of *value*; longer when needed to tell it from *other*."""
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
     text = f"{value:.6g}"
     if other is not None and text == f"{other:.6g}" and value != other:
-        text = repr(float(value))
+        text = float_text(float(value))
+        if text == f"{other:.6g}" or float(text) == other:  # float32's text cannot tell them
+            text = repr(float(value))
     return text
 
 
@@ -98,10 +122,29 @@ def wrap(text: str, width: int = 88) -> list[str]:
     return lines
 
 
+#: Where a headline quotes an exception's own message (``solve raised ValueError at line 3
+#: of solution.py: ...``, ``Python says TypeError: ...``): its sentences are Python's, and
+#: the headline is one sentence to its end.
+_QUOTED = re.compile(r"\braised [A-Za-z_][\w.]*(?: at [^:]*)?: |\bPython says ")
+_OPEN, _CLOSE = "([{", ")]}"
+
+
 def first_sentence(text: str) -> str:
-    """The first sentence of a headline: what to do, without the why."""
-    end = text.find(". ")
-    return text if end < 0 else text[: end + 1]
+    """The first sentence of a headline: what to do, without the why. A sentence ends at a
+    full stop before any white space (an author's message runs over lines); never inside an
+    exception's message the headline quotes, nor inside brackets or a `code span`."""
+    depth, code = 0, False
+    for at, char in enumerate(text):
+        if char == "`":
+            code = not code
+        elif not code and char in _OPEN:
+            depth += 1
+        elif not code and char in _CLOSE:
+            depth = max(0, depth - 1)
+        elif char == "." and text[at + 1 : at + 2].isspace() and depth == 0 and not code:
+            quoted = _QUOTED.search(text, 0, at)
+            return text if quoted else text[: at + 1]
+    return text
 
 
 def case_list(numbers: Iterable[int], hidden: Iterable[int] = ()) -> str:

@@ -241,6 +241,7 @@ def _run_case(
 ) -> dict[str, Any]:
     solution = str(request["solution"])
     folder = Path(request.get("folder") or Path(solution).parent)
+    shown = library_frames(request.get("library"))
     debug = bool(request.get("debug"))
     confined = request.get("sandbox")
     source = base64.b64decode(request["source"])
@@ -295,7 +296,7 @@ def _run_case(
         loader.exec_module(module)
     except BaseException as exc:
         _pass_through(exc, debug)
-        return _raised(exc, "import", solution, folder, confined=bool(confined))
+        return _raised(exc, "import", solution, folder, confined=bool(confined), shown=shown)
     finally:
         if previous is not None:
             sys.modules[MODULE_NAME] = previous
@@ -330,6 +331,9 @@ def _run_case(
     counted: Callable[..., Any] = function
     if plan is not None:  # a harness's whole drive is what a work budget counts
         counted = functools.partial(_drive, plan, module, function)
+    # Which of the grader's generators the call draws from, and whether it draws from torch's
+    # global one instead (a draw without generator=g): told with a wrong answer.
+    states = _stream_states(arguments) if statistical is None and not gradients else None
     started = time.perf_counter()
     try:
         if statistical is not None:
@@ -345,7 +349,9 @@ def _run_case(
     except BaseException as exc:
         _pass_through(exc, debug)
         seconds = time.perf_counter() - started
-        learner = _raised(exc, "call", solution, folder, seconds=seconds, confined=bool(confined))
+        learner = _raised(
+            exc, "call", solution, folder, seconds=seconds, confined=bool(confined), shown=shown
+        )
         if plan is not None:  # whose it is: the learner's, the author's words, a harness bug
             inside = lambda path: _inside(path, solution, folder)  # noqa: E731
             return drive.raised(plan, exc, arguments, seconds, learner, inside)
@@ -361,11 +367,44 @@ def _run_case(
         encoded = {TAG: "cut", "reason": f"more than {MAX_ELEMENTS:,} values"}
     except BaseException as exc:  # a learner's tensor subclass can raise from anything
         _pass_through(exc, debug)
-        return _raised(exc, "call", solution, folder, seconds=seconds, confined=bool(confined))
+        return _raised(
+            exc, "call", solution, folder, seconds=seconds, confined=bool(confined), shown=shown
+        )
+    details: dict[str, Any] = {}
     if counter is not None:
-        work_done = {"work": counter.report(counted)}
-        return {"kind": RETURNED, "answer": encoded, "seconds": seconds, "details": work_done}
+        details["work"] = counter.report(counted)
+    if states is not None:
+        details["streams"] = _streams_moved(arguments, states)
+    if details:
+        return {"kind": RETURNED, "answer": encoded, "seconds": seconds, "details": details}
     return {"kind": RETURNED, "answer": encoded, "seconds": seconds}
+
+
+def _stream_states(arguments: list[Any]) -> tuple[dict[int, Any], Any] | None:
+    """The state of each ``torch.Generator`` argument and of torch's global generator before
+    the call; None when no argument is a generator."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None
+    found = {i: a.get_state() for i, a in enumerate(arguments) if isinstance(a, torch.Generator)}
+    if not found:
+        return None
+    return found, torch.random.default_generator.get_state()
+
+
+def _streams_moved(arguments: list[Any], states: tuple[dict[int, Any], Any]) -> dict[str, Any]:
+    """Which generator arguments the call left as they were (their positions), and whether
+    torch's global generator moved."""
+    torch = sys.modules["torch"]
+    before, global_before = states
+    unused = [
+        i
+        for i, state in before.items()
+        if isinstance(arguments[i], torch.Generator)
+        and torch.equal(arguments[i].get_state(), state)
+    ]
+    moved = not torch.equal(torch.random.default_generator.get_state(), global_before)
+    return {"unused": unused, "global": moved}
 
 
 def _pass_through(exc: BaseException, debug: bool) -> None:
@@ -504,6 +543,17 @@ def _limit(exc: BaseException) -> str | None:
     return None
 
 
+def library_frames(spec: Any) -> dict[str, bool]:
+    """The files of a job's course library that a learner's traceback shows (``library`` of
+    the request): each module's file, True (the course's code, which the learner calls), and
+    each of the learner's own parts, False (their own code, shown as theirs)."""
+    if not isinstance(spec, dict):
+        return {}
+    found = {str(m[1]): True for m in spec.get("modules", []) if len(m) > 1}
+    found.update({str(p[1]): False for p in spec.get("own", []) if len(p) > 1})
+    return found
+
+
 def _raised(
     exc: BaseException,
     phase: str,
@@ -511,12 +561,19 @@ def _raised(
     folder: Path,
     seconds: float = 0.0,
     confined: bool = False,
+    shown: dict[str, bool] | None = None,
 ) -> dict[str, Any]:
+    shown = shown or {}
     frames = [
         {"file": f.filename, "line": f.lineno or 0, "function": f.name, "code": f.line or ""}
+        # The learner's lines, and the course library's where the learner's call went on in
+        # it (an IndexError inside gpt_forward is told at the library's line, and theirs).
         for f in traceback.extract_tb(exc.__traceback__)
-        if _inside(f.filename, solution, folder)
+        if _inside(f.filename, solution, folder) or f.filename in shown
     ]
+    for frame in frames:
+        if shown.get(str(frame["file"])):
+            frame["library"] = True
     if isinstance(exc, SyntaxError) and exc.filename and _inside(exc.filename, solution, folder):
         frames.append(
             {

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from pytest_lessons.isolation import work
 from pytest_lessons.isolation.outcome import RAISED
 
 #: The harness module is loaded under this name; the learner's keeps ``solution``.
@@ -53,7 +54,43 @@ GRADED_MODULE = "solution"
 class LessonFailure(Exception):
     """Fails the case with the author's own words for the learner (what to do, then why),
     raised by a harness or a helper of :mod:`pytest_lessons.harness`. The message is the
-    failure's headline, as a watch-out's is."""
+    failure's headline, as a watch-out's is.
+
+    *check* names the check that failed, in lower-case letters, digits and dashes
+    (``not-a-parameter``): the case's diagnosis, which the class report counts learners by
+    and a ``[[watch_out]]`` with ``check = "..."`` names; without it the grader makes one
+    from the message's first words."""
+
+    def __init__(self, message: str = "", check: str = "") -> None:
+        super().__init__(message)
+        self.check = check
+
+
+#: The harness file of the case that runs now (set when its drive is called): only its own
+#: code may pause the work count.
+_HARNESS_FILE = [""]
+
+
+class uncounted:  # lower case: used as a context manager, like contextlib's
+    """``with uncounted(): ...`` in a lesson's harness: the torch operations of the block
+    (its own set-up, such as building a model or drawing a prompt) are left out of a work
+    budget's count, so the budget bounds the learner's work alone. Only the harness's own
+    code can pause the count: in any other file (the learner's) the block is counted."""
+
+    def __init__(self) -> None:
+        self._paused = False
+
+    def __enter__(self) -> uncounted:
+        caller = sys._getframe(1).f_code.co_filename
+        if _HARNESS_FILE[0] and caller == _HARNESS_FILE[0]:
+            work.PAUSED[0] += 1
+            self._paused = True
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._paused:
+            work.PAUSED[0] = max(0, work.PAUSED[0] - 1)
+            self._paused = False
 
 
 class Learner:
@@ -79,8 +116,10 @@ class Learner:
         shown = object.__getattribute__(self, "_shown")
         names = defined(module)
         has = ", ".join(f"`{n}`" for n in names) if names else "nothing public"
+        check = "undefined-" + re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
         raise LessonFailure(
-            f"Define `{name}` in {shown}: the lesson uses it, and the file defines {has}."
+            f"Define `{name}` in {shown}: the lesson uses it, and the file defines {has}.",
+            check=check[:64].rstrip("-"),
         ) from None
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -131,7 +170,11 @@ class Plan:
         if not callable(drive):
             raise _HarnessBroken(f"{self.harness_file} defines no function {DRIVE}")
         shown = (module.__file__ or GRADED_MODULE).replace("\\", "/").rsplit("/", 1)[-1]
-        return drive(Learner(module, self.alias, shown), *arguments)
+        _HARNESS_FILE[0] = self.harness_file
+        try:
+            return drive(Learner(module, self.alias, shown), *arguments)
+        finally:
+            work.PAUSED[0] = 0  # a block the harness left open ends with its drive
 
     def answer(self, returned: Any, arguments: list[Any]) -> tuple[str, Any]:
         """``("answer", value)``: the value to encode, the observables in order; or
@@ -285,8 +328,8 @@ def first_change(
         index = [int(i) for i in (~same).nonzero()[0].tolist()]
         return (
             [*at, *index],
-            _short(before[tuple(index)].item()),
-            _short(after[tuple(index)].item()),
+            _element(before[tuple(index)]),
+            _element(after[tuple(index)]),
         )
     if isinstance(before, dict):
         if not isinstance(after, dict):
@@ -323,6 +366,19 @@ def first_change(
     return None
 
 
+def _element(value: Any) -> str:
+    """One element of a tensor as short text: a float32 (or float16, bfloat16) value as its
+    shortest text that dtype reads back (0.2, not its float64 0.20000000298023224)."""
+    number = value.item()
+    if value.is_floating_point() and isinstance(number, float) and math.isfinite(number):
+        torch = sys.modules["torch"]
+        for digits in range(1, 18):
+            text = f"{number:.{digits}g}"
+            if torch.tensor(float(text), dtype=value.dtype).item() == number:
+                return _short(float(text))
+    return _short(number)
+
+
 def _short(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
@@ -355,6 +411,9 @@ def raised(
     learner["frames"] = [f for f in learner["frames"] if f["file"] != plan.harness_file]
     if owner == "failure":
         learner["details"]["harness"] = "failure"
+        check = getattr(exc, "check", "")
+        if isinstance(check, str) and check:
+            learner["details"]["check"] = check[:64]
     elif plan.harness is not None and not learner["frames"]:
         # Raised by the harness's call of the learner's object (a missing method, other
         # parameters): the call it made is the learner's clue.

@@ -116,6 +116,9 @@ class Frame:
     line: int
     function: str
     code: str = ""
+    library: bool = False
+    """The line is the course library's (its code, which the learner's call went on in), not
+    the learner's own."""
 
 
 #: Each text field of an outcome, its bound, and whether it keeps its lines.
@@ -224,6 +227,7 @@ class Outcome:
                 int(f.get("line", 0)),
                 str(f.get("function", "")),
                 str(f.get("code", "")),
+                f.get("library") is True,
             )
             for f in data.get("frames", ())
             if isinstance(f, dict)
@@ -280,6 +284,9 @@ CHILD_SETUP = frozenset({"no_entry", "not_callable", "signature"})
 #: the author's words for the learner, the learner's call the harness made, an input the call
 #: changed, or a bug of the harness. Said by the child, so never a grader error by itself.
 HARNESS_DETAILS = frozenset({"failure", "call", "changed", "bug"})
+#: The id a harness's :class:`~pytest_lessons.isolation.drive.LessonFailure` gives its check
+#: (``not-a-parameter``), as a result file may carry it.
+CHECK_ID = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
 #: Nesting an answer may have (the child cuts at 64 levels; tags add a few).
 ANSWER_DEPTH = 80
 #: What a result that cannot be believed becomes: the case's own failure.
@@ -378,12 +385,18 @@ def _believable(data: Any) -> Outcome | None:
         if "answer" not in data or not valid_answer(data["answer"]):
             return None
         details = data.get("details")
+        kept: dict[str, Any] = {}
         if isinstance(details, dict) and "work" in details:  # a budget's figures: work.py
             figures = believable_work(details["work"])
             if figures is None:
                 return None
-            return Outcome(kind=RETURNED, answer=data["answer"], details={"work": figures})
-        return Outcome(kind=RETURNED, answer=data["answer"])
+            kept["work"] = figures
+        if isinstance(details, dict) and "streams" in details:  # the child's _streams_moved
+            streams = believable_streams(details["streams"])
+            if streams is None:
+                return None
+            kept["streams"] = streams
+        return Outcome(kind=RETURNED, answer=data["answer"], details=kept)
     if kind == SETUP:
         problem = data.get("error_type")
         if problem not in CHILD_SETUP:
@@ -412,6 +425,7 @@ def _believable(data: Any) -> Outcome | None:
                 int(f.get("line", 0)),
                 _text(f.get("function", ""), 200),
                 _text(f.get("code", ""), 1000),
+                f.get("library") is True,
             )
         )
     phase = data.get("phase", "")
@@ -425,6 +439,20 @@ def _believable(data: Any) -> Outcome | None:
         frames=tuple(read),
         details=_details(data.get("details", {})),
     )
+
+
+def believable_streams(streams: Any) -> dict[str, Any] | None:
+    """What the child says of the call's random streams (``{"unused": [positions of the
+    generator arguments it left as they were], "global": whether torch's global generator
+    moved}``), if it could have said it; None otherwise. It only ever words a failure."""
+    if not isinstance(streams, dict) or set(streams) != {"unused", "global"}:
+        return None
+    unused, moved = streams["unused"], streams["global"]
+    if not isinstance(unused, list) or type(moved) is not bool:
+        return None
+    if len(unused) > 64 or any(type(i) is not int or not 0 <= i < 4096 for i in unused):
+        return None
+    return {"unused": list(unused), "global": moved}
 
 
 def _details(details: Any) -> dict[str, Any]:
@@ -446,6 +474,9 @@ def _details(details: Any) -> dict[str, Any]:
         for key in ("line", "file"):
             if isinstance(details.get(key), str):
                 kept[key] = details[key][:1000]
+        check = details.get("check")
+        if isinstance(check, str) and CHECK_ID.fullmatch(check):
+            kept["check"] = check
         changed = details.get("changed")
         if isinstance(changed, dict) and isinstance(changed.get("input"), str):
             at = changed.get("at")

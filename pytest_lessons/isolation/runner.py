@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import difflib
 import heapq
 import io
 import json
@@ -187,10 +188,46 @@ def read_source(job: Job) -> str | Outcome:
         if problem.problem == "hard_link":
             details = {"links": problem.size}
         code = _UNREADABLE.get(problem.problem, problem.problem)
+        if code == "missing_file":
+            return _missing(job.solution)
         return Outcome(kind=SETUP, error_type=code, message=str(problem.path), details=details)
     except OSError:
-        return Outcome(kind=SETUP, error_type="missing_file", message=str(job.solution))
+        return _missing(job.solution)
     return base64.b64encode(data).decode("ascii")
+
+
+#: The most files beside a missing solution that its message names.
+NEAR_NAMES = 5
+
+
+def _missing(solution: Path) -> Outcome:
+    """The outcome of a solution file that is not there: ``misnamed`` with the files beside it
+    whose names come close (``Solution.py``, ``solutions.py``, ``solution (1).py``), so the
+    learner is told which file to rename; else ``missing_file``. Names only, never opened nor
+    followed (a link among them is listed by its own name)."""
+    wanted = solution.name.casefold()
+    stem = Path(wanted).stem
+    found: list[str] = []
+    try:
+        with os.scandir(solution.parent) as entries:
+            for entry in entries:
+                name = entry.name.casefold()
+                near = name.startswith(stem) or (
+                    Path(name).suffix == Path(wanted).suffix
+                    and difflib.SequenceMatcher(None, name, wanted).ratio() >= 0.8
+                )
+                if near and entry.is_file(follow_symlinks=False):
+                    found.append(clean_text(entry.name)[:100])
+    except OSError:
+        pass
+    if found:
+        return Outcome(
+            kind=SETUP,
+            error_type="misnamed",
+            message=str(solution),
+            details={"found": sorted(found)[:NEAR_NAMES]},
+        )
+    return Outcome(kind=SETUP, error_type="missing_file", message=str(solution))
 
 
 def _worker_env(base: dict[str, str] | None = None) -> dict[str, str]:

@@ -298,7 +298,9 @@ class Lessons:
         results = [result for result, _ in graded]
         states = summary.collect(results)
         courses = [lesson.course] if lesson.course is not None else []
-        progress = summary.progress_lines(states, courses, cache)
+        # A cell still holding the lesson's starter (a notebook run from the top) leaves the
+        # progress earned elsewhere, in solution.py or another cell, as it was.
+        progress = summary.progress_lines(states, courses, cache, starters_count=False)
         summary.solution_lines(states, None, cache, self.show, [])
         name = self._name(lesson)
         notes = [
@@ -338,6 +340,18 @@ class Lessons:
         lesson = self.lesson(name)
         cache = cache_of(lesson.folder)
         state = self._state(lesson, cache)
+        if mode == "next" and cache.get(summary.state_key(lesson.path), "") in (
+            "",
+            summary.STARTER,
+        ):
+            # Never tried (its cell not run, or run as the starter): a notebook run from the
+            # top would open a hint of every lesson.
+            return Text(
+                [
+                    f"Write your code in the `%%lesson {self._name(lesson)}` cell and run it, "
+                    "then ask again: a hint opens for a lesson you have tried."
+                ]
+            )
         lines = summary.hint_lines([state], mode, cache, [self._name(lesson)])
         if not lines:
             if state.failing:

@@ -72,12 +72,16 @@ def outcome_of(r: CaseResult) -> Outcome:
         return Outcome("passed", "passed", "passed")
     if r.status == Status.BROKEN:
         return Outcome("broken", "exercise.toml broken", "grader")
+    if lesson_failed(r):  # the lesson's own code failed on the case, not the grader
+        return Outcome("lesson", "lesson error", "grader")
     if r.status == Status.INTERNAL:
         return Outcome("internal", "grader error", "grader")
     if r.diagnosis_kind == "watch_out" and r.diagnosis:
         return Outcome(f"watch_out:{r.diagnosis}", f"watch out: {r.diagnosis}", "watch_out")
     if r.diagnosis_kind == "detector" and r.diagnosis:
         return Outcome(f"detector:{r.diagnosis}", f"finding: {r.diagnosis}", "detector")
+    if r.diagnosis_kind == "check" and r.diagnosis:  # a check of the lesson's harness
+        return Outcome(f"check:{r.diagnosis}", f"check: {r.diagnosis}", "raised")
     kind = r.fault_kind
     if kind == FaultKind.MISSING_FILE:
         return Outcome("missing", "missing", "missing")
@@ -101,6 +105,19 @@ def outcome_of(r: CaseResult) -> Outcome:
         # A hidden case keeps why it gave no answer to itself.
         return Outcome("error", "no answer (hidden case)", "raised")
     return Outcome("wrong", "wrong answer", "wrong")
+
+
+def mean_text(mean: float) -> str:
+    """A mean of points as people read it: one decimal at most (29.7, 5, 1234.5)."""
+    return number(round(mean, 1))
+
+
+def lesson_failed(r: CaseResult) -> bool:
+    """Whether the lesson's own code (its reference, its harness) failed on the case, so the
+    case could not be graded: the author's to fix, not the grader's nor the learner's."""
+    if r.passed or not r.lesson_error:
+        return False
+    return r.status == Status.INTERNAL or r.fault.endswith(" in the harness")
 
 
 def _e(text: object) -> str:
@@ -144,9 +161,18 @@ def exercise_bars(results: Sequence[CaseResult]) -> list[Bar]:
     )
 
 
+#: Longest bar label drawn whole, in characters (the bar's title holds every label whole).
+LABEL_LIMIT = 80
+#: Pixels a character of a label takes at the chart's 13 px font, at most.
+CHAR_WIDTH = 7.5
+
+
 def _bar_chart(bars: Sequence[Bar], learners: int, width: int = 640) -> str:
-    """A horizontal bar chart as inline SVG, one row per bar, scaled to the class size."""
-    row, label_width = 26, 230
+    """A horizontal bar chart as inline SVG, one row per bar, scaled to the class size; its
+    labels column as wide as its longest label needs."""
+    longest = max((len(_short(b.outcome.label, LABEL_LIMIT)) for b in bars), default=0)
+    row, label_width = 26, max(230, math.ceil(longest * CHAR_WIDTH) + 16)
+    width += label_width - 230
     height = row * len(bars) + 8
     span = width - label_width - 60
     parts = [
@@ -159,7 +185,7 @@ def _bar_chart(bars: Sequence[Bar], learners: int, width: int = 640) -> str:
         colour = COLOURS[bar.outcome.kind]
         parts.append(
             f'<text x="{label_width - 8}" y="{y + 17}" text-anchor="end">'
-            f"{_e(_short(bar.outcome.label, 32))}</text>"
+            f"{_e(_short(bar.outcome.label, LABEL_LIMIT))}</text>"
             f'<rect data-outcome="{_e(bar.outcome.key)}" x="{label_width}" y="{y + 3}" '
             f'width="{length:.1f}" height="{row - 8}" fill="{colour}">'
             f"<title>{_e(bar.outcome.label)}: {len(bar.learners)}</title></rect>"
@@ -281,7 +307,7 @@ def render(
         "style-src 'unsafe-inline'; img-src data:\">",
         f"<title>{_e(title)}</title><style>{STYLE}</style></head><body>",
         f"<h1>{_e(title)}</h1>",
-        f"<p>{len(learners)} learners; mean {number(mean)} of {number(book.most)} points. "
+        f"<p>{len(learners)} learners; mean {mean_text(mean)} of {number(book.most)} points. "
         f"{_e(summary_text(results))}</p>",
     ]
     if absent:
@@ -378,7 +404,7 @@ def class_lines(
         mean = sum(r.points for r in rs) / learners
         most = sum(r.max_points for r in rs) / learners
         lines.append(
-            f"{exercise}: {passed} of {learners} passed, mean {mean:.3g} of {most:g} points"
+            f"{exercise}: {passed} of {learners} passed, mean {mean_text(mean)} of {most:g} points"
         )
         for bar in bars:
             if bar.outcome.key != "passed":

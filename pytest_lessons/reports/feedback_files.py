@@ -64,11 +64,11 @@ def _points(earned: float, most: float) -> str:
 
 def _key(r: CaseResult) -> tuple[str, str]:
     """Cases that fail for one reason share a key: a watch-out, a fault no input changes, or
-    else each case's own headline."""
+    else the headline, so cases told the same words are listed once."""
     reason = r.reason
     if reason is not None and reason[0] in (WATCH_OUT, FAULT):
         return reason
-    return ("case", f"{r.case}")
+    return ("headline", r.headline)
 
 
 def exercise_section(results: Sequence[CaseResult], hints: Sequence[Hint]) -> list[str]:
