@@ -22,7 +22,15 @@ import pytest
 from pytest_lessons.core import course as course_toml
 from pytest_lessons.core import model
 
-from helpers import OUTSIDE_ENVIRONMENT, ROOT, alive, dedent, descendants, wait_until
+from helpers import (
+    OUTSIDE_ENVIRONMENT,
+    ROOT,
+    alive,
+    dedent,
+    descendants,
+    representative,
+    wait_until,
+)
 
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
@@ -38,6 +46,8 @@ TIMEOUT = 5
 #: The course as course.toml gives it: a lesson added there is graded here without an edit.
 COURSE = course_toml.load(ROOT / "exercises" / "course.toml")
 LESSONS = [path.parent.name for path in COURSE.lessons]
+#: A lesson of each kind: between them they use every feature any lesson of the course uses.
+KINDS_OF_LESSON = representative(LESSONS)
 ATTENTION = next(len(c.lessons) for c in COURSE.chapters if c.number == 7)
 
 #: One mistake of each lesson (a watch-out without a fitted value), graded as the solution;
@@ -270,8 +280,10 @@ def test_a_cell_that_reads_the_reference_is_refused(kernel: Kernel, course: Path
 def test_a_cell_gives_the_verdicts_points_and_headlines_pytest_gives(
     kernel: Kernel, course: Path
 ) -> None:
-    """For each lesson, its reference and one of its mistakes: graded from a cell, then by
-    ``pytest exercises`` with the same code in solution.py."""
+    """For each kind of lesson (:func:`helpers.course.representative`: every feature a lesson
+    of the course uses is in one of them), its reference and one of its mistakes: graded from
+    a cell, then by ``pytest`` with the same code in solution.py. The notebook and pytest share
+    the grader: what could differ is what each feature's lesson hands it."""
 
     def from_cells(codes: dict[str, str]) -> list[tuple[Any, ...]]:
         found = []
@@ -285,7 +297,8 @@ def test_a_cell_gives_the_verdicts_points_and_headlines_pytest_gives(
         for name, code in codes.items():
             (course / "exercises" / name / "solution.py").write_text(code)
         subprocess.run(
-            [sys.executable, "-m", "pytest", "exercises", "-p", "no:cacheprovider",
+            [sys.executable, "-m", "pytest", *(f"exercises/{name}" for name in codes),
+             "-p", "no:cacheprovider",
              "--lesson-report=report.json", "--lesson-report-format=json"],
             cwd=course, env=clean_env(), capture_output=True, text=True, timeout=600,
         )  # fmt: skip
@@ -293,11 +306,11 @@ def test_a_cell_gives_the_verdicts_points_and_headlines_pytest_gives(
         return [_key(r) for r in report["results"]]
 
     for codes in (
-        {name: source(name, "reference.py") for name in LESSONS},
-        {name: mistake(name) for name in LESSONS},
+        {name: source(name, "reference.py") for name in KINDS_OF_LESSON},
+        {name: mistake(name) for name in KINDS_OF_LESSON},
     ):
         cells = from_cells(codes)
-        assert len(cells) > 5 * 4
+        assert len(cells) > 4 * len(KINDS_OF_LESSON)
         assert sorted(cells) == sorted(from_pytest(codes))
 
 

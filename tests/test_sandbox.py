@@ -420,6 +420,7 @@ def test_a_solution_using_many_torch_operators_passes_in_the_sandbox(
 
 
 @pytest.mark.torch
+@pytest.mark.course
 def test_every_lesson_of_the_course_passes_with_its_reference_in_the_sandbox(
     pytester: pytest.Pytester,
 ) -> None:

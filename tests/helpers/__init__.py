@@ -1,6 +1,6 @@
 """What several test modules share; no test module imports another (tests/README.md)."""
 
-from .course import EXERCISES, copy
+from .course import EXERCISES, copy, features, representative
 from .fake import FakeRunner, double, grade_all, grader, lesson
 from .lessons import (
     CASE_TIMEOUT,
@@ -44,9 +44,11 @@ __all__ = [
     "descendants",
     "double",
     "failed",
+    "features",
     "grade_all",
     "grader",
     "lesson",
+    "representative",
     "said",
     "wait_until",
 ]

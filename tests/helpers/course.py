@@ -59,3 +59,55 @@ def copy(pytester: pytest.Pytester, *names: str) -> None:
                     f"title = {json.dumps(chapter['title'])}\nlessons = {json.dumps(lessons)}\n"
                 )
         (pytester.path / "course.toml").write_text(text)
+
+
+#: The keys of a lesson's tables that change how it is graded (a harness, draws, gradients, a
+#: budget, fitted watch-outs, ...); titles, texts and a case's own input names do not.
+_GRADED_BY = {
+    "exercise": {"format", "harness", "parts", "preload", "entry", "timeout"},
+    "case": {"draws", "hidden", "points", "atol", "rtol", "observe", "frozen", "grads"},
+    "watch_out": {"code", "fit", "check", "named", "right"},
+}
+
+
+def features(name: str) -> frozenset[str]:
+    """What lesson *name* uses that changes how it is graded: its format, each table beyond a
+    version 1 lesson's, the keys in :data:`_GRADED_BY`, inputs from files and the course
+    library."""
+    text = (EXERCISES / name / "exercise.toml").read_text(encoding="utf-8")
+    data = tomllib.loads(text)
+    found = set()
+    for table, value in data.items():
+        rows = value if isinstance(value, list) else [value]
+        keys = {key for row in rows if isinstance(row, dict) for key in row}
+        wanted = _GRADED_BY.get(table)
+        if wanted is None:  # a table of its own ([generate], [budget], [gradients], ...)
+            found |= {table} | {f"{table}.hidden" for row in rows if "hidden" in row}
+            continue
+        for key in keys & wanted:
+            row = next(r for r in rows if key in r)
+            shown = row[key] if key in ("format", "parts") else ""
+            found.add(f"{table}.{key}{'=' + str(shown) if shown != '' else ''}")
+    if "format" not in data.get("exercise", {}):
+        found.add("exercise.format=1")
+    if "../fixtures/" in text:
+        found.add("file inputs")
+    if "course_lib" in (EXERCISES / name / "reference.py").read_text(encoding="utf-8"):
+        found.add("course library")
+    return frozenset(found)
+
+
+def representative(names: list[str]) -> list[str]:
+    """Few lessons of *names* that between them use every feature (:func:`features`) any of
+    them uses, in *names*' order: a behaviour that must hold for every kind of lesson is shown
+    on these, and the whole course is the lesson check's (CI's lesson-check stage). Chosen
+    greedily, the lesson that adds the most features first; a tie goes to the earlier."""
+    wanted = {name: features(name) for name in names}
+    chosen: list[str] = []
+    seen: frozenset[str] = frozenset()
+    while True:
+        best = max(names, key=lambda name: len(wanted[name] - seen))
+        if not wanted[best] - seen:
+            return [name for name in names if name in chosen]
+        chosen.append(best)
+        seen |= wanted[best]
