@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import csv
 import json
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any, Callable
@@ -224,6 +225,52 @@ def test_hidden_cases_never_show_their_values_anywhere(
     for fmt in ("gradescope", "exercism", "json"):  # classroom's message is the headline only
         assert notice in (pytester.path / f"{fmt}.json").read_text()
     assert (folder / "solution.py").read_text() == dedent(LEAKY)
+
+
+SLEEPY = """
+import time
+
+def solve(x):
+    flat = x if not isinstance(x[0], list) else [v for row in x for v in row]
+    if 7777.125 in flat:  # the hidden case: its time would spell the input's value
+        time.sleep(0.7)
+    else:
+        time.sleep(0.3)
+    return [v * 2 for v in x] if not isinstance(x[0], list) else [[v * 2 for v in r] for r in x]
+"""
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_a_hidden_case_takes_no_time_in_any_report(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    """A red team spelled a hidden input in its case's time (code sleeping for as long as the
+    input said): JUnit's time, --durations, the json and Gradescope's totals showed it."""
+    make_exercise(
+        solution=SLEEPY,
+        toml=HIDDEN_TOML,
+        mistakes__py="def halve(x):\n    return [v / 2 for v in x]\n",
+    )
+    result = pytester.runpytest(
+        "double", "--durations=0", "--durations-min=0", "--junitxml=junit.xml",
+        "--lesson-report=r.json", "--lesson-report-format=json", "--lesson-timeout=30",
+    )  # fmt: skip
+    result.assert_outcomes(passed=3)
+    report = json.loads((pytester.path / "r.json").read_text())
+    times = {r["case"]: r["seconds"] for r in report["results"]}
+    assert times[3] == 0 and times[1] >= 0.3 and times[2] >= 0.3
+    assert report["seconds"] == pytest.approx(times[1] + times[2], abs=0.002)
+    cases = ET.parse(pytester.path / "junit.xml").getroot().iter("testcase")
+    junit = [float(case.get("time", "")) for case in cases]
+    assert sorted(junit)[0] == 0 and sorted(junit)[1] >= 0.3
+    durations = [line for line in result.outlines if "hidden" in line or "case 3" in line]
+    assert not any(re.search(r"0\.[3-9]\d*s", line) for line in durations)
+    pytester.runpytest(
+        "double", "--lesson-report=g.json", "--lesson-report-format=gradescope",
+        "--lesson-timeout=30",
+    )  # fmt: skip
+    gradescope = json.loads((pytester.path / "g.json").read_text())
+    assert gradescope["execution_time"] < 0.6 + 0.3  # the public cases', never the hidden's
 
 
 @pytest.mark.usefixtures("no_preload")

@@ -408,8 +408,9 @@ class Grader:
             fault=verdict.fault,
             unloadable=_unloadable(outcome),
             # The time its code ran, as the runner measured it: not the time this process
-            # waited for a pool's worker, nor the grading around it.
-            seconds=round(outcome.seconds, 4) if outcome is not None else 0.0,
+            # waited for a pool's worker, nor the grading around it. None for a hidden case:
+            # code can run for as long as an input's value says, and so spell it in a report.
+            seconds=round(outcome.seconds, 4) if outcome is not None and not case.hidden else 0.0,
             call=call_text(exercise, case),
             output=self._kept_output(attempt, outcome),
             lesson_error=verdict.lesson_error,

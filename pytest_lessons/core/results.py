@@ -157,7 +157,7 @@ class CaseResult:
     seconds: float = 0.0
     """How long the case's code ran (the runner's measure, in every isolation mode): not the
     time it waited for a worker, nor a worker's start; until it was stopped when it timed
-    out; 0 when it did not run."""
+    out; 0 when it did not run, and for a hidden case (whose time could spell its inputs)."""
     call: str = ""
     """The call the case makes, as code a learner can paste (inputs left out when hidden)."""
     output: str = ""

@@ -62,6 +62,15 @@ def _gradescope_output(r: CaseResult) -> str:
     return r.message
 
 
+def shown_seconds(results: Sequence[CaseResult], seconds: float) -> float:
+    """The run's time as a report shows it: *seconds*, or, when a case is hidden, the public
+    cases' own times added up, so that no total less the cases shown spells the time of a
+    hidden one (code can run for as long as a hidden input says)."""
+    if any(r.hidden for r in results):
+        return sum(float(r.seconds) for r in results if not r.hidden)
+    return seconds
+
+
 def gradescope(
     results: Sequence[CaseResult],
     seconds: float,
@@ -86,7 +95,7 @@ def gradescope(
         )
     return {
         "score": totals(results)["points"],
-        "execution_time": round(seconds, 3),
+        "execution_time": round(shown_seconds(results, seconds), 3),
         "output": summary_text(results),
         # Plain text everywhere: Gradescope would otherwise read the texts (a learner's
         # exception message, quoted in a headline) as simple_format, with some HTML live.
@@ -270,7 +279,7 @@ def full(
     report: dict[str, Any] = {
         "format": "pytest-lessons",
         "version": 1,
-        "seconds": round(seconds, 3),
+        "seconds": round(shown_seconds(results, seconds), 3),
         "totals": totals(results),
         "summary": summary_text(results),
         "mistakes": mistake_table(results),
