@@ -206,7 +206,11 @@ def test_hostile_learner_names_stay_text_in_every_file(
     assert "<img" not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
     feedback = sorted(p.name for p in (pytester.path / "feedback").iterdir())
     reports = sorted(p.name for p in (pytester.path / "reports").iterdir())
-    assert feedback == ["=cmd___-C_calc__A0.md", "_img_src=x_onerror=alert_1__.md", "a_b.md"]
+    assert feedback == [
+        f"=cmd___-C_calc__A0-{submissions.digest(hostile[0])}.md",
+        f"_img_src=x_onerror=alert_1__-{submissions.digest(hostile[1])}.md",
+        f"a_b-{submissions.digest('a b')}.md",
+    ]
     assert [name[:-5] for name in reports] == [name[:-3] for name in feedback]
 
 
@@ -606,4 +610,77 @@ def test_learners_whose_names_clash_as_file_names_keep_a_report_each(
         path.name: json.loads(path.read_text())["score"]
         for path in (pytester.path / "reports").iterdir()
     }
-    assert scores == {"a_b.json": 0.0, "a_b-2.json": 2.0}
+    assert scores == {
+        f"a_b-{submissions.digest('a*b')}.json": 0.0,
+        f"a_b-{submissions.digest('a?b')}.json": 2.0,
+    }
+
+
+#: Folder names a learner may choose whose files' names clash or are too long: by the hash
+#: of 3 shards, "jo e" and "jo_e" land in shards 2 and 1, "jo" and "Jo" in 2 and 1.
+CLASHING = {"ada": DOUBLE_RIGHT, "L" * 254: HALVED, "jo e": STUB, "jo_e": DOUBLE_RIGHT}
+CLASHING |= {"Jo": HALVED, "jo": DOUBLE_RIGHT}
+
+
+def test_every_learner_gets_a_bounded_file_name_of_their_own_in_one_run_shards_and_the_merge(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    make_exercise()
+    make_class(pytester.path, CLASHING)
+    assert [submissions.shard_of(name, 3) for name in ("jo e", "jo_e", "jo", "Jo")] == [2, 1, 2, 1]
+    one = grade(
+        pytester,
+        "--lesson-feedback=one/feedback",
+        "--lesson-report=one/reports/{learner}.json",
+        "--lesson-report-format=gradescope",
+    )
+    assert one.ret == 1, one.stdout.str()  # failed cases, and every file written
+    feedback = sorted((pytester.path / "one" / "feedback").iterdir())
+    names = [path.name for path in feedback]
+    assert len(names) == len(CLASHING) and len({n.casefold() for n in names}) == len(CLASHING)
+    assert all(len(name.encode()) <= 110 for name in names), names
+    assert {"ada.md", "jo_e.md", "Jo.md"} <= set(names)
+    long = next(name for name in names if name.startswith("L"))
+    assert re.fullmatch(r"L{83}-[0-9a-f]{12}\.md", long), long
+    # Each file is its own learner's: its title names them, its points are theirs.
+    owners = {
+        path.read_text().splitlines()[0].removeprefix("# Feedback for "): path.name
+        for path in feedback
+    }
+    assert set(owners) == set(CLASHING)
+    assert owners["jo e"].startswith("jo_e-") and owners["jo"].startswith("jo-")
+    scores = {
+        path.name[: -len(".json")]: json.loads(path.read_text())["score"]
+        for path in (pytester.path / "one" / "reports").iterdir()
+    }
+    assert scores == {
+        owners[name][: -len(".md")]: 2.0 if code == DOUBLE_RIGHT else 0.0
+        for name, code in CLASHING.items()
+    }
+    # Shards name each learner's files as one run does, into one folder without clashing.
+    for k in (1, 2, 3):
+        shard = grade(
+            pytester,
+            f"--lesson-shard={k}/3",
+            f"--lesson-report=shard-{k}.json",
+            "--lesson-feedback=sharded/feedback",
+        )
+        assert shard.ret in (0, 1), shard.stdout.str()
+    merged = merge(
+        pytester.path,
+        "shard-1.json",
+        "shard-2.json",
+        "shard-3.json",
+        "--feedback=merged/feedback",
+        "--report=merged/reports/{learner}.json",
+        "--report-format=gradescope",
+    )
+    assert merged.returncode == 1 and "Traceback" not in merged.stderr, merged.stderr
+    for folder in ("sharded/feedback", "merged/feedback"):
+        got = sorted((pytester.path / folder).iterdir())
+        assert [p.name for p in got] == names, folder
+        assert [p.read_bytes() for p in got] == [p.read_bytes() for p in feedback], folder
+    reports = pytester.path / "merged" / "reports"
+    assert {
+        p.name[: -len(".json")]: json.loads(p.read_text())["score"] for p in reports.iterdir()
+    } == scores
