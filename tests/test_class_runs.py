@@ -19,6 +19,7 @@ from typing import Callable
 
 import jsonschema
 import pytest
+import xmlschema
 
 from pytest_lessons.core import submissions
 
@@ -684,3 +685,45 @@ def test_every_learner_gets_a_bounded_file_name_of_their_own_in_one_run_shards_a
     assert {
         p.name[: -len(".json")]: json.loads(p.read_text())["score"] for p in reports.iterdir()
     } == scores
+
+
+def test_a_folder_name_not_utf8_is_set_aside_and_no_name_reaches_the_terminal_raw(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    make_exercise()
+    odd = os.fsdecode(b"bad\xff\xfe")  # Linux allows it; no report can hold it
+    screen = "eve\x1b[2J\x1b]0;owned\x07\x01"  # would clear the screen, retitle the window
+    make_class(pytester.path, {"ada": DOUBLE_RIGHT, odd: DOUBLE_RIGHT, screen: HALVED})
+    result = grade(
+        pytester,
+        "-v",
+        "--junitxml=junit.xml",
+        "--lesson-report=class.json",
+        "--lesson-feedback=feedback",
+        "--lesson-class-report=class.html",
+        "--lesson-gradebook=grades.csv",
+    )
+    shown = result.stdout.str()
+    assert result.ret == 1, shown  # eve's failed cases: every file written
+    assert "\x1b" not in shown and "\x07" not in shown
+    assert "::eve\\x1b[2J\\x1b]0;owned\\x07\\x01/case-2" in shown
+    assert (
+        "skipped in submissions, not learners: bad\\xff\\xfe (its name is not UTF-8 text: "
+        "rename the folder (its files are kept), then grade again)" in shown
+    )
+    report = json.loads((pytester.path / "class.json").read_text())
+    assert report["class"]["learners"] == ["ada", screen]
+    assert {r["learner"] for r in report["results"]} == {"ada", screen}
+    assert len(list((pytester.path / "feedback").iterdir())) == 2
+    assert (pytester.path / "class.html").exists() and (pytester.path / "grades.csv").exists()
+    # JUnit's XML as its consumers read it: the escapes are text, never the characters.
+    xmlschema.XMLSchema(str(Path(__file__).parent / "schemas" / "xunit2.xsd")).validate(
+        str(pytester.path / "junit.xml")
+    )
+    names = [case.get("name") or "" for case in ET.parse("junit.xml").getroot().iter("testcase")]
+    assert len(names) == 4 and not any(c in name for name in names for c in "\x1b\x07\x01")
+    # The merge of that report: the class's files, no traceback.
+    merged = merge(pytester.path, "class.json", "--feedback=merged", "--gradebook=merged.csv")
+    assert merged.returncode == 1 and "Traceback" not in merged.stderr, merged.stderr
+    assert "\x1b" not in merged.stdout and "2 learners" in merged.stdout
+    assert len(list((pytester.path / "merged").iterdir())) == 2

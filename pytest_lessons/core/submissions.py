@@ -33,6 +33,25 @@ NOT_LEARNERS = {
     "__MACOSX": "macOS's zip metadata",
 }
 
+#: Why a folder whose name is not UTF-8 is no learner: no report, gradebook or LMS can hold
+#: its name. (Linux lets a folder's name be any bytes; a zip made on another system can give
+#: one.)
+NOT_UTF8 = "its name is not UTF-8 text: rename the folder (its files are kept), then grade again"
+
+
+def utf8(name: str) -> bool:
+    """Whether the folder name *name* (as Python's file system encoding read it) is UTF-8."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def shown_name(name: str) -> str:
+    """A folder name that is not UTF-8, as text: each byte that is not shown as ``\\xff``."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
 
 @dataclass(frozen=True)
 class Roll:
@@ -63,6 +82,8 @@ class Roll:
                 skipped.append((entry.name, "a file"))
             elif entry.name in NOT_LEARNERS:
                 skipped.append((entry.name, NOT_LEARNERS[entry.name]))
+            elif not utf8(entry.name):
+                skipped.append((shown_name(entry.name), NOT_UTF8))
             else:
                 learners.append(entry.name)
         return cls(tuple(learners), shard or (1, 1), tuple(skipped), shown or str(submissions))
