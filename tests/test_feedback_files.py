@@ -162,6 +162,10 @@ def test_write_all_gives_every_learner_a_file_even_with_clashing_names(tmp_path:
 def test_a_file_name_is_bounded_the_same_for_the_same_class_and_never_a_classmates() -> None:
     long = "é" * 200  # 400 bytes of UTF-8
     assert len(file_stem(long).encode()) <= STEM_BYTES
+    # At the bound and differing in case only: one file where case is ignored.
+    cased = feedback_files.stems(["a" * STEM_BYTES, "A" * STEM_BYTES])
+    assert len({s.casefold() for s in cased.values()}) == 2
+    assert all(len(s.encode()) <= STEM_BYTES for s in cased.values())
     assert file_stem(long) == file_stem(long) and file_stem(long) != file_stem(long + "x")
     # What looks like a digest, a device name of Windows: given a digest of their own.
     for odd in (f"jo-{digest('jo e')}", "con", "NUL.txt"):

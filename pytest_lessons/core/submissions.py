@@ -195,7 +195,13 @@ def file_stem(learner: str) -> str:
         and plain.split(".")[0].lower() not in _DEVICES
     ):
         return plain
-    return f"{_cut(plain, STEM_BYTES - DIGEST - 1)}-{digest(learner)}"
+    return digested(plain, learner)
+
+
+def digested(stem: str, learner: str) -> str:
+    """*stem* cut to fit, then ``-`` and :func:`digest` of *learner*: at most
+    :data:`STEM_BYTES` bytes, and never another learner's."""
+    return f"{_cut(stem, STEM_BYTES - DIGEST - 1)}-{digest(learner)}"
 
 
 def stem_group(learner: str) -> str:

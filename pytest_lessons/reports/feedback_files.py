@@ -17,7 +17,7 @@ from pathlib import Path
 
 from pytest_lessons.core import model
 from pytest_lessons.core.results import FAULT, WATCH_OUT, CaseResult, Status
-from pytest_lessons.core.submissions import digest, file_stem, stem_group
+from pytest_lessons.core.submissions import digested, file_stem, stem_group
 from pytest_lessons.core.words import case_list
 from pytest_lessons.reports.formats import encoded, markdown, not_handed_in, why
 from pytest_lessons.reports.gradebook import number
@@ -178,7 +178,7 @@ def stems(learners: Iterable[str]) -> dict[str, str]:
         stem = file_stem(learner)
         group = stem_group(learner)
         if group in kept:
-            stem = f"{stem}-{digest(learner)}"
+            stem = digested(stem, learner)
         kept.add(group)
         found[learner] = stem
     return found
@@ -205,7 +205,7 @@ def write_all(
     learners = sorted({r.learner for r in results})
     names = stems(learners) if names is None else names
     for learner in learners:
-        stem = names[learner] if learner in names else f"{file_stem(learner)}-{digest(learner)}"
+        stem = names[learner] if learner in names else digested(file_stem(learner), learner)
         path = folder / f"{stem}.md"
         try:
             path.write_bytes(encoded(feedback(learner, results, hints, order)))
