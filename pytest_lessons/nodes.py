@@ -23,6 +23,7 @@ from pytest_lessons.core.grader import Diagnoser, broken_result
 from pytest_lessons.core.results import CaseResult
 from pytest_lessons.core.submissions import Roll, handed_in
 from pytest_lessons.core.texts import colour_map
+from pytest_lessons.isolation.text import visible
 from pytest_lessons.session import session_of
 
 
@@ -101,10 +102,13 @@ class ExerciseFile(pytest.File):
         for learner in roll.members() if roll is not None else ():
             # Solution.py counts as solution.py, as on macOS and Windows.
             solution = handed_in(lessons.submissions / learner, exercise.slug / relative)
+            # The node id is printed as it is (pytest -v, a failure's header): the folder
+            # name shows its escape sequences and control characters, never runs them.
+            shown = visible(learner)
             for case in exercise.cases:
                 yield CaseItem.from_parent(
                     self,
-                    name=f"{learner}/{case.id}",
+                    name=f"{shown}/{case.id}",
                     exercise=exercise,
                     case=case,
                     solution=solution,

@@ -19,6 +19,7 @@ from typing import Callable
 
 import jsonschema
 import pytest
+import xmlschema
 
 from pytest_lessons.core import submissions
 
@@ -206,7 +207,11 @@ def test_hostile_learner_names_stay_text_in_every_file(
     assert "<img" not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
     feedback = sorted(p.name for p in (pytester.path / "feedback").iterdir())
     reports = sorted(p.name for p in (pytester.path / "reports").iterdir())
-    assert feedback == ["=cmd___-C_calc__A0.md", "_img_src=x_onerror=alert_1__.md", "a_b.md"]
+    assert feedback == [
+        f"=cmd___-C_calc__A0-{submissions.digest(hostile[0])}.md",
+        f"_img_src=x_onerror=alert_1__-{submissions.digest(hostile[1])}.md",
+        f"a_b-{submissions.digest('a b')}.md",
+    ]
     assert [name[:-5] for name in reports] == [name[:-3] for name in feedback]
 
 
@@ -606,4 +611,119 @@ def test_learners_whose_names_clash_as_file_names_keep_a_report_each(
         path.name: json.loads(path.read_text())["score"]
         for path in (pytester.path / "reports").iterdir()
     }
-    assert scores == {"a_b.json": 0.0, "a_b-2.json": 2.0}
+    assert scores == {
+        f"a_b-{submissions.digest('a*b')}.json": 0.0,
+        f"a_b-{submissions.digest('a?b')}.json": 2.0,
+    }
+
+
+#: Folder names a learner may choose whose files' names clash or are too long: by the hash
+#: of 3 shards, "jo e" and "jo_e" land in shards 2 and 1, "jo" and "Jo" in 2 and 1.
+CLASHING = {"ada": DOUBLE_RIGHT, "L" * 254: HALVED, "jo e": STUB, "jo_e": DOUBLE_RIGHT}
+CLASHING |= {"Jo": HALVED, "jo": DOUBLE_RIGHT}
+
+
+def test_every_learner_gets_a_bounded_file_name_of_their_own_in_one_run_shards_and_the_merge(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    make_exercise()
+    make_class(pytester.path, CLASHING)
+    assert [submissions.shard_of(name, 3) for name in ("jo e", "jo_e", "jo", "Jo")] == [2, 1, 2, 1]
+    one = grade(
+        pytester,
+        "--lesson-feedback=one/feedback",
+        "--lesson-report=one/reports/{learner}.json",
+        "--lesson-report-format=gradescope",
+    )
+    assert one.ret == 1, one.stdout.str()  # failed cases, and every file written
+    feedback = sorted((pytester.path / "one" / "feedback").iterdir())
+    names = [path.name for path in feedback]
+    assert len(names) == len(CLASHING) and len({n.casefold() for n in names}) == len(CLASHING)
+    assert all(len(name.encode()) <= 110 for name in names), names
+    assert {"ada.md", "jo_e.md", "Jo.md"} <= set(names)
+    long = next(name for name in names if name.startswith("L"))
+    assert re.fullmatch(r"L{83}-[0-9a-f]{12}\.md", long), long
+    # Each file is its own learner's: its title names them, its points are theirs.
+    owners = {
+        path.read_text().splitlines()[0].removeprefix("# Feedback for "): path.name
+        for path in feedback
+    }
+    assert set(owners) == set(CLASHING)
+    assert owners["jo e"].startswith("jo_e-") and owners["jo"].startswith("jo-")
+    scores = {
+        path.name[: -len(".json")]: json.loads(path.read_text())["score"]
+        for path in (pytester.path / "one" / "reports").iterdir()
+    }
+    assert scores == {
+        owners[name][: -len(".md")]: 2.0 if code == DOUBLE_RIGHT else 0.0
+        for name, code in CLASHING.items()
+    }
+    # Shards name each learner's files as one run does, into one folder without clashing.
+    for k in (1, 2, 3):
+        shard = grade(
+            pytester,
+            f"--lesson-shard={k}/3",
+            f"--lesson-report=shard-{k}.json",
+            "--lesson-feedback=sharded/feedback",
+        )
+        assert shard.ret in (0, 1), shard.stdout.str()
+    merged = merge(
+        pytester.path,
+        "shard-1.json",
+        "shard-2.json",
+        "shard-3.json",
+        "--feedback=merged/feedback",
+        "--report=merged/reports/{learner}.json",
+        "--report-format=gradescope",
+    )
+    assert merged.returncode == 1 and "Traceback" not in merged.stderr, merged.stderr
+    for folder in ("sharded/feedback", "merged/feedback"):
+        got = sorted((pytester.path / folder).iterdir())
+        assert [p.name for p in got] == names, folder
+        assert [p.read_bytes() for p in got] == [p.read_bytes() for p in feedback], folder
+    reports = pytester.path / "merged" / "reports"
+    assert {
+        p.name[: -len(".json")]: json.loads(p.read_text())["score"] for p in reports.iterdir()
+    } == scores
+
+
+def test_a_folder_name_not_utf8_is_set_aside_and_no_name_reaches_the_terminal_raw(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    make_exercise()
+    odd = os.fsdecode(b"bad\xff\xfe")  # Linux allows it; no report can hold it
+    screen = "eve\x1b[2J\x1b]0;owned\x07\x01"  # would clear the screen, retitle the window
+    make_class(pytester.path, {"ada": DOUBLE_RIGHT, odd: DOUBLE_RIGHT, screen: HALVED})
+    result = grade(
+        pytester,
+        "-v",
+        "--junitxml=junit.xml",
+        "--lesson-report=class.json",
+        "--lesson-feedback=feedback",
+        "--lesson-class-report=class.html",
+        "--lesson-gradebook=grades.csv",
+    )
+    shown = result.stdout.str()
+    assert result.ret == 1, shown  # eve's failed cases: every file written
+    assert "\x1b" not in shown and "\x07" not in shown
+    assert "::eve\\x1b[2J\\x1b]0;owned\\x07\\x01/case-2" in shown
+    assert (
+        "skipped in submissions, not learners: bad\\xff\\xfe (its name is not UTF-8 text: "
+        "rename the folder (its files are kept), then grade again)" in shown
+    )
+    report = json.loads((pytester.path / "class.json").read_text())
+    assert report["class"]["learners"] == ["ada", screen]
+    assert {r["learner"] for r in report["results"]} == {"ada", screen}
+    assert len(list((pytester.path / "feedback").iterdir())) == 2
+    assert (pytester.path / "class.html").exists() and (pytester.path / "grades.csv").exists()
+    # JUnit's XML as its consumers read it: the escapes are text, never the characters.
+    xmlschema.XMLSchema(str(Path(__file__).parent / "schemas" / "xunit2.xsd")).validate(
+        str(pytester.path / "junit.xml")
+    )
+    names = [case.get("name") or "" for case in ET.parse("junit.xml").getroot().iter("testcase")]
+    assert len(names) == 4 and not any(c in name for name in names for c in "\x1b\x07\x01")
+    # The merge of that report: the class's files, no traceback.
+    merged = merge(pytester.path, "class.json", "--feedback=merged", "--gradebook=merged.csv")
+    assert merged.returncode == 1 and "Traceback" not in merged.stderr, merged.stderr
+    assert "\x1b" not in merged.stdout and "2 learners" in merged.stdout
+    assert len(list((pytester.path / "merged").iterdir())) == 2

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_lessons.core.results import CaseResult, Status
+from pytest_lessons.core.submissions import STEM_BYTES, digest, file_stem
 from pytest_lessons.reports import feedback_files
 from pytest_lessons.reports.gradebook import MISSING
 
@@ -148,10 +149,35 @@ def test_learner_text_cannot_make_html_or_links_in_the_markdown() -> None:
 def test_write_all_gives_every_learner_a_file_even_with_clashing_names(tmp_path: Path) -> None:
     results = [case(1, True, learner=name) for name in ("ada", "Ada", "a/b", "a?b", ".hidden")]
     written = feedback_files.write_all(tmp_path / "feedback", results, {})
-    names = sorted(p.name for p in written)
-    assert names == sorted(["Ada.md", "ada-2.md", "a_b.md", "a_b-2.md", "hidden.md"])
+    names = {p.name[: -len(".md")]: p for p in written}
+    # A plain name is its file's; any other ends in its name's digest, as does each name
+    # that differs from another only in case but the first.
+    digested = [f"ada-{digest('ada')}", f"a_b-{digest('a/b')}", f"a_b-{digest('a?b')}"]
+    assert sorted(names) == sorted(["Ada", *digested, f"hidden-{digest('.hidden')}"])
     assert all(p.parent == tmp_path / "feedback" for p in written)
-    assert (tmp_path / "feedback" / "hidden.md").read_text().startswith("# Feedback for .hidden")
+    hidden = names[f"hidden-{digest('.hidden')}"]
+    assert hidden.read_text().startswith("# Feedback for .hidden")
+
+
+def test_a_file_name_is_bounded_the_same_for_the_same_class_and_never_a_classmates() -> None:
+    long = "é" * 200  # 400 bytes of UTF-8
+    assert len(file_stem(long).encode()) <= STEM_BYTES
+    # At the bound and differing in case only: one file where case is ignored.
+    cased = feedback_files.stems(["a" * STEM_BYTES, "A" * STEM_BYTES])
+    assert len({s.casefold() for s in cased.values()}) == 2
+    assert all(len(s.encode()) <= STEM_BYTES for s in cased.values())
+    assert file_stem(long) == file_stem(long) and file_stem(long) != file_stem(long + "x")
+    # What looks like a digest, a device name of Windows: given a digest of their own.
+    for odd in (f"jo-{digest('jo e')}", "con", "NUL.txt"):
+        assert file_stem(odd) == f"{odd}-{digest(odd)}"
+    # The class's names, whatever order the learners come in; each shard's learners (a case
+    # group whole) named as in the class.
+    names = ["jo e", "jo_e", "Jo", "jo", "JO", "ab", "ab-2"]
+    whole = feedback_files.stems(names)
+    assert whole == feedback_files.stems(reversed(names))
+    assert len({stem.casefold() for stem in whole.values()}) == len(names)
+    assert feedback_files.stems(["jo e", "ab"]) == {"jo e": whole["jo e"], "ab": whole["ab"]}
+    assert whole["JO"] == "JO" and whole["jo_e"] == "jo_e" and whole["ab-2"] == "ab-2"
 
 
 def test_hints_come_from_the_lesson_and_none_where_it_cannot_be_read(tmp_path: Path) -> None:

@@ -71,7 +71,8 @@ MAY_IMPORT: dict[str, tuple[str, ...]] = {
         "core.summary",
         "core.submissions",
     ),
-    "notebook": ("notebook", "core", "isolation.runner", "isolation.sandbox"),
+    # isolation.text: what a notebook's learner wrote, shown as escapes (the converter's lines).
+    "notebook": ("notebook", "core", "isolation.runner", "isolation.sandbox", "isolation.text"),
     "pytest front end": (
         "plugin",
         "hooks",

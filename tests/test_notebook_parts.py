@@ -265,3 +265,38 @@ def test_a_user_that_does_not_exist_is_named_by_its_variable(make_exercise: Any)
     assert str(error.value) == (
         "PYTEST_LESSONS_SANDBOX_USER: there is no user 'no-such-learner-user' on this system"
     )
+
+
+def test_a_cell_that_names_no_lesson_is_refused_in_words_and_nothing_leaves_the_folder(
+    tmp_path: Path,
+) -> None:
+    cells = [
+        {"cell_type": "code", "source": "%%lesson ..\ndef solve(x):\n    return 1\n"},
+        {"cell_type": "code", "source": "%%lesson solution.py\ndef solve(x):\n    return 2\n"},
+        {"cell_type": "code", "source": "%%lesson .\ndef solve(x):\n    return 3\n"},
+        {"cell_type": "code", "source": "%%lesson ../../x\x1b[2J\ndef solve(x):\n    return 4\n"},
+        {"cell_type": "code", "source": "%%lesson exercises/double/\n" + DOUBLE_RIGHT},
+    ]
+    book = tmp_path / "alice.ipynb"
+    book.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4}))
+    submissions = tmp_path / "submissions"
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_lessons.notebook", str(book), "submissions/alice"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    written = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
+    assert written == ["alice.ipynb", "submissions/alice/double/solution.py"]
+    assert [p.name for p in submissions.iterdir()] == ["alice"]
+    lines = done.stderr.splitlines()
+    assert len(lines) == 4 and "\x1b" not in done.stderr
+    assert lines[0] == (
+        f"{book}: cell 1: write the lesson's name after %%lesson, such as `%%lesson "
+        "combine_heads`: `..` is no lesson's name (a lesson's folder name: letters, digits, "
+        "_ and -). This cell's code was not handed in."
+    )
+    assert "`solution.py` is no lesson's name" in lines[1] and "cell 3: " in lines[2]
+    assert "`../../x\\x1b[2J` is no lesson's name" in lines[3]

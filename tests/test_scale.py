@@ -58,17 +58,18 @@ def needs(module: str) -> Any:
 
 
 def test_a_plan_splits_evenly_keeps_clashing_names_together_and_refuses_a_changed_file() -> None:
-    names = ("a b", "a_b", "A_B", "a_b-2", *(f"l{n}" for n in range(8)))
+    names = ("a b", "a_b", "A_B", "a_b-2", "Jo", "jo", *(f"l{n}" for n in range(6)))
     plan = Plan.split(Roll(tuple(sorted(names))), 4)
     sizes = sorted(len(part) for part in plan.shards)
-    # Four names whose feedback files would be a_b.md, a_b-2.md ... share a shard, so that
-    # shard numbers them as one run does; the rest fill the others, none empty.
-    assert [set(part) >= {"a b", "a_b", "A_B", "a_b-2"} for part in plan.shards].count(True) == 1
+    # Names that differ only in case, whose files would be one on macOS and Windows, share a
+    # shard, so that shard names them as one run does; the rest fill the others, none empty.
+    for group in ({"a_b", "A_B"}, {"Jo", "jo"}):
+        assert [set(part) >= group for part in plan.shards].count(True) == 1
     assert min(sizes) >= 1 and sum(sizes) == len(names)
     assert plan.roster == Roll(tuple(names)).id
     again = Plan.from_dict(json.loads(plan.text()))
     assert again == plan and again.id == plan.id
-    with pytest.raises(PlanError, match=r"more than the 12 learners of .*give at most 9"):
+    with pytest.raises(PlanError, match=r"more than the 12 learners of .*give at most 10"):
         Plan.split(Roll(tuple(names)), 13)
     data = json.loads(plan.text())
     data["shards"][0].append(data["shards"][1].pop())

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,25 @@ NOT_LEARNERS = {
     ".ipynb_checkpoints": "Jupyter's checkpoints",
     "__MACOSX": "macOS's zip metadata",
 }
+
+#: Why a folder whose name is not UTF-8 is no learner: no report, gradebook or LMS can hold
+#: its name. (Linux lets a folder's name be any bytes; a zip made on another system can give
+#: one.)
+NOT_UTF8 = "its name is not UTF-8 text: rename the folder (its files are kept), then grade again"
+
+
+def utf8(name: str) -> bool:
+    """Whether the folder name *name* (as Python's file system encoding read it) is UTF-8."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def shown_name(name: str) -> str:
+    """A folder name that is not UTF-8, as text: each byte that is not shown as ``\\xff``."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 @dataclass(frozen=True)
@@ -63,6 +83,8 @@ class Roll:
                 skipped.append((entry.name, "a file"))
             elif entry.name in NOT_LEARNERS:
                 skipped.append((entry.name, NOT_LEARNERS[entry.name]))
+            elif not utf8(entry.name):
+                skipped.append((shown_name(entry.name), NOT_UTF8))
             else:
                 learners.append(entry.name)
         return cls(tuple(learners), shard or (1, 1), tuple(skipped), shown or str(submissions))
@@ -72,7 +94,8 @@ class Roll:
         """A short fingerprint of the class's learners: shards of one class share it."""
         if self.plan:
             return self.roster
-        return hashlib.sha256("\n".join(sorted(self.learners)).encode("utf-8")).hexdigest()[:16]
+        names = "\n".join(sorted(self.learners))
+        return hashlib.sha256(names.encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
     def members(self, k: int | None = None) -> list[str]:
         """The learners of shard *k* (default: this roll's shard), in name order."""
@@ -143,18 +166,71 @@ def parse_shard(text: str) -> tuple[int, int]:
 def shard_of(learner: str, shards: int) -> int:
     """The shard (from 1) that grades *learner*: a hash of the name alone, so a learner always
     lands in the same shard and a new learner moves no one else."""
-    digest = hashlib.sha256(learner.encode("utf-8")).digest()
-    return int.from_bytes(digest[:8], "big") % shards + 1
+    hashed = hashlib.sha256(name_bytes(learner)).digest()
+    return int.from_bytes(hashed[:8], "big") % shards + 1
+
+
+#: The longest stem of a learner's own files, in UTF-8 bytes: with any suffix a report's path
+#: adds (``.md``, ``.junit.xml``) well inside the 255 bytes a file name may take on Linux,
+#: macOS and Windows.
+STEM_BYTES = 96
+#: The hex digits of the digest that tells a folder name apart when its stem is not the name.
+DIGEST = 12
+_DIGESTED = re.compile(f"-[0-9a-f]{{{DIGEST}}}$")
+#: Names Windows keeps for its devices, whatever the suffix (``con.md`` is no file there).
+_DEVICES = {
+    "con",
+    "prn",
+    "aux",
+    "nul",
+    *(f"com{n}" for n in range(10)),
+    *(f"lpt{n}" for n in range(10)),
+}
+
+
+def name_bytes(learner: str) -> bytes:
+    """The folder name as the file system holds it (a name that is not UTF-8 included)."""
+    return learner.encode("utf-8", "surrogateescape")
+
+
+def digest(learner: str) -> str:
+    """:data:`DIGEST` hex digits of the folder name: the same for the same name, everywhere."""
+    return hashlib.sha256(name_bytes(learner)).hexdigest()[:DIGEST]
+
+
+def _cut(text: str, most: int) -> str:
+    """*text*'s start, at most *most* bytes of UTF-8 (never half a character)."""
+    return text.encode("utf-8")[:most].decode("utf-8", "ignore")
 
 
 def file_stem(learner: str) -> str:
-    """The learner's own files' name (their feedback file, their report), before any ``-2``
-    that tells two such names apart: the folder name made a plain file name."""
-    return re.sub(r"[^\w.@+=-]", "_", learner).lstrip(".") or "_"
+    """The learner's own files' name (their feedback file, their report): the folder name
+    itself when it is a plain file name (word characters and ``.@+=-``, no leading dot, at
+    most :data:`STEM_BYTES` bytes, no device name of Windows, not ending as a digest does);
+    else its plain characters, cut to fit, then ``-`` and :func:`digest` of the whole name.
+    It depends on the name alone, so two folder names never share a stem (but for case:
+    :func:`stem_group`)."""
+    plain = re.sub(r"[^\w.@+=-]", "_", learner).lstrip(".") or "_"
+    if (
+        plain == learner
+        and len(name_bytes(plain)) <= STEM_BYTES
+        and not _DIGESTED.search(plain)
+        and plain.split(".")[0].lower() not in _DEVICES
+    ):
+        return plain
+    return digested(plain, learner)
+
+
+def digested(stem: str, learner: str) -> str:
+    """*stem* cut to fit, then ``-`` and :func:`digest` of *learner*: at most
+    :data:`STEM_BYTES` bytes, and never another learner's."""
+    return f"{_cut(stem, STEM_BYTES - DIGEST - 1)}-{digest(learner)}"
 
 
 def stem_group(learner: str) -> str:
-    """What learners whose own files' names may clash share (:func:`file_stem` without a
-    ``-N`` ending, without case): a plan keeps each such group in one shard, so the ``-2``,
-    ``-3`` that tell them apart are the same as in one run."""
-    return re.sub(r"-[0-9]+$", "", file_stem(learner)).lower()
+    """What learners whose own files' names would be the same on a file system that ignores
+    case (macOS's, Windows') share: :func:`file_stem` without case or Unicode's different
+    spellings of one letter. Only such learners' names depend on each other
+    (:func:`~pytest_lessons.reports.feedback_files.stems`); a plan keeps each group in one
+    shard."""
+    return unicodedata.normalize("NFKC", file_stem(learner)).casefold()

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from pytest_lessons.core import model
 from pytest_lessons.core.results import FAULT, WATCH_OUT, CaseResult, Status
-from pytest_lessons.core.submissions import file_stem
+from pytest_lessons.core.submissions import digested, file_stem, stem_group
 from pytest_lessons.core.words import case_list
 from pytest_lessons.reports.formats import encoded, markdown, not_handed_in, why
 from pytest_lessons.reports.gradebook import number
@@ -159,23 +159,27 @@ def feedback(
 
 
 def file_name(learner: str) -> str:
-    """The learner's file in the feedback folder: their folder name, made a plain file name."""
+    """The learner's file in the feedback folder, whoever else is in the class: their folder
+    name made a plain, bounded file name (:func:`~pytest_lessons.core.submissions.file_stem`)."""
     return f"{file_stem(learner)}.md"
 
 
 def stems(learners: Iterable[str]) -> dict[str, str]:
-    """Each learner's file name without its suffix, in name order: :func:`file_name`'s, with
-    ``-2``, ``-3`` ... where two folder names differ only in characters a file name cannot
-    hold (or in case, on macOS and Windows), so no learner's file overwrites another's."""
+    """Each learner's file name without its suffix, in name order, for a class of *learners*
+    (the whole class, every shard's: a shard names its files as one run does).
+
+    :func:`~pytest_lessons.core.submissions.file_stem`'s, which no two folder names share;
+    where two differ only in case (``Jo``, ``jo``: one file on macOS and Windows), the first
+    in name order keeps it and each other one ends in ``-`` and its folder name's digest, so
+    no learner's file overwrites another's on any file system."""
     found: dict[str, str] = {}
-    used: set[str] = set()
+    kept: set[str] = set()
     for learner in sorted(set(learners)):
-        stem = base = file_name(learner)[: -len(".md")]
-        count = 1
-        while stem.lower() in used:
-            count += 1
-            stem = f"{base}-{count}"
-        used.add(stem.lower())
+        stem = file_stem(learner)
+        group = stem_group(learner)
+        if group in kept:
+            stem = digested(stem, learner)
+        kept.add(group)
         found[learner] = stem
     return found
 
@@ -186,8 +190,11 @@ def write_all(
     hints: Mapping[str, Sequence[Hint]] | None = None,
     order: Sequence[str] = (),
     failed: list[tuple[Path, str]] | None = None,
+    names: Mapping[str, str] | None = None,
 ) -> list[Path]:
     """Write one file per learner into *folder* (made if needed); return the files written.
+    *names* gives each learner's file name stem (:func:`stems` of the whole class); without,
+    those of the learners of *results*.
 
     With *failed*, a file that cannot be written (the disk, its name, its text) is added
     there with why, and the other learners' files are still written; without, it raises."""
@@ -195,7 +202,10 @@ def write_all(
     hints = hints_of(results) if hints is None else hints
     order = exercise_order(results, order)  # once for the class, not once a learner
     written = []
-    for learner, stem in stems(r.learner for r in results).items():
+    learners = sorted({r.learner for r in results})
+    names = stems(learners) if names is None else names
+    for learner in learners:
+        stem = names[learner] if learner in names else digested(file_stem(learner), learner)
         path = folder / f"{stem}.md"
         try:
             path.write_bytes(encoded(feedback(learner, results, hints, order)))

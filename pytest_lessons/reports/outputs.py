@@ -249,12 +249,23 @@ def write(
     theirs = (
         own_files(results, roll) if outputs.feedback or LEARNER in (outputs.report or "") else []
     )
+    # Their files' names are the class's (every shard's learners, who a merge lacks too), so
+    # a shard, one run and the merge name each learner's files alike.
+    names = (
+        feedback_files.stems(
+            [*(roll.learners if roll else ()), *absent, *(r.learner for r in results)]
+        )
+        if theirs
+        else {}
+    )
     if outputs.feedback:
         folder = Path(here, outputs.feedback)
 
         def write_feedback() -> None:
             lost: list[tuple[Path, str]] = []
-            written = feedback_files.write_all(folder, theirs, order=order, failed=lost)
+            written = feedback_files.write_all(
+                folder, theirs, order=order, failed=lost, names=names
+            )
             failed.extend((str(p), reason) for p, reason in lost)
             lines.append(f"feedback: {len(written)} files in {folder}")
             if absent:
@@ -277,12 +288,12 @@ def write(
         options = formats.Options(seconds, outputs.hidden_visibility, tuple(order), table)
         render = registry.format_named(outputs.report_format).render
         if LEARNER in outputs.report:
-            learners = feedback_files.stems(r.learner for r in results)
+            learners = sorted({r.learner for r in results})
             # A learner's own report may be handed back: it names no classmate.
             own = replace(options, roll=None)
-            for learner, stem in learners.items():
+            for learner in learners:
                 mine = [r for r in theirs if r.learner == learner]
-                target = Path(here, report_path(outputs.report, stem))
+                target = Path(here, report_path(outputs.report, names[learner]))
                 attempt(target, partial(_render_to, target, render, mine, own))
             lines.append(
                 f"reports: {len(learners)} {outputs.report_format} files, "
