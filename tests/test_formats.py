@@ -625,6 +625,14 @@ def test_a_csv_cell_that_would_start_a_formula_is_kept_as_text(start: str) -> No
     assert formats.text_cell("ada" + start) == "ada" + start
 
 
+def test_two_names_never_share_a_csv_cell() -> None:
+    """A red team's learners ``=x`` and ``'=x`` both became ``'=x``: a gradebook's two rows
+    could not be told apart, and a regrade that moved one said nothing changed."""
+    names = ["=x", "'=x", "''=x", "x", "'x", "+1", "'+1"]
+    assert len({formats.text_cell(name) for name in names}) == len(names)
+    assert formats.text_cell("'=x") == "''=x" and formats.text_cell("'x") == "''x"
+
+
 def test_a_step_summary_row_escapes_a_bar_in_the_learners_name() -> None:
     rows = [result(1, True, learner="a|b", exercise="c|d")]
     assert formats.step_summary(rows).splitlines()[-1] == "| a\\|b: c\\|d | 1 / 1 | passed |"

@@ -309,6 +309,13 @@ def test_a_regrade_with_nothing_changed_says_so_and_hostile_names_round_trip() -
     book = gradebook.build(results)
     assert gradebook.changes(gradebook.points_of(gradebook.long(book)), book) == []
     assert gradebook.changes_lines([]) == ["regrade: no learner's points changed"]
+    # Two learners whose names the formula guard once made one: a regrade of one is seen,
+    # named as its cell is written.
+    before = gradebook.build([case("=x", "a", 1, True), case("'=x", "a", 1, False)])
+    after = gradebook.build([case("=x", "a", 1, True), case("'=x", "a", 1, True)])
+    for layout in (gradebook.long, gradebook.wide):
+        moved = gradebook.changes(gradebook.points_of(layout(before)), after)
+        assert [(c.learner, c.old, c.new) for c in moved] == [("''=x", 0.0, 1.0)], layout
 
 
 def test_a_regrade_names_learners_only_in_one_gradebook() -> None:
