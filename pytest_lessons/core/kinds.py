@@ -209,7 +209,8 @@ class Numeric:
         if isinstance(want, (int, float)):
             if isinstance(got, bool) or not isinstance(got, (int, float)):
                 return _type_difference(path, got)
-            if agrees(_float(got), want, tol.rtol, tol.atol):
+            # want as a float too: a set's members are checked as diff(member, member).
+            if agrees(_float(got), _float(want), tol.rtol, tol.atol):
                 return None
             if tol.nan_equal and math.isnan(got) and math.isnan(want):
                 return None
@@ -952,12 +953,21 @@ class Scalar(Exact):
             return Difference(
                 Problem.VALUES, path, f"expected {want}{at}, got {got}", lead="Check your condition"
             )
+        want, got = _digits(want), _digits(got)
         text = (
             f"at {_position(path)}: expected {want}, got {got}"
             if path
             else f"expected {want}, got {got}"
         )
         return Difference(Problem.VALUES, path, text)
+
+
+def _digits(value: int) -> str:
+    """An int for the words: a learner's may have thousands of digits, shown by its ends."""
+    text = str(value)
+    if len(text) <= 40:
+        return text
+    return f"{text[:12]}...{text[-12:]} ({len(text.lstrip('-')):,} digits)"
 
 
 def _window(items: Sequence[Any], at: int, show: Callable[[Any], str], radius: int = 3) -> str:
