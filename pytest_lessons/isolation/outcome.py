@@ -401,8 +401,8 @@ def too_many(values: int, most: int) -> Outcome:
     """The outcome of a case whose result holds more values than the grader reads: its own
     failure, told as a returned answer that was not read (as :func:`too_large`)."""
     reason = (
-        f"more values than the grader reads ({values:,}; the limit is {most:,}, one per "
-        f"{BYTES_PER_VALUE} bytes of --lesson-answer-size)"
+        f"more values than the grader reads: {values:,}; the limit is {most:,}, one per "
+        f"{BYTES_PER_VALUE} bytes of --lesson-answer-size"
     )
     return Outcome(kind=RETURNED, answer={TAG: "cut", "reason": reason})
 

@@ -867,6 +867,10 @@ class SpawnRunner(Runner):
             self._waiting.append(self._start())
 
     def run(self, job: Job) -> Outcome:
+        ended = self.run_ahead(job)
+        return ended.outcome() if isinstance(ended, Ended) else ended
+
+    def run_ahead(self, job: Job) -> Outcome | Ended:
         source = read_source(job)
         if isinstance(source, Outcome):
             return source
@@ -964,7 +968,7 @@ class SpawnRunner(Runner):
                 signal_name = signal.Signals(-code).name
             except ValueError:
                 signal_name = f"signal {-code}"
-        return assemble(
+        return collect(
             status=status,
             result_path=result_path,
             job=job,
@@ -1031,11 +1035,18 @@ class PoolRunner(Runner):
     on its own thread, so an outcome is the same plain data a serial run would get. A learner
     whose code ran out of time *skip_after* times on one file gets no more of its cases run
     ahead: the grader's loop budget would not run them. The count is the caller's (the
-    grading core owns that rule); None runs every case ahead."""
+    grading core owns that rule); None runs every case ahead. *ahead_bytes* bounds the bytes
+    of results waiting, per worker (:data:`AHEAD_BYTES_PER_WORKER`)."""
 
-    def __init__(self, runners: list[Runner], skip_after: int | None = None) -> None:
+    def __init__(
+        self,
+        runners: list[Runner],
+        skip_after: int | None = None,
+        ahead_bytes: int = AHEAD_BYTES_PER_WORKER,
+    ) -> None:
         self.runners = runners
         self.skip_after = skip_after
+        self.ahead_bytes = ahead_bytes
         self.mode = runners[0].mode
         self._lock = threading.Condition()
         self._queue: list[tuple[int, int, str, Job]] = []
@@ -1158,7 +1169,7 @@ class PoolRunner(Runner):
             if not self._looping(self._files.get(key, ""))
         ]
         held = sum(found.size for found in waiting if isinstance(found, Ended))
-        if held >= AHEAD_BYTES_PER_WORKER * len(self.runners):
+        if held >= self.ahead_bytes * len(self.runners):
             return True
         return len(waiting) + len(self._running) >= AHEAD_PER_WORKER * len(self.runners)
 
