@@ -129,8 +129,10 @@ def test_an_int_longer_than_python_reads_is_an_unreadable_answer(
         sys.set_int_max_str_digits(0)
         try:
             assert from_untrusted(digits, LIMIT).kind == DIED
-            # In a string, digits are text.
+            # In a string, digits are text; ints of as many digits as Python reads are ints.
             assert from_untrusted(result('"' + "9" * 5000 + '"'), LIMIT).kind == RETURNED
+            runs = result("[" + ",".join(["9" * 4300] * 100) + "]")
+            assert from_untrusted(runs, LIMIT).answer[99] == 10**4300 - 1
         finally:
             sys.set_int_max_str_digits(before)
 
