@@ -97,7 +97,7 @@ def counts_attack(size: int) -> bytes:
     """A statistical case's counts: every category a different int of one hash, drawn once,
     over 1,000 calls that each gave as many (so the tag is consistent)."""
     item = len(f"[{1 + 10**6 * P},1],")
-    n = (size - 200) // item // 1000 * 1000
+    n = min((size - 200) // item, (VALUES - 40) // 4) // 1000 * 1000
     items = ",".join(f"[{1 + i * P},1]" for i in range(n))
     return (
         '{"kind": "returned", "answer": {"$": "counts", "calls": 1000, "items": ['

@@ -137,6 +137,13 @@ def test_an_int_longer_than_python_reads_is_an_unreadable_answer(
             sys.set_int_max_str_digits(before)
 
 
+def test_a_forged_tag_without_a_type_is_named_an_object(tmp_path: Path) -> None:
+    forged = result('[{"$": "object", "type": ""}]')
+    assert headline(tmp_path, "list[int]", "[1]", forged) == (
+        "Return a list of ints: got an object at [0]."
+    )
+
+
 def test_an_int_too_large_for_a_float_fails_its_case_with_words(tmp_path: Path) -> None:
     # Formatting it with "g" or subtracting it from a float would raise in the grader.
     huge = "9" * 4000
