@@ -181,6 +181,19 @@ def solve(x):
         return [[2 * v for v in row] for row in x]
     return [2 * v for v in x]
 """,
+    # Answers that would cost the grader's own CPU and memory: a set of ints that share one
+    # hash (quadratic as a frozenset) and more values than 1 MiB allows; the third is right.
+    "lou": FIND_REQUEST
+    + """
+def solve(x):
+    if x == [1, 2]:
+        items = ",".join(str(1 + i * (2**61 - 1)) for i in range(20_000))
+        forge(('{"kind": "returned", "answer": {"$": "set", "type": "set", "items": ['
+               + items + "]}}").encode())
+    if isinstance(x[0], list):
+        forge(b'{"kind": "returned", "answer": [' + b"[]," * 300_000 + b"[]]}")
+    return right(x)
+""",
     # Raises on line 3 of its file: the traceback names it.
     "jo": "def solve(x):\n    y = 0\n    return 1 / y\n",
     # Loops: its timeouts last as long as they ran, and its third case is not run.
@@ -200,6 +213,7 @@ EXPECTED: dict[str, list[str | None]] = {
     "hal": [None, None, None],
     "ivy": [None, None, None],
     "jo": ["jo/double/solution.py, line 3"] * 3,
+    "lou": ["solve returned a set", "more values than the grader reads", None],
     "kim": ["ran longer than 2 s", "ran longer than 2 s", "was not run"],
 }
 

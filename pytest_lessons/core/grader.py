@@ -51,7 +51,7 @@ from pytest_lessons.core.compare import Comparison
 from pytest_lessons.core.diagnose import WATCH_OUT, Diagnosis, Evidence
 from pytest_lessons.core.efficiency import Efficiency, Over
 from pytest_lessons.core.judge import judge
-from pytest_lessons.core.kinds import named
+from pytest_lessons.core.kinds import forget_decoded, named
 from pytest_lessons.core.ledger import Ledger
 from pytest_lessons.core.results import CaseResult, Status
 from pytest_lessons.core.runs import LOOP_BUDGET, Runs
@@ -163,6 +163,7 @@ class Grader:
         if outcome is not None and self._shrink_helps(attempt, verdict):
             text += self.shrinker.smaller_failure(attempt, outcome)
         result = self._result(attempt, verdict, outcome, diagnosis, text)
+        forget_decoded()
         return Graded(result, text, outcome, comparison, diagnosis)
 
     def _verdict(

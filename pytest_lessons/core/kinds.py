@@ -47,12 +47,16 @@ changes.
 from __future__ import annotations
 
 import base64
+import bisect
 import functools
+import itertools
 import math
+import operator
 import re
+import reprlib
 import sys
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from itertools import count
 from typing import Any, Callable, Protocol
@@ -212,7 +216,8 @@ class Numeric:
         if isinstance(want, (int, float)):
             if isinstance(got, bool) or not isinstance(got, (int, float)):
                 return _type_difference(path, got)
-            if agrees(_float(got), want, tol.rtol, tol.atol):
+            # want as a float too: a set's members are checked as diff(member, member).
+            if agrees(_float(got), _float(want), tol.rtol, tol.atol):
                 return None
             if tol.nan_equal and math.isnan(got) and math.isnan(want):
                 return None
@@ -327,23 +332,55 @@ class TensorAnswer:
 
 def decode(value: Any) -> Any:
     """An encoded answer (:mod:`pytest_lessons.isolation.outcome`) as Python values again:
-    ints stay ints, a tuple a tuple, a mapping a dict (its keys as they were), a set a
-    frozenset, bytes bytes; a tensor a :class:`TensorAnswer`, anything else an :class:`Other`.
-    Nesting is bounded by the validation of the answer."""
+    ints stay ints, a tuple a tuple, a mapping :class:`Pairs` (its keys as they were), a set
+    :class:`Items`, bytes bytes; a tensor a :class:`TensorAnswer`, anything else an
+    :class:`Other`. Nesting is bounded by the validation of the answer; a list of plain
+    values is the list itself (decoded in one C-speed pass). The last answers decoded are kept
+    with their decodings until :func:`forget_decoded`: the judge, the watch-outs and the words each
+    ask for it, and a learner's answer of a million nested lists took 0.8 s a decoding."""
+    for encoded, decoded in _LAST:
+        if encoded is value:
+            return decoded
+    decoded = _decode(value)
+    if type(value) in (list, dict):
+        # A few: a case's judge and watch-outs alternate between the learner's answer, the
+        # expected one and a mistake's.
+        _LAST[:] = [(value, decoded), *_LAST[:3]]
+    return decoded
+
+
+#: The last encoded answers :func:`decode` decoded, with their decodings (see there).
+_LAST: list[tuple[Any, Any]] = []
+
+
+def forget_decoded() -> None:
+    """Drop the decoding :func:`decode` keeps: once a case is graded, so that no answer
+    outlives its case in the grader's memory."""
+    _LAST.clear()
+
+
+def _decode(value: Any) -> Any:
     kind = type(value)
     if kind is list:
-        return [decode(item) for item in value]
+        if set(map(type, value)) <= _PLAIN_JSON:
+            return value
+        return [_decode(item) for item in value]
     if kind is not dict:
         return value
     tag = value.get(TAG)
     if tag == "dense":
         return _dense_values(value)
     if tag == "tuple":
-        return tuple(decode(item) for item in value["items"])
+        return tuple(_decode(item) for item in value["items"])
     if tag == "dict":
-        return {_hashable(decode(k)): decode(v) for k, v in value["items"]}
+        items = value["items"]
+        keys = _members(list(map(_FIRST, items)))
+        values = list(map(_SECOND, items))
+        if not set(map(type, values)) <= _PLAIN_JSON:
+            values = [_decode(item) for item in values]
+        return Pairs.of(keys, values)
     if tag == "set":
-        return frozenset(_hashable(decode(item)) for item in value["items"])
+        return Items.of(_members(value["items"]))
     if tag == "bytes":
         return bytes.fromhex(value["hex"])
     if tag in ("tensor", "ndarray"):
@@ -352,7 +389,12 @@ def decode(value: Any) -> Any:
         return TensorAnswer(str(value.get("type", tag)), dtype, shape, value.get("values"))
     if tag == "cut":
         return Other(f"an answer too large to send ({value.get('reason', 'too large')})")
-    return Other(f"a {value.get('type', 'object')}")
+    # A forged tag's type may be empty.
+    return Other(f"a {value['type']}" if value.get("type") else "an object")
+
+
+#: The types json makes that hold no other value: a list of them decodes as itself.
+_PLAIN_JSON = frozenset({bool, int, float, str, type(None)})
 
 
 def _dense_values(tag: dict[str, Any]) -> Any:
@@ -363,15 +405,18 @@ def _dense_values(tag: dict[str, Any]) -> Any:
         if sys.byteorder != "little":  # pragma: no cover
             ints.byteswap()
         flat: list[Any] = ints.tolist()
+        del ints
         shape = tuple(int(s) for s in tag["shape"])
         if math.prod(shape) != len(flat):
             raise Unreadable("a damaged answer")
-        return nested(Numbers(shape, flat))
+        return flat if len(shape) == 1 else nested(Numbers(shape, flat))
     return nested(read_numbers(tag))
 
 
 def _hashable(value: Any) -> Any:
-    """*value* as a key of a dict or an item of a set: lists as tuples."""
+    """*value* as a key of a dict or an item of a set: lists as tuples. For an expected value
+    only (the author's, from TOML or the reference): a learner's answer is never hashed
+    (see :func:`order`)."""
     if isinstance(value, list):
         return tuple(_hashable(item) for item in value)
     try:
@@ -379,6 +424,248 @@ def _hashable(value: Any) -> Any:
     except TypeError:
         return Other(f"a {type(value).__name__}")
     return value
+
+
+_FIRST, _SECOND = operator.itemgetter(0), operator.itemgetter(1)
+
+
+def _members(values: list[Any]) -> list[Any]:
+    """Encoded members of a set (or keys of a mapping), decoded as :func:`_member` makes
+    them: in C-speed passes where they are plain values, or lists of plain values."""
+    types = set(map(type, values))
+    if types <= _PLAIN_JSON:
+        return values
+    if types == {list} and set(map(type, itertools.chain.from_iterable(values))) <= _PLAIN_JSON:
+        return list(map(tuple, values))
+    return [_member(_decode(item)) for item in values]
+
+
+def _member(value: Any) -> Any:
+    """*value* as a key of a mapping or a member of a set: lists as tuples; a mapping (which
+    no set holds) as an :class:`Other`."""
+    if isinstance(value, list):
+        return tuple(_member(item) for item in value)
+    if isinstance(value, tuple):
+        return tuple(_member(item) for item in value)
+    if isinstance(value, Pairs):
+        return Other("a dict")
+    return value
+
+
+# The ranks of the kinds of value in an order key (see order()).
+_NUMBER, _NAN, _TEXT, _BYTES, _NONE, _TUPLE, _SET, _ALONE = range(8)
+#: Types whose own order is their order keys' among values of that one type: a set or the
+#: keys of a mapping of one of them are sorted and matched as they are, at C speed.
+_PLAIN_KEYS = {int: _NUMBER, str: _TEXT, bytes: _BYTES}
+
+
+def order(value: Any) -> tuple[Any, ...]:
+    """The key a member of a set or a key of a mapping is sorted and matched by, so that no
+    hash table of the learner's values is ever built (ints that share one hash, ``k + i *
+    (2**61 - 1)``, make building one quadratic). Two decoded values have equal keys when
+    Python finds them equal (1, 1.0 and True alike, a tuple by its items, a set by its
+    members), but NaN is equal to NaN (json reads every NaN as one object, so a set's NaN was
+    always its own); an :class:`Other` or a tensor equals nothing else. Keys of any two
+    values compare."""
+    kind = type(value)
+    if kind is int or kind is bool:
+        return (_NUMBER, value)
+    if kind is float:
+        return (_NAN, 0) if value != value else (_NUMBER, value)
+    if kind in _PLAIN_KEYS:
+        return (_PLAIN_KEYS[kind], value)
+    if value is None:
+        return (_NONE, 0)
+    if kind is tuple:
+        return (_TUPLE, tuple(map(order, value)))
+    if kind is Items:
+        return (_SET, tuple(value.keys()))
+    if kind is frozenset:  # an expected value's set (read from TOML or the reference)
+        return (_SET, tuple(sorted(map(order, value))))
+    return (_ALONE, id(value))
+
+
+@dataclass(frozen=True)
+class _Keyed:
+    """Values sorted by their order keys, each key once."""
+
+    index: list[int]
+    """Positions in the values, in key order (of a key's run: the first and the last)."""
+    last: list[int]
+    keys: Sequence[Any]
+    """The sorted keys: the values themselves where :attr:`plain`, else :func:`order`'s."""
+    plain: Any
+    """The values' one plain type (see :func:`_plain`), or None."""
+
+
+def _keyed(values: Sequence[Any]) -> _Keyed:
+    """*values* sorted by key (C-speed where all are of one plain type), equal keys once."""
+    plain = _plain(values)
+    keys: Sequence[Any] = values if plain is not None else list(map(order, values))
+    index = sorted(range(len(keys)), key=keys.__getitem__)
+    ranked = [keys[i] for i in index]
+    if not any(map(operator.eq, ranked, itertools.islice(ranked, 1, None))):
+        return _Keyed(index, index, ranked, plain)
+    first: list[int] = []
+    last: list[int] = []
+    unique: list[Any] = []
+    for at, key in zip(index, ranked):  # only a forged answer repeats a key
+        if unique and unique[-1] == key:
+            last[-1] = at
+            continue
+        first.append(at)
+        last.append(at)
+        unique.append(key)
+    return _Keyed(first, last, unique, plain)
+
+
+def _plain(values: Sequence[Any]) -> Any:
+    """The one type of *values* when their own order is their order keys' (ints, strings,
+    bytes, or tuples of one of those), so that they are sorted and matched as they are, at C
+    speed: that type (``(tuple, int)`` for tuples of ints); else None."""
+    types = set(map(type, values))
+    if len(types) != 1:
+        return None
+    (only,) = types
+    if only in _PLAIN_KEYS:
+        return only
+    if only is tuple:
+        inner = set(map(type, itertools.chain.from_iterable(values)))
+        if len(inner) == 1 and inner <= set(_PLAIN_KEYS):
+            return (tuple, inner.pop())
+    return None
+
+
+def _full(keyed: _Keyed) -> list[Any]:
+    """*keyed*'s keys as :func:`order` gives them (for matching against another type's)."""
+    return list(keyed.keys) if keyed.plain is None else list(map(order, keyed.keys))
+
+
+def _comparable(a: _Keyed, b: _Keyed) -> tuple[Sequence[Any], Sequence[Any]]:
+    if a.plain is not None and a.plain == b.plain:
+        return a.keys, b.keys
+    return _full(a), _full(b)
+
+
+@dataclass(frozen=True)
+class _Match:
+    """Two sorted key lists merged: what only one holds (the first few, and how many), and
+    the positions of the keys both hold."""
+
+    only_a: list[int]
+    only_a_total: int
+    only_b: list[int]
+    only_b_total: int
+    both: list[tuple[int, int]]
+
+
+#: How many of the members a merge keeps that only one side holds (the words show 5).
+_KEPT = 8
+
+
+def _match(a: _Keyed, b: _Keyed) -> _Match:
+    """Match *a*'s keys with *b*'s (positions are into their keys lists): the smaller's each
+    found in the larger by bisection, at C speed, with no hash table of either."""
+    ka, kb = _comparable(a, b)
+    if ka == kb:
+        return _Match([], 0, [], 0, list(zip(range(len(ka)), range(len(kb)))))
+    swap = len(ka) > len(kb)
+    small, large = (kb, ka) if swap else (ka, kb)
+    hits: list[tuple[int, int]] = []
+    only_small: list[int] = []
+    for i, key in enumerate(small):
+        j = bisect.bisect_left(large, key)
+        if j < len(large) and large[j] == key:
+            hits.append((i, j))
+        elif len(only_small) < _KEPT:
+            only_small.append(i)
+    taken = {j for _, j in hits}  # positions, not the learner's values
+    only_large: list[int] = []
+    for j in range(len(large)):  # stops after at most len(small) + _KEPT steps
+        if len(only_large) == _KEPT:
+            break
+        if j not in taken:
+            only_large.append(j)
+    n_small, n_large = len(small) - len(hits), len(large) - len(hits)
+    if swap:
+        both = [(j, i) for i, j in hits]
+        return _Match(only_large, n_large, only_small, n_small, both)
+    return _Match(only_small, n_small, only_large, n_large, hits)
+
+
+@dataclass(frozen=True, eq=False)
+class Items:
+    """A set, decoded: its members in the order of their keys (:func:`order`), each once.
+    Never a frozenset of the learner's values, whose hashes learner code chooses."""
+
+    members: Sequence[Any]
+    keyed: _Keyed
+    """The members' keys (``keyed.index`` unused: the members are in key order)."""
+
+    @classmethod
+    def of(cls, values: Sequence[Any]) -> Items:
+        plain = _plain(values)
+        if plain is not None:  # sorted as they are, at C speed (a child's set comes sorted)
+            members = keys = sorted(values)
+        else:
+            found = list(map(order, values))
+            index = sorted(range(len(found)), key=found.__getitem__)
+            members, keys = [values[i] for i in index], [found[i] for i in index]
+        if any(map(operator.eq, keys, itertools.islice(keys, 1, None))):  # forged repeats
+            kept = [0, *(i for i in range(1, len(keys)) if keys[i] != keys[i - 1])]
+            members, keys = [members[i] for i in kept], [keys[i] for i in kept]
+        return cls(members, _Keyed([], [], keys, plain))
+
+    def keys(self) -> list[Any]:
+        """Each member's :func:`order` key, in order."""
+        return _full(self.keyed)
+
+    def __len__(self) -> int:
+        return len(self.members)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.members)
+
+    def __repr__(self) -> str:
+        return "{" + ", ".join(map(repr, self.members)) + "}" if self.members else "set()"
+
+
+@dataclass(frozen=True, eq=False)
+class Pairs:
+    """A mapping, decoded: its keys and values in the order they came (a key given twice:
+    where it first came, with its last value, as ``dict()`` keeps it), and its keys sorted
+    by :func:`order` to be matched. Never a dict of the learner's keys (see :class:`Items`)."""
+
+    keys: tuple[Any, ...]
+    values: tuple[Any, ...]
+    keyed: _Keyed
+    """The keys in key order: ``keyed.index`` holds their positions in :attr:`keys`."""
+
+    @classmethod
+    def of(cls, keys: Sequence[Any], values: Sequence[Any]) -> Pairs:
+        keyed = _keyed(keys)
+        if keyed.last is keyed.index:  # no key twice: the pairs as they came
+            return cls(tuple(keys), tuple(values), keyed)
+        # Only a forged answer gives a key twice. In the order the keys first came:
+        firsts, lasts = keyed.index, keyed.last
+        came = sorted(range(len(firsts)), key=firsts.__getitem__)
+        at = [0] * len(came)
+        for position, rank in enumerate(came):
+            at[rank] = position
+        return cls(
+            tuple(keys[firsts[rank]] for rank in came),
+            tuple(values[lasts[rank]] for rank in came),
+            _Keyed(at, at, keyed.keys, keyed.plain),
+        )
+
+    def items(self) -> Iterator[tuple[Any, Any]]:
+        return zip(self.keys, self.values)
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def __repr__(self) -> str:
+        return "{" + ", ".join(f"{k!r}: {v!r}" for k, v in self.items()) + "}"
 
 
 def what_is(value: Any) -> str:
@@ -389,6 +676,10 @@ def what_is(value: Any) -> str:
         return value.what
     if isinstance(value, TensorAnswer):
         return f"a {value.type} ({value.dtype}, shape {fmt_index(value.shape)})"
+    if isinstance(value, Items):
+        return "a set"
+    if isinstance(value, Pairs):
+        return "a dict"
     names = {
         bool: "a bool",
         int: "an int",
@@ -427,9 +718,10 @@ def _held(value: Any, depth: int = 0) -> Any:
         return None
     if isinstance(value, (list, tuple)):
         return (type(value).__name__, _held(value[0], depth + 1) if value else None)
-    if isinstance(value, dict):
-        first = next(iter(value.values()), None)
-        return ("dict", _held(first, depth + 1))
+    if isinstance(value, Pairs):
+        return ("dict", _held(value.values[0] if value.values else None, depth + 1))
+    if isinstance(value, Items):
+        return "set"
     return type(value).__name__
 
 
@@ -438,8 +730,8 @@ def _loose(value: Any) -> Any:
         return _loose(_safe_decode(value.values)) if value.values is not None else value
     if isinstance(value, (list, tuple)):
         return [_loose(item) for item in value]
-    if isinstance(value, dict):
-        return {key: _loose(item) for key, item in value.items()}
+    if isinstance(value, Pairs):
+        return Pairs(value.keys, tuple(_loose(item) for item in value.values), value.keyed)
     return value
 
 
@@ -453,8 +745,17 @@ def _alike(a: Any, b: Any, rtol: float, atol: float) -> bool:
         return a == b or abs(a - b) <= atol + rtol * abs(b)
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(_alike(x, y, rtol, atol) for x, y in zip(a, b))
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_alike(a[k], b[k], rtol, atol) for k in a)
+    if isinstance(a, Pairs) and isinstance(b, Pairs):
+        found = _match(a.keyed, b.keyed)
+        if found.only_a_total or found.only_b_total:
+            return False
+        return all(
+            _alike(a.values[a.keyed.index[i]], b.values[b.keyed.index[j]], rtol, atol)
+            for i, j in found.both
+        )
+    if isinstance(a, Items) and isinstance(b, Items):
+        found = _match(a.keyed, b.keyed)
+        return not found.only_a_total and not found.only_b_total
     return type(a) is type(b) and bool(a == b)
 
 
@@ -477,9 +778,23 @@ def _position(path: tuple[Any, ...]) -> str:
 
 def _show(value: Any) -> str:
     """A short rendering of one value of an answer, for the words (a float32 value as
-    float32 writes it: 0.2, not 0.20000000298023224)."""
-    text = float_text(value) if type(value) is float else repr(value)
+    float32 writes it: 0.2, not 0.20000000298023224); never the repr of all of a long string
+    or a large tuple (which could be the size of the answer)."""
+    text = float_text(value) if type(value) is float else _SHORT.repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
+
+
+class _Short(reprlib.Repr):
+    """Reprs bounded before they are made: a string or bytes is cut, then rendered."""
+
+    def repr_bytes(self, x: bytes, level: int) -> str:
+        cut = x[: self.maxstring]
+        return repr(cut) + ("..." if len(x) > len(cut) else "")
+
+
+_SHORT = _Short()
+_SHORT.maxstring = _SHORT.maxother = 60
+_SHORT.maxlevel = 4
 
 
 @dataclass(frozen=True)
@@ -671,12 +986,21 @@ class Scalar(Exact):
             return Difference(
                 Problem.VALUES, path, f"expected {want}{at}, got {got}", lead="Check your condition"
             )
+        want, got = _digits(want), _digits(got)
         text = (
             f"at {_position(path)}: expected {want}, got {got}"
             if path
             else f"expected {want}, got {got}"
         )
         return Difference(Problem.VALUES, path, text)
+
+
+def _digits(value: int) -> str:
+    """An int for the words: a learner's may have thousands of digits, shown by its ends."""
+    text = str(value)
+    if len(text) <= 40:
+        return text
+    return f"{text[:12]}...{text[-12:]} ({len(text.lstrip('-')):,} digits)"
 
 
 def _window(items: Sequence[Any], at: int, show: Callable[[Any], str], radius: int = 3) -> str:
@@ -884,7 +1208,9 @@ class Mapping(Exact):
 
     def read(self, value: Any, path: tuple[Any, ...] = ()) -> Any:
         value = _decoded(value)
-        if isinstance(value, dict):
+        if isinstance(value, Pairs):  # an encoded mapping (a reference's answer)
+            pairs = list(value.items())
+        elif isinstance(value, dict):
             pairs = [
                 (self._key(k, path) if isinstance(k, str) and self.key is not STR else k, v)
                 for k, v in value.items()
@@ -910,22 +1236,26 @@ class Mapping(Exact):
         return [[self.key.toml(k), self.value.toml(v)] for k, v in value.items()]
 
     def diff(self, want: Any, got: Any, path: tuple[Any, ...], tol: Tolerance) -> Difference | None:
-        if not isinstance(got, dict):
+        if not isinstance(got, Pairs):
             return _type_difference(path, got)
-        for key in got:
-            if self.key.diff(key, key, path, tol) is not None and not isinstance(self.key, Auto):
+        if not isinstance(self.key, Auto):
+            wrong = _first_wrong(self.key, got.keys, path, tol)
+            if wrong is not None:
                 return Difference(
-                    Problem.TYPE, path, "", got=f"{what_is(key)} as a key ({_show(key)})"
+                    Problem.TYPE, path, "", got=f"{what_is(wrong)} as a key ({_show(wrong)})"
                 )
-        missing = [k for k in want if k not in got]
-        extra = [k for k in got if k not in want]
-        if missing or extra:
+        # Matched through sorted keys, never a dict of the learner's keys (see Pairs).
+        expected = Pairs.of(list(want), list(want.values()))
+        found = _match(expected.keyed, got.keyed)
+        if found.only_a_total or found.only_b_total:
+            missing = [expected.keys[expected.keyed.index[i]] for i in found.only_a]
+            extra = [got.keys[got.keyed.index[j]] for j in found.only_b]
             of = f" of {_where(path)}" if path else ""
             parts = []
-            if missing:
-                parts.append(f"missing {_keys(missing)}")
-            if extra:
-                parts.append(f"extra {_keys(extra)}")
+            if found.only_a_total:
+                parts.append(f"missing {_keys(missing, found.only_a_total)}")
+            if found.only_b_total:
+                parts.append(f"extra {_keys(extra, found.only_b_total)}")
             return Difference(
                 Problem.SHAPE,
                 path,
@@ -933,21 +1263,42 @@ class Mapping(Exact):
                 lead="Return every expected key and no other",
                 facts=(("keys", f"expected {len(want)}, got {len(got)}"),),
             )
+        # Positions, not keys, index this table: the learner's keys are never hashed.
+        matched = {expected.keyed.index[i]: got.keyed.index[j] for i, j in found.both}
         first, differing = None, 0
-        for key, w in want.items():
-            found: Difference | None = self.value.diff(w, got[key], (*path, ("key", key)), tol)
-            if found is None:
+        for position, (key, w) in enumerate(want.items()):
+            g = got.values[matched[position]]
+            found_here: Difference | None = self.value.diff(w, g, (*path, ("key", key)), tol)
+            if found_here is None:
                 continue
-            if found.problem == Problem.TYPE:
-                return found
-            first, differing = first or found, differing + 1
+            if found_here.problem == Problem.TYPE:
+                return found_here
+            first, differing = first or found_here, differing + 1
         return replace(first, count=differing) if first is not None else None
 
 
-def _keys(keys: list[Any]) -> str:
+def _keys(keys: list[Any], total: int) -> str:
+    """The first keys of *total*, in words: ``keys 'a', 'b' and 3 more``."""
     shown = ", ".join(_show(k) for k in keys[:5])
-    more = f" and {len(keys) - 5} more" if len(keys) > 5 else ""
-    return f"{noun(len(keys), 'key')} {shown}{more}"
+    more = f" and {total - 5} more" if total > 5 else ""
+    return f"{noun(total, 'key')} {shown}{more}"
+
+
+def _first_wrong(kind: Any, values: Sequence[Any], path: tuple[Any, ...], tol: Tolerance) -> Any:
+    """The first of *values* that is not a value of *kind* (a set's member, a mapping's key),
+    else None: in one C-speed pass over their types for a scalar kind."""
+    if isinstance(kind, Scalar):
+        if set(map(type, values)) <= {kind.type}:
+            return None
+        return next(v for v in values if type(v) is not kind.type)
+    for value in values:
+        if kind.diff(value, value, path, tol) is not None:
+            return value if value is not None else _NONE_MEMBER
+    return None
+
+
+#: None as the wrong member of a set (told apart from "nothing wrong").
+_NONE_MEMBER = Other("None")
 
 
 class Group(Exact):
@@ -963,7 +1314,7 @@ class Group(Exact):
 
     def read(self, value: Any, path: tuple[Any, ...] = ()) -> Any:
         value = _decoded(value)
-        if not isinstance(value, (list, tuple, frozenset)):
+        if not isinstance(value, (list, tuple, frozenset, Items)):
             raise Unreadable(self.describe(), path)
         return frozenset(_hashable(self.item.read(v, path)) for v in value)
 
@@ -975,7 +1326,7 @@ class Group(Exact):
             return items
 
     def diff(self, want: Any, got: Any, path: tuple[Any, ...], tol: Tolerance) -> Difference | None:
-        if not isinstance(got, frozenset):
+        if not isinstance(got, Items):
             found = _type_difference(path, got)
             if isinstance(got, (list, tuple)):
                 return replace(
@@ -983,25 +1334,27 @@ class Group(Exact):
                     text=f"got {what_is(got)} (build it with set(...))",
                 )
             return found
-        for item in got:
-            if self.item.diff(item, item, path, tol) is not None:
-                return Difference(
-                    Problem.TYPE, path, "", got=f"{what_is(item)} in the set ({_show(item)})"
-                )
-        missing = sorted(want - got, key=repr)
-        extra = sorted(got - want, key=repr)
-        if not missing and not extra:
+        wrong = _first_wrong(self.item, got.members, path, tol)
+        if wrong is not None:
+            shown = "None" if wrong is _NONE_MEMBER else _show(wrong)
+            return Difference(Problem.TYPE, path, "", got=f"{what_is(wrong)} in the set ({shown})")
+        # Matched through sorted members, never a hash table of the learner's (see Items).
+        expected = Items.of(list(want))
+        merged = _match(expected.keyed, got.keyed)
+        if not merged.only_a_total and not merged.only_b_total:
             return None
         parts = []
-        if missing:
+        if merged.only_a_total:
+            missing = [expected.members[i] for i in merged.only_a]
             parts.append(
                 f"missing {', '.join(_show(v) for v in missing[:5])}"
-                + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+                + (f" and {merged.only_a_total - 5} more" if merged.only_a_total > 5 else "")
             )
-        if extra:
+        if merged.only_b_total:
+            extra = [got.members[j] for j in merged.only_b]
             parts.append(
                 f"not expected {', '.join(_show(v) for v in extra[:5])}"
-                + (f" and {len(extra) - 5} more" if len(extra) > 5 else "")
+                + (f" and {merged.only_b_total - 5} more" if merged.only_b_total > 5 else "")
             )
         of = f" in {_where(path)}" if path else ""
         return Difference(
@@ -1375,9 +1728,9 @@ def _kind_of_value(value: Any) -> Any:
         return STR
     if isinstance(value, bytes):
         return BYTES
-    if isinstance(value, dict):
+    if isinstance(value, (dict, Pairs)):
         return Mapping(AUTO, AUTO)
-    if isinstance(value, frozenset):
+    if isinstance(value, (frozenset, Items)):
         return Group(AUTO)
     if isinstance(value, tuple):
         return Seq(tuple(_kind_of_value(v) for v in value), fixed=True)

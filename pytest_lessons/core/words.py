@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import re
 import struct
+import sys
 from collections.abc import Iterable
 from typing import Any
 
@@ -67,12 +68,30 @@ def fmt_number(value: float, other: float | None = None) -> str:
     """A short form of *value*; longer when needed to tell it from *other*."""
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
-    text = f"{value:.6g}"
-    if other is not None and text == f"{other:.6g}" and value != other:
-        text = float_text(float(value))
-        if text == f"{other:.6g}" or float(text) == other:  # float32's text cannot tell them
-            text = repr(float(value))
+    text = _significant(value, 6)
+    if other is not None and text == _significant(other, 6) and value != other:
+        if isinstance(value, int) and not -_FLOAT_MAX <= value <= _FLOAT_MAX:
+            text = _significant(value, 17)  # beyond a float: its own digits tell them apart
+        else:
+            text = float_text(float(value))
+            if text == _significant(other, 6) or float(text) == other:
+                text = _significant(value, 17)  # float32's text cannot tell them
     return text
+
+
+#: The largest int a float holds (its magnitude): a learner's int beyond it is formatted from
+#: its digits, since ``format(n, "g")`` would raise OverflowError in the grader.
+_FLOAT_MAX = int(sys.float_info.max)
+
+
+def _significant(value: float, digits: int) -> str:
+    """*value* to *digits* significant digits, as ``g`` formats it; an int too large for a
+    float from its own digits (at most Python's int max str digits, so its str is cheap)."""
+    if not isinstance(value, int) or -_FLOAT_MAX <= value <= _FLOAT_MAX:
+        return repr(float(value)) if digits > 15 else f"{value:.{digits}g}"
+    text = str(abs(value))
+    mantissa = (text[0] + "." + text[1:digits]).rstrip("0").rstrip(".")
+    return f"{'-' if value < 0 else ''}{mantissa}e+{len(text) - 1}"
 
 
 def first_row_shape(value: Any) -> tuple[int, ...]:

@@ -37,6 +37,8 @@ import itertools
 import json
 import math
 import re
+import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
@@ -344,25 +346,105 @@ def over_disk(used: int, budget: int, seconds: float = 0.0) -> Outcome:
     )
 
 
+#: Bytes of a result per JSON value the grader reads in it: a result of up to *limit* bytes
+#: may hold ``limit // BYTES_PER_VALUE`` values (1,056,768 for a 32 MiB answer and its
+#: envelope). The grader's memory follows the values, not the bytes: ``[]`` is 3 bytes of
+#: JSON and 64 of Python, ``1,`` 2 and 8, so a 32 MiB answer of small values would take the
+#: pytest process gigabytes. The child packs rectangular blocks of numbers as raw bytes
+#: (``dense``), which count as one value each.
+BYTES_PER_VALUE = 32
+#: The bytes that make JSON values: each value but the first follows one of them.
+_STRUCTURE = (b",", b"[", b"{", b":")
+#: More digits than Python reads as an int (``sys.get_int_max_str_digits``'s default):
+#: converting them takes time quadratic in their number where that limit is off. Anchored at
+#: a run's first digit: unanchored, the search tries every digit of a run as a start, itself
+#: quadratic (4.3 s for 860 KB of 4,300-digit runs; 0.6 s for 32 MiB anchored).
+_LONG_NUMBER = re.compile(rb"(?<![0-9])[0-9]{4301}")
+#: How a JSON object starts.
+_OBJECT = re.compile(rb"[ \t\r\n]*\{")
+
+
+def values_limit(limit: int) -> int:
+    """The most JSON values the grader reads in a result of at most *limit* bytes."""
+    return max(1, limit // BYTES_PER_VALUE)
+
+
+def count_values(data: bytes, most: int) -> int:
+    """How many JSON values *data* holds, counted in C-speed passes over its bytes before
+    any Python object is built: one more than the commas, brackets, braces and colons
+    outside strings. Counted inside strings too at first (an upper bound); only when that
+    bound is over *most* are the strings left out (see :func:`_outside_strings`)."""
+    rough = sum(map(data.count, _STRUCTURE)) + 1
+    if rough <= most:
+        return rough
+    return sum(sum(map(part.count, _STRUCTURE)) for part in _outside_strings(data)) + 1
+
+
+#: The bytes a pass of :func:`_outside_strings` splits at once: its pieces' memory is bounded
+#: by this, not by the answer's size.
+_CHUNK = 1 << 20
+
+
+def _outside_strings(data: bytes) -> Iterator[bytes]:
+    """What of *data* is outside its JSON strings (for malformed JSON, outside what look like
+    them), a chunk at a time. Escaped backslashes go first, then escaped quotes (so that an
+    escaped backslash before a quote still ends a string); then every quote left opens or
+    closes a string, and the text between is kept or dropped by the quotes' parity so far."""
+    text = data.replace(b"\\\\", b"").replace(b'\\"', b"")  # the same object if none
+    inside = False
+    for start in range(0, len(text), _CHUNK):
+        pieces = text[start : start + _CHUNK].split(b'"')
+        yield b"".join(pieces[1::2] if inside else pieces[::2])
+        if len(pieces) % 2 == 0:  # an odd number of quotes: the next chunk starts the other way
+            inside = not inside
+
+
+def _ints_unbounded() -> bool:
+    """Whether this Python converts ints of any length from text (before 3.11 and its
+    backports, or with the limit turned off): then the grader refuses long ones itself."""
+    get = getattr(sys, "get_int_max_str_digits", None)
+    return get is None or get() == 0
+
+
+def too_many(values: int, most: int) -> Outcome:
+    """The outcome of a case whose result holds more values than the grader reads: its own
+    failure, told as a returned answer that was not read (as :func:`too_large`)."""
+    reason = (
+        f"more values than the grader reads: {values:,}; the limit is {most:,}, one per "
+        f"{BYTES_PER_VALUE} bytes of --lesson-answer-size"
+    )
+    return Outcome(kind=RETURNED, answer={TAG: "cut", "reason": reason})
+
+
 def from_untrusted(data: bytes | None, limit: int, seconds: float = 0.0) -> Outcome:
     """The outcome a child's result file says, read as untrusted input: learner code shares
     the process and the folder, so it may have written the file itself.
 
-    Never raises. *data* holds at most *limit* + 1 bytes as read; more than *limit* is the
-    case's own failure (:func:`too_large`), and so is anything that is not a result the child
-    could have written (malformed JSON, a kind the child never reports, fields of the wrong
-    type): a :data:`DIED` outcome saying its answer could not be read. *seconds* is the
+    Never raises, and its work is linear in *data*'s size: *data* holds at most *limit* + 1
+    bytes as read; more than *limit* is the case's own failure (:func:`too_large`), and so are
+    more values than :func:`values_limit` allows (:func:`too_many`, counted before they are
+    parsed), and anything that is not a result the child could have written (malformed JSON,
+    an int of more digits than Python reads, a kind the child never reports, fields of the
+    wrong type): a :data:`DIED` outcome saying its answer could not be read. *seconds* is the
     runner's own measure of the run.
     """
     if data is None:
         return Outcome(kind=DIED, seconds=seconds)
     if len(data) > limit:
         return replace(too_large(len(data), limit), seconds=seconds)
-    try:
-        parsed = json.loads(data)
-        outcome = _believable(parsed)
-    except Exception:  # RecursionError, MemoryError's cousins, a learner's odd values
-        outcome = None
+    outcome = None
+    if not _OBJECT.match(data):  # a result is a JSON object: this is none, whatever it holds
+        return Outcome(kind=DIED, message=UNREADABLE, seconds=seconds)
+    most = values_limit(limit)
+    values = count_values(data, most)
+    if values > most:
+        return replace(too_many(values, most), seconds=seconds)
+    if not (_ints_unbounded() and _LONG_NUMBER.search(b"".join(_outside_strings(data)))):
+        try:
+            parsed = json.loads(data)
+            outcome = _believable(parsed)
+        except Exception:  # RecursionError, MemoryError's cousins, a learner's odd values
+            outcome = None
     if outcome is None:
         return Outcome(kind=DIED, message=UNREADABLE, seconds=seconds)
     return replace(outcome, seconds=seconds)
@@ -508,10 +590,16 @@ _CONTAINERS = frozenset({"tuple", "set", "dict"})
 _HEX = re.compile(r"[0-9a-f]*")
 
 
+#: What json.loads makes that holds no other value.
+_SCALARS = frozenset({bool, int, float, str, type(None)})
+
+
 def valid_answer(answer: Any) -> bool:
     """Whether *answer* is in the answer encoding (see the module docstring), so that the
     judge can read it whatever its values: JSON types, nested at most :data:`ANSWER_DEPTH`
-    levels, tags with fields of their own types. Walked without recursion.
+    levels, tags with fields of their own types. Walked without recursion, and with no
+    Python object made per value: a list of plain values is checked in one C-speed pass,
+    and only the lists and tags within a list wait on the walk's stack.
 
     On the way, each tag's text (a type's name, a dtype, why it was cut: what the words quote)
     is made plain in place by the boundary for learner text (:mod:`~pytest_lessons.isolation
@@ -523,12 +611,15 @@ def valid_answer(answer: Any) -> bool:
         if depth > ANSWER_DEPTH:
             return False
         kind = type(value)
-        if value is None or kind in (bool, int, str):
-            continue
-        if kind is float:
+        if kind in _SCALARS:
             continue  # NaN and infinities are answers too
         if kind is list:
-            stack.extend((item, depth + 1) for item in value)
+            if set(map(type, value)) <= _SCALARS:
+                continue
+            inner = depth + 1
+            for item in value:
+                if type(item) not in _SCALARS:
+                    stack.append((item, inner))
             continue
         if kind is not dict:
             return False
@@ -552,9 +643,12 @@ def valid_answer(answer: Any) -> bool:
                 if tag == "dict":
                     if not all(type(pair) is list and len(pair) == 2 for pair in items):
                         return False
-                    stack.extend((part, depth + 1) for pair in items for part in pair)
+                    for pair in items:
+                        for part in pair:
+                            if type(part) not in _SCALARS:
+                                stack.append((part, depth + 1))
                 else:
-                    stack.extend((item, depth + 1) for item in items)
+                    stack.append((items, depth))  # its items: one level below this tag
             elif tag == "bytes":
                 data = value.get("hex")
                 if not isinstance(data, str) or len(data) % 2 or not _HEX.fullmatch(data):
@@ -625,8 +719,8 @@ def _valid_dense(tag: dict[str, Any]) -> bool:
     assert isinstance(shape, list)
     if len(data) % 4:
         return False
-    size = len(data) // 4 * 3 - (len(data) - len(data.rstrip("=")))
-    return size == 8 * math.prod(shape)
+    padding = 2 if data.endswith("==") else 1 if data.endswith("=") else 0  # no copy made
+    return len(data) // 4 * 3 - padding == 8 * math.prod(shape)
 
 
 def as_lists(answer: Any) -> Any:

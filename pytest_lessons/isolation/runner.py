@@ -88,9 +88,14 @@ RUNNING_GRACE = 5.0
 SWITCH_INTERVAL = 0.0005
 #: Outcomes a pool keeps ready ahead of pytest's asks, per worker: enough that no worker waits
 #: while the judge has a slow stretch (3 a worker cost a class run on 2 cores a third of its
-#: speed: 5.4 s -> 8.5 s for 200 cases), few enough that a class's answers never pile up: at
-#: most this many times the workers times --lesson-answer-size, whatever the class's size.
+#: speed: 5.4 s -> 8.5 s for 200 cases), few enough that a class's answers never pile up.
 AHEAD_PER_WORKER = 16
+#: The bytes of results a pool keeps ready ahead, per worker: a worker runs no case ahead
+#: while its share of the waiting results holds this much. The results wait as the bytes the
+#: child wrote (:class:`Ended`), read only when pytest asks, so the pytest process holds at
+#: most this plus each worker's case in flight (up to --lesson-answer-size), per worker,
+#: whatever the answers hold: measured with ``python benchmarks/answers.py --pool``.
+AHEAD_BYTES_PER_WORKER = 64 << 20
 
 
 @dataclass(frozen=True)
@@ -261,7 +266,73 @@ def _worker_env(base: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def assemble(
+@dataclass(frozen=True)
+class Ended:
+    """How a case's child ended, as the runner saw it, with its result file's bytes not yet
+    read as an answer: :meth:`outcome` reads them. A pool keeps a case it ran ahead this
+    way until pytest asks for it (:meth:`Runner.run_ahead`): as bytes, never as the Python
+    objects an answer becomes (up to 64 bytes of them for each byte of JSON)."""
+
+    status: str
+    """``exited`` or ``timeout``."""
+    gate: str
+    """``open`` once the sandbox closed and learner code was about to load, else why not."""
+    data: bytes | None
+    """The result file's bytes, as read (at most the answer size and its envelope, + 1)."""
+    answer_bytes: int
+    """The job's answer size (:attr:`Job.answer_bytes`)."""
+    seconds: float = 0.0
+    output: str = ""
+    output_cut: int = 0
+    exit_code: int | None = None
+    signal_name: str = ""
+    used: int = 0
+    """Bytes the case's files took in its private folder, as the runner counted them."""
+    budget: int = 0
+    """The disk budget those files had (0: none counted)."""
+
+    @property
+    def size(self) -> int:
+        """The bytes this holds: what a pool counts of the outcomes waiting for pytest."""
+        return len(self.data or b"") + len(self.output)
+
+    @property
+    def timed_out(self) -> bool:
+        """Whether the outcome is a timeout (known without reading the result)."""
+        return self.status == "timeout" and self.gate == "open"
+
+    def outcome(self) -> Outcome:
+        """The case's outcome: the result read as untrusted input
+        (:func:`~pytest_lessons.isolation.outcome.from_untrusted`) where learner code ran
+        and did not time out, else what the runner saw."""
+        if self.gate != "open":
+            # Learner code never ran, so nothing of this is the learner's.
+            why = self.gate or (
+                "the sandbox did not close in time"
+                if self.status == "timeout"
+                else "the process that runs learner code ended before it loaded it"
+            )
+            outcome = Outcome(kind=INTERNAL, message=why, seconds=self.seconds)
+        elif self.status == "timeout":
+            outcome = Outcome(kind=TIMEOUT, seconds=self.seconds)
+        elif self.data is None:
+            outcome = Outcome(
+                kind=DIED, exit_code=self.exit_code, signal=self.signal_name, seconds=self.seconds
+            )
+        else:
+            outcome = from_untrusted(self.data, self.answer_bytes + _ENVELOPE, self.seconds)
+            if outcome.kind == RETURNED and len(self.data) > self.answer_bytes:
+                outcome = replace(
+                    too_large(len(self.data), self.answer_bytes), seconds=self.seconds
+                )
+            if outcome.kind == DIED and not outcome.message:
+                outcome = replace(outcome, exit_code=self.exit_code, signal=self.signal_name)
+        if self.used > self.budget and self.gate == "open" and outcome.kind != TIMEOUT:
+            outcome = over_disk(self.used, self.budget, self.seconds)
+        return outcome.with_output(clean_text(self.output), self.output_cut)
+
+
+def collect(
     status: str,
     result_path: Path,
     job: Job,
@@ -271,13 +342,13 @@ def assemble(
     output_cut: int = 0,
     exit_code: int | None = None,
     signal_name: str = "",
-) -> Outcome:
-    """Build the outcome of a child that ended with *status*, from what the runner saw
-    itself (*seconds* it ran, the *gate*: ``open`` once the sandbox closed and learner code
-    was about to load, else the sandbox's error) and, for the answer only, the result file
-    the child may have written (in the case's private folder, which is removed). Files the
-    case left there over its disk budget fail it (where a tmpfs held them, the kernel kept
-    the budget and nothing is left); an empty result file is no result."""
+) -> Ended:
+    """What a child that ended with *status* left, from what the runner saw itself
+    (*seconds* it ran, the *gate*: ``open`` once the sandbox closed and learner code was
+    about to load, else the sandbox's error) and, for the answer only, the bytes of the
+    result file the child may have written (in the case's private folder, which is removed).
+    Files the case left there over its disk budget fail it (where a tmpfs held them, the
+    kernel kept the budget and nothing is left); an empty result file is no result."""
     data = None
     if status != "timeout" and gate == "open":
         data = read_file(result_path, job.answer_bytes + _ENVELOPE) or None
@@ -289,27 +360,37 @@ def assemble(
         used = remove_counting(_private_folder(result_path))[1]
     else:
         _remove_case(result_path)
-    if gate != "open":
-        # Learner code never ran, so nothing of this is the learner's.
-        why = gate or (
-            "the sandbox did not close in time"
-            if status == "timeout"
-            else "the process that runs learner code ended before it loaded it"
-        )
-        outcome = Outcome(kind=INTERNAL, message=why, seconds=seconds)
-    elif status == "timeout":
-        outcome = Outcome(kind=TIMEOUT, seconds=seconds)
-    elif data is None:
-        outcome = Outcome(kind=DIED, exit_code=exit_code, signal=signal_name, seconds=seconds)
-    else:
-        outcome = from_untrusted(data, job.answer_bytes + _ENVELOPE, seconds)
-        if outcome.kind == RETURNED and len(data) > job.answer_bytes:
-            outcome = replace(too_large(len(data), job.answer_bytes), seconds=seconds)
-        if outcome.kind == DIED and not outcome.message:
-            outcome = replace(outcome, exit_code=exit_code, signal=signal_name)
-    if used > budget and gate == "open" and outcome.kind != TIMEOUT:
-        outcome = over_disk(used, budget, seconds)
-    return outcome.with_output(clean_text(output), output_cut)
+    return Ended(
+        status,
+        gate,
+        data,
+        job.answer_bytes,
+        seconds,
+        output,
+        output_cut,
+        exit_code,
+        signal_name,
+        used,
+        budget,
+    )
+
+
+def assemble(
+    status: str,
+    result_path: Path,
+    job: Job,
+    seconds: float,
+    gate: str = "",
+    output: str = "",
+    output_cut: int = 0,
+    exit_code: int | None = None,
+    signal_name: str = "",
+) -> Outcome:
+    """The outcome of a child that ended with *status* (:func:`collect`, then
+    :meth:`Ended.outcome`)."""
+    return collect(
+        status, result_path, job, seconds, gate, output, output_cut, exit_code, signal_name
+    ).outcome()
 
 
 def _gate(data: bytes) -> str:
@@ -345,6 +426,12 @@ class Runner:
 
     def run(self, job: Job) -> Outcome:
         raise NotImplementedError
+
+    def run_ahead(self, job: Job) -> Outcome | Ended:
+        """Run *job* for a pool that keeps its outcome until pytest asks for it: an
+        :class:`Ended` whose result is read only then, where this runner reads one (by
+        default the outcome itself)."""
+        return self.run(job)
 
     def close(self) -> None:
         """Stop every process this runner started."""
@@ -587,6 +674,10 @@ class ForkRunner(Runner):
         return message
 
     def run(self, job: Job) -> Outcome:
+        ended = self.run_ahead(job)
+        return ended.outcome() if isinstance(ended, Ended) else ended
+
+    def run_ahead(self, job: Job) -> Outcome | Ended:
         outcome = self._attempt(job)
         if outcome is not None:
             return outcome
@@ -604,7 +695,7 @@ class ForkRunner(Runner):
             )
         return Outcome(kind=INTERNAL, message="the worker that runs learner code stopped")
 
-    def _attempt(self, job: Job) -> Outcome | None:
+    def _attempt(self, job: Job) -> Outcome | Ended | None:
         """Run *job* once; None if the worker was lost (it is then closed)."""
         source = read_source(job)
         if isinstance(source, Outcome):
@@ -646,7 +737,7 @@ class ForkRunner(Runner):
         if message.get("status") == "worker_error":
             _remove_case(result_path)
             return Outcome(kind=INTERNAL, message=str(message.get("message", "")))
-        return assemble(
+        return collect(
             status=str(message.get("status")),
             result_path=result_path,
             job=job,
@@ -813,6 +904,10 @@ class SpawnRunner(Runner):
             self._waiting.append(self._start())
 
     def run(self, job: Job) -> Outcome:
+        ended = self.run_ahead(job)
+        return ended.outcome() if isinstance(ended, Ended) else ended
+
+    def run_ahead(self, job: Job) -> Outcome | Ended:
         source = read_source(job)
         if isinstance(source, Outcome):
             return source
@@ -910,7 +1005,7 @@ class SpawnRunner(Runner):
                 signal_name = signal.Signals(-code).name
             except ValueError:
                 signal_name = f"signal {-code}"
-        return assemble(
+        return collect(
             status=status,
             result_path=result_path,
             job=job,
@@ -977,15 +1072,22 @@ class PoolRunner(Runner):
     on its own thread, so an outcome is the same plain data a serial run would get. A learner
     whose code ran out of time *skip_after* times on one file gets no more of its cases run
     ahead: the grader's loop budget would not run them. The count is the caller's (the
-    grading core owns that rule); None runs every case ahead."""
+    grading core owns that rule); None runs every case ahead. *ahead_bytes* bounds the bytes
+    of results waiting, per worker (:data:`AHEAD_BYTES_PER_WORKER`)."""
 
-    def __init__(self, runners: list[Runner], skip_after: int | None = None) -> None:
+    def __init__(
+        self,
+        runners: list[Runner],
+        skip_after: int | None = None,
+        ahead_bytes: int = AHEAD_BYTES_PER_WORKER,
+    ) -> None:
         self.runners = runners
         self.skip_after = skip_after
+        self.ahead_bytes = ahead_bytes
         self.mode = runners[0].mode
         self._lock = threading.Condition()
         self._queue: list[tuple[int, int, str, Job]] = []
-        self._results: dict[str, Outcome] = {}
+        self._results: dict[str, Outcome | Ended] = {}
         self._running: set[str] = set()
         self._ahead: set[str] = set()
         self._timeouts: dict[str, int] = {}
@@ -1065,7 +1167,9 @@ class PoolRunner(Runner):
             self._ahead.discard(key)
             self._files.pop(key, None)
             self._lock.notify_all()  # room for a worker waiting to run ahead
-            return self._results.pop(key)
+            found = self._results.pop(key)
+        # Read here, on pytest's thread, once pytest is about to judge it.
+        return found.outcome() if isinstance(found, Ended) else found
 
     def _serve(self, runner: Runner) -> None:
         while True:
@@ -1077,13 +1181,15 @@ class PoolRunner(Runner):
                 _, _, key, job = heapq.heappop(self._queue)
                 self._running.add(key)
             try:
-                outcome = runner.run(job)
+                # Kept as the result's bytes until pytest asks (see Ended): a class's answers
+                # waiting here are never Python objects, whatever their values.
+                outcome = runner.run_ahead(job)
             except Exception as error:  # the grader's fault: one case says so, the pool goes on
                 outcome = Outcome(kind=INTERNAL, message=f"{type(error).__name__}: {error}")
             with self._lock:
                 self._running.discard(key)
                 self._results[key] = outcome
-                if outcome.kind == TIMEOUT:
+                if _timed_out(outcome):
                     self._skip_after_timeouts(job)
                 self._lock.notify_all()
 
@@ -1094,8 +1200,15 @@ class PoolRunner(Runner):
             return False
         # Not counted: outcomes of a looping learner's file, which pytest may never ask for
         # (the exercise's remaining cases are not run).
-        waiting = sum(1 for k in self._results if not self._looping(self._files.get(k, "")))
-        return waiting + len(self._running) >= AHEAD_PER_WORKER * len(self.runners)
+        waiting = [
+            found
+            for key, found in self._results.items()
+            if not self._looping(self._files.get(key, ""))
+        ]
+        held = sum(found.size for found in waiting if isinstance(found, Ended))
+        if held >= self.ahead_bytes * len(self.runners):
+            return True
+        return len(waiting) + len(self._running) >= AHEAD_PER_WORKER * len(self.runners)
 
     def _looping(self, file: str) -> bool:
         """Whether *file*'s code ran out of time often enough to stop running it ahead."""
@@ -1129,6 +1242,10 @@ class PoolRunner(Runner):
         if self._switch is not None:
             sys.setswitchinterval(self._switch)
             self._switch = None
+
+
+def _timed_out(found: Outcome | Ended) -> bool:
+    return found.timed_out if isinstance(found, Ended) else found.kind == TIMEOUT
 
 
 def _kill(process: subprocess.Popen[bytes]) -> None:
