@@ -5,6 +5,7 @@ whatever pytest is asked to collect, no learner's ``conftest.py``, ``__init__.py
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -132,3 +133,38 @@ def test_nothing_in_the_submissions_folder_is_collected_or_imported_whatever_the
     assert refused.ret == pytest.ExitCode.USAGE_ERROR
     assert "or give the folder a name that does not start with 'test'" in refused.stderr.str()
     assert sorted(p.name for p in marks.iterdir()) == []
+
+
+def test_a_classmates_hard_link_blames_neither_learner_and_a_link_out_of_the_class_is_refused(
+    pytester: pytest.Pytester,
+) -> None:
+    """A red team's archive, unpacked into alice's folder without a filter, made bob's
+    solution.py a name of its own (a hard link): bob was told to hand in his file itself,
+    not a link. A file whose every name is in the class is now the class's unpacking, and
+    both learners are told to ask the instructor; a link to a file outside the class (the
+    course's own) is still its learner's to undo."""
+    root, submissions = pytester.path / "course", pytester.path / "class"
+    make(root, submissions, pytester.path)
+    (submissions / "alice" / "double" / "solution.py").write_text(DOUBLE_RIGHT)
+    bob = submissions / "bob" / "double" / "solution.py"
+    os.link(bob, submissions / "alice" / "double" / "decoy")
+    (submissions / "carol" / "double").mkdir(parents=True)
+    os.link(root / "double" / "solution.py", submissions / "carol" / "double" / "solution.py")
+    result = pytester.runpytest(
+        "course/double",
+        "--lesson-submissions=class",
+        "--lesson-gradebook=grades.csv",
+        "--lesson-show-failures",
+        "-rf",
+        "-p",
+        "no:cacheprovider",
+    )
+    text = " ".join(said(result).split())
+    book = sorted((pytester.path / "grades.csv").read_text().splitlines()[1:])
+    assert book == ["alice,double,2,2,", "bob,double,0,2,", "carol,double,0,2,"], text
+    assert (
+        "Ask your instructor to unpack the class's files again: class/bob/double/solution.py "
+        "is one file with a file in another learner's folder" in text
+    )
+    assert "Hand in class/bob/double/solution.py itself" not in text
+    assert "Hand in class/carol/double/solution.py itself, not a link: it is a hard link" in text

@@ -983,6 +983,19 @@ def test_a_file_too_large_or_a_link_names_the_file_and_the_size() -> None:
     assert headline(Outcome("setup", error_type="link")).startswith(
         "Hand in double/solution.py itself, not a link: double/solution.py is a symbolic link,"
     )
+    # A file with other names in a classmate's folder: the class's unpacking, not theirs.
+    shared = Outcome("setup", error_type="link", details={"links": 2, "classmate": True})
+    assert headline(shared) == (
+        "Ask your instructor to unpack the class's files again: double/solution.py is one file "
+        "with a file in another learner's folder (a hard link that an archive made), and the "
+        "grader reads neither. Nothing in your own files needs to change."
+    )
+    own = Outcome("setup", error_type="link", details={"links": 3})
+    assert headline(own) == (
+        "Hand in double/solution.py itself, not a link: it is a hard link (one file under 3 "
+        "names), and the grader reads only the files you hand in, never a file that is also "
+        "somewhere else."
+    )
 
 
 def test_a_limit_the_case_ran_into_has_its_words_for_every_limit() -> None:

@@ -187,6 +187,12 @@ def _setup(outcome: Outcome, ctx: Context, call: str, where: str) -> Failure:
             f"Rename {which} to {ctx.solution.name}: the exercise reads your code from {where} "
             f"only, and that folder holds {others} instead."
         )
+    elif problem == "link" and outcome.details.get("classmate"):
+        text = (
+            f"Ask your instructor to unpack the class's files again: {where} is one file with "
+            "a file in another learner's folder (a hard link that an archive made), and the "
+            "grader reads neither. Nothing in your own files needs to change."
+        )
     elif problem == "link" and outcome.details.get("links"):
         text = (
             f"Hand in {where} itself, not a link: it is a hard link (one file under "

@@ -190,6 +190,36 @@ def read_beneath(
     return data
 
 
+#: Per class folder: (device, inode) -> the names under it of each file that has several.
+_NAMES: dict[str, dict[tuple[int, int], list[str]]] = {}
+
+
+def names_within(root: Path, path: Path) -> list[str]:
+    """The names under *root* of the file at *path* (a hard link's other names among them),
+    found without following a link, relative to *root*; [] when it cannot be looked at.
+
+    Made once per *root* and only when a class has a hard link at all: a learner's archive
+    unpacked without a filter can make a classmate's file one of its own names, and then
+    the two learners are told so, not that they linked a file themselves."""
+    try:
+        status = os.lstat(path)
+    except OSError:
+        return []
+    index = _NAMES.get(str(root))
+    if index is None:
+        index = {}
+        for folder, _, files in os.walk(root):  # os.walk follows no link by default
+            for name in files:
+                full = os.path.join(folder, name)
+                with contextlib.suppress(OSError):
+                    found = os.lstat(full)
+                    if stat.S_ISREG(found.st_mode) and found.st_nlink > 1:
+                        key = (found.st_dev, found.st_ino)
+                        index.setdefault(key, []).append(os.path.relpath(full, root))
+        _NAMES[str(root)] = index
+    return sorted(index.get((status.st_dev, status.st_ino), []))
+
+
 def read_file(path: Path, limit: int) -> bytes | None:
     """The bytes of a file in a folder learner code could write (a case's result): only a
     regular file, never through a link at its last component, read up to *limit* + 1 bytes so

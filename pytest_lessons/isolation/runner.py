@@ -49,6 +49,7 @@ from pytest_lessons.isolation.child import READY, run_case
 from pytest_lessons.isolation.files import (
     MAX_SOURCE_BYTES,
     Unreadable,
+    names_within,
     read_beneath,
     read_file,
     remove_counting,
@@ -192,6 +193,13 @@ def read_source(job: Job) -> str | Outcome:
         details: dict[str, Any] = {"size": problem.size, "limit": MAX_SOURCE_BYTES}
         if problem.problem == "hard_link":
             details = {"links": problem.size}
+            if job.beneath is not None and beneath != job.solution.parent:
+                # Every name in the class, one of them another learner's: the class's files
+                # were unpacked so (an archive's hard link), and neither learner made it.
+                names = names_within(job.beneath.parent, problem.path)
+                own = job.beneath.name
+                if len(names) == problem.size and any(Path(name).parts[0] != own for name in names):
+                    details["classmate"] = True
         code = _UNREADABLE.get(problem.problem, problem.problem)
         if code == "missing_file":
             return _missing(job.solution)
