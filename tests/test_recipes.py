@@ -665,6 +665,11 @@ def test_the_github_classroom_grade_step_never_runs_the_learners_pytest_config_o
     # pytest configuration would make it the run's rootdir, and its conftest.py the run's.
     (learner / config).write_text(text)
     (learner / "conftest.py").write_text(FORGER)
+    # And a package named like the grader's: `python -m` imports from its folder first.
+    (learner / "pytest_lessons").mkdir()
+    (learner / "pytest_lessons" / "__init__.py").write_text(
+        "from pathlib import Path\n\nPath(__file__).parents[1].joinpath('shadow-ran').touch()\n"
+    )
     output = tmp_path / "github_output"
     env = environment() | {"GITHUB_OUTPUT": str(output), "PYTEST_LESSONS_PRELOAD": "none"}
     env |= runner(tmp_path, learner)
@@ -678,6 +683,7 @@ def test_the_github_classroom_grade_step_never_runs_the_learners_pytest_config_o
     )
     assert run.returncode == 0, run.stdout + run.stderr
     assert not (learner / "conftest-ran").exists(), run.stdout + run.stderr
+    assert not (learner / "shadow-ran").exists(), run.stdout + run.stderr
     result = json.loads(base64.b64decode(output.read_text().strip().partition("=")[2]))
     jsonschema.validate(result, schema("classroom"))
     # The honest grade: double right (2 points), twice not handed in (0 of 2).
