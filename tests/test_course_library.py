@@ -28,6 +28,7 @@ from pytest_lessons.isolation.outcome import Outcome
 from pytest_lessons.isolation.runner import Job, Runner
 
 from helpers import dedent, failed, said
+from helpers.course import EXERCISES, copy
 
 COURSE = """
 [course]
@@ -254,7 +255,16 @@ def test_each_job_carries_the_library_and_only_the_learners_own_parts(tmp_path: 
         ('folder = "course_lib"\nparts = { square = "cube" }', "names 'cube', which is not"),
         (
             'folder = "course_lib"\nsize = 1',
-            "unknown key library.size (known: folder, parts, given)",
+            "unknown key library.size (known: folder, parts, given, shared)",
+        ),
+        ('folder = "course_lib"\nshared = "helper"', "library.shared must be a list"),
+        (
+            'folder = "course_lib"\nparts = { helper = "square" }\nshared = ["helper"]',
+            "take 'helper' out of library.shared or out of library.parts",
+        ),
+        (
+            'folder = "course_lib"\nshared = ["square"]',
+            "take 'square' out of library.shared: it is the part of lesson 'square'",
         ),
         ('folder = "course_lib"\ngiven = { nope = ["square"] }', "names 'nope', which is not"),
         ('folder = "course_lib"\ngiven = { square = "cube" }', "library.given must be a table"),
@@ -541,3 +551,119 @@ def test_a_class_run_keeps_each_lessons_answer_from_its_learners(pytester: pytes
         "solution.py raised ImportError at line 1 while it was loading: Write this lesson's "
         "code without course_lib.square: it is this lesson's own answer" in text
     )
+
+
+# --- every callable the library exports is declared: a lesson's part, or shared -----------
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_the_lesson_check_refuses_a_library_callable_no_lesson_owns_and_none_declared_shared(
+    pytester: pytest.Pytester,
+) -> None:
+    # square is declared square's, cube is lesson cube's by its name; fourth_power and helper
+    # are neither: a one-line wrapper of one could answer a lesson, and the check grades only
+    # the callables themselves as the entry.
+    write_powers(pytester.path, ("square", "cube"))
+    result = pytester.runpytest("--lesson-check", "-p", "no:cacheprovider")
+    text = said(result)
+    assert result.ret == 1, text
+    course_file = pytester.path / "course.toml"
+    for name, line in (("fourth_power", 9), ("helper", 13)):
+        told = (
+            f"declare course_lib.ops.{name} (course_lib/ops.py, line {line}) in {course_file}'s "
+            f'[library]: in parts with the lesson whose answer it is ({name} = "<lesson '
+            f'folder>"), or in shared = ["{name}"] when it is no lesson\'s answer.'
+        )
+        assert f"square: {told}" in " ".join(text.split()), text
+    assert "declare course_lib.ops.square" not in text and "declare course_lib.ops.cube" not in text
+    # Declared shared, they are every lesson's, and the check passes.
+    write_powers(pytester.path, ("square", "cube"), given='shared = ["fourth_power", "helper"]')
+    result = pytester.runpytest("--lesson-check", "-p", "no:cacheprovider")
+    assert result.ret == 0, said(result)
+
+
+def test_the_courses_library_declares_every_callable_it_exports() -> None:
+    found = course.load(EXERCISES / "course.toml")
+    assert found.library is not None
+    assert courselib.undeclared(found.library, found.lessons) == ()
+
+
+#: The red team's answers (issue: a grade taken through library callables no lesson owned):
+#: each wraps a part of the course library that answers, or builds, its lesson.
+WRAPS = {
+    "gelu_mlp": (
+        "from course_lib.gpt import mlp\n\n\n"
+        "def solve(x, W1, b1, W2, b2):\n"
+        '    return mlp(x, {"c_fc.weight": W1, "c_fc.bias": b1, "c_proj.weight": W2, '
+        '"c_proj.bias": b2})\n'
+    ),
+    "attention_module": (
+        "from torch import nn\n"
+        "from course_lib.gpt import causal_self_attention\n\n\n"
+        "class CausalSelfAttention(nn.Module):\n"
+        "    def __init__(self, n_embd, n_head):\n"
+        "        super().__init__()\n"
+        "        self.n_head = n_head\n"
+        "        self.c_attn = nn.Linear(n_embd, 3 * n_embd)\n"
+        "        self.c_proj = nn.Linear(n_embd, n_embd)\n\n"
+        "    def forward(self, x):\n"
+        '        w = {"c_attn.weight": self.c_attn.weight, "c_attn.bias": self.c_attn.bias,\n'
+        '             "c_proj.weight": self.c_proj.weight, "c_proj.bias": self.c_proj.bias}\n'
+        "        return causal_self_attention(x, w, self.n_head)\n"
+    ),
+    "residual_block": (
+        "from course_lib.gpt import layer_norm, causal_self_attention, mlp, sub\n\n\n"
+        "def solve(x, weights, n_head):\n"
+        '    h = layer_norm(x, weights["ln_1.weight"], weights["ln_1.bias"])\n'
+        '    x = x + causal_self_attention(h, sub(weights, "attn."), n_head)\n'
+        '    h = layer_norm(x, weights["ln_2.weight"], weights["ln_2.bias"])\n'
+        '    return x + mlp(h, sub(weights, "mlp."))\n'
+    ),
+}
+
+#: What the wrapping learner is told on each case of each lesson.
+REFUSED = {
+    "gelu_mlp": "without course_lib.mlp: it is this lesson's own answer",
+    "attention_module": "without course_lib.causal_self_attention: it is this lesson's own answer",
+    "residual_block": (
+        "without course_lib.causal_self_attention: it is the answer of lesson "
+        "attention_module, which comes later in the course"
+    ),
+}
+
+
+@needs_landlock
+@pytest.mark.parametrize("isolation", ["fork", "spawn"])
+def test_a_class_run_fails_the_wrappers_of_library_parts_and_passes_a_right_solution(
+    pytester: pytest.Pytester, isolation: str
+) -> None:
+    copy(pytester, *WRAPS, library=True)
+    for lesson, code in WRAPS.items():
+        for learner, text in (
+            ("mallory", code),
+            ("bob", (EXERCISES / lesson / "reference.py").read_text()),
+        ):
+            folder = pytester.path / "submissions" / learner / lesson
+            folder.mkdir(parents=True)
+            (folder / "solution.py").write_text(text)
+    result = pytester.runpytest(
+        "--lesson-submissions=submissions",
+        f"--lesson-isolation={isolation}",
+        "--lesson-report=report.json",
+        "-p",
+        "no:cacheprovider",
+    )
+    text = said(result)
+    assert result.ret == 1, text
+    report = json.loads((pytester.path / "report.json").read_text())
+    scored: dict[tuple[str, str], list[float]] = {}
+    for row in report["results"]:
+        scored.setdefault((row["learner"], row["exercise"]), []).append(row["points"])
+        if row["learner"] == "mallory":
+            assert "raised ImportError" in row["headline"], row
+            # A hidden case says only that it failed, and how: its words are a public case's.
+            assert row["hidden"] or REFUSED[row["exercise"]] in row["headline"], row
+    for lesson in WRAPS:
+        cases = len(model.load(pytester.path / lesson / "exercise.toml").cases)
+        assert sum(scored["bob", lesson]) == cases == len(scored["mallory", lesson]), lesson
+        assert sum(scored["mallory", lesson]) == 0, lesson

@@ -233,6 +233,14 @@ def step_script(workflow: str, name: str) -> str:
     return dedent(step.group(1))
 
 
+def runner(tmp_path: Path, learner: Path) -> dict[str, str]:
+    """What GitHub sets for a job's steps: the learner's checkout, and the runner's own
+    temporary folder outside it."""
+    temp = tmp_path / "runner-temp"
+    temp.mkdir(exist_ok=True)
+    return {"GITHUB_WORKSPACE": str(learner), "RUNNER_TEMP": str(temp)}
+
+
 @pytest.mark.usefixtures("checkout_on_pythonpath")
 def test_the_github_classroom_workflow_grades_the_grading_copy_with_the_wheel(
     tmp_path: Path, wheel: Path, shared_torch: Path
@@ -250,7 +258,7 @@ def test_the_github_classroom_workflow_grades_the_grading_copy_with_the_wheel(
     shutil.copy(wheel, grading / "dist")
     venv_dir = torch_venv(tmp_path / "venv", shared_torch)
     output = tmp_path / "github_output"
-    env = environment(venv_dir) | {"GITHUB_OUTPUT": str(output)}
+    env = environment(venv_dir) | {"GITHUB_OUTPUT": str(output)} | runner(tmp_path, learner)
     for name in ("Install", "Grade"):
         run = subprocess.run(
             ["bash", "-e", "-c", step_script(workflow, name)],
@@ -263,6 +271,7 @@ def test_the_github_classroom_workflow_grades_the_grading_copy_with_the_wheel(
         assert run.returncode == 0, run.stdout + run.stderr
     assert str(venv_dir) in installed_from(venv_dir / "bin" / "python")
     assert not (learner / ".grading").exists()  # later steps never see the grading copy
+    assert not (tmp_path / "runner-temp" / "lessons-grading").exists()
     name, _, encoded = output.read_text().strip().partition("=")
     assert name == "result"
     # What the reporter does with LESSONS_RESULTS: base64, then JSON.
@@ -435,7 +444,7 @@ def test_the_github_classroom_grade_step_fails_when_pytest_cannot_grade(
     broken_course(learner / ".grading", kind)
     assert pytest_status(learner / ".grading") == status
     output = tmp_path / "github_output"
-    env = environment() | {"GITHUB_OUTPUT": str(output)}
+    env = environment() | {"GITHUB_OUTPUT": str(output)} | runner(tmp_path, learner)
     run = subprocess.run(
         ["bash", "-e", "-c", step_script(workflow, "Grade")],
         cwd=learner,
@@ -595,6 +604,7 @@ def test_the_github_classroom_grade_step_grades_a_link_as_the_learners_error(
     (mine / "thrice" / "solution.py").write_text(dedent(DOUBLE_RIGHT))
     output = tmp_path / "github_output"
     env = environment() | {"GITHUB_OUTPUT": str(output), "PYTEST_LESSONS_PRELOAD": "none"}
+    env |= runner(tmp_path, learner)
     run = subprocess.run(
         ["bash", "-e", "-c", grade_step],
         cwd=learner,
@@ -609,6 +619,81 @@ def test_the_github_classroom_grade_step_grades_a_link_as_the_learners_error(
     tests = [(t["name"].split(": ")[0], t["score"], t["message"]) for t in result["tests"]]
     assert linked_scores(tests) == {"double": 0, "twice": 0, "thrice": 2}
     assert "exercises/double/solution.py itself, not a link" in result["tests"][0]["message"]
+
+
+#: A learner's conftest.py at their repository's root: it leaves a mark, and at exit writes
+#: the classroom report as all-pass (what the red team's did, after reading a reference).
+FORGER = """
+import atexit, json, sys
+from pathlib import Path
+
+Path(__file__).with_name("conftest-ran").write_text("imported by the grading run")
+
+
+def forge():
+    for arg in sys.argv:
+        if arg.startswith("--lesson-report="):
+            report = Path(arg.partition("=")[2])
+            tests = [{"name": "forged", "status": "pass", "score": 99, "max_score": 99}]
+            report.write_text(json.dumps(
+                {"version": 1, "status": "pass", "max_score": 99, "tests": tests}
+            ))
+
+
+atexit.register(forge)
+"""
+
+
+@pytest.mark.parametrize(
+    ("config", "text"),
+    [
+        ("pytest.ini", "[pytest]\n"),
+        ("pyproject.toml", "[tool.pytest.ini_options]\n"),
+        ("tox.ini", "[pytest]\n"),
+        ("setup.cfg", "[tool:pytest]\n"),
+    ],
+)
+def test_the_github_classroom_grade_step_never_runs_the_learners_pytest_config_or_conftest(
+    tmp_path: Path, config: str, text: str
+) -> None:
+    workflow = (RECIPES / "github-classroom" / "classroom.yml").read_text()
+    learner = tmp_path / "repo"
+    stub_exercises(learner / ".grading" / "exercises")
+    (learner / "exercises" / "double").mkdir(parents=True)
+    (learner / "exercises" / "double" / "solution.py").write_text(dedent(DOUBLE_RIGHT))
+    # At the root of the learner's repository, which holds the grading copy's folder: a
+    # pytest configuration would make it the run's rootdir, and its conftest.py the run's.
+    (learner / config).write_text(text)
+    (learner / "conftest.py").write_text(FORGER)
+    # And a package named like the grader's: `python -m` imports from its folder first.
+    (learner / "pytest_lessons").mkdir()
+    (learner / "pytest_lessons" / "__init__.py").write_text(
+        "from pathlib import Path\n\nPath(__file__).parents[1].joinpath('shadow-ran').touch()\n"
+    )
+    output = tmp_path / "github_output"
+    env = environment() | {"GITHUB_OUTPUT": str(output), "PYTEST_LESSONS_PRELOAD": "none"}
+    env |= runner(tmp_path, learner)
+    run = subprocess.run(
+        ["bash", "-e", "-c", step_script(workflow, "Grade")],
+        cwd=learner,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert not (learner / "conftest-ran").exists(), run.stdout + run.stderr
+    assert not (learner / "shadow-ran").exists(), run.stdout + run.stderr
+    result = json.loads(base64.b64decode(output.read_text().strip().partition("=")[2]))
+    jsonschema.validate(result, schema("classroom"))
+    # The honest grade: double right (2 points), twice not handed in (0 of 2).
+    assert result["status"] == "fail" and result["max_score"] == 4
+    scores: dict[str, float] = {}
+    for test in result["tests"]:
+        lesson = test["name"].split(": ")[0]
+        scores[lesson] = scores.get(lesson, 0) + test["score"]
+    assert scores == {"double": 2, "twice": 0}
+    assert f"rootdir: {tmp_path / 'runner-temp'}" in run.stdout
 
 
 def test_the_github_actions_grade_step_grades_a_link_as_that_learners_error(

@@ -273,6 +273,7 @@ class LessonCheck:
             for what, numbers in wrong.items():
                 problems.append(f"{where}: on {case_list(numbers)} {what}")
         problems += self._look_alikes(answers)
+        problems += self._library_undeclared()
         problems += self._library_answers(scratch)
         self.notes = margins(self.grader, exercise, right, wrong_lists) + raising_notes
         if not problems:
@@ -313,6 +314,33 @@ class LessonCheck:
                     f"{name}: {who} passes every case of the learner's copy: only hidden "
                     "cases catch it, so a learner would never see it caught"
                 )
+        return problems
+
+    def _library_undeclared(self) -> list[str]:
+        """Each public callable of the course library that is neither a lesson's part nor
+        declared ``shared``: the lesson's code could import it (or a wrapper of it), and
+        nothing says whose answer it is, so nothing keeps it from the lesson it answers."""
+        try:
+            found = course.find(self.exercise.path)
+        except course.CourseError:
+            return []  # the run itself says why course.toml cannot be used
+        if found is None or found.library is None:
+            return []
+        library = found.library
+        problems = []
+        for definition in courselib.undeclared(library, found.lessons):
+            where = Path(definition.file)
+            if where.is_relative_to(found.path.parent):
+                where = where.relative_to(found.path.parent)
+            name = definition.name
+            problems.append(
+                f"{self.exercise.slug}: declare {definition.module}.{name} ({where.as_posix()}, "
+                f"line {definition.line}) in {found.path}'s [library]: in parts with the lesson "
+                f'whose answer it is ({name} = "<lesson folder>"), or in shared = ["{name}"] '
+                "when it is no lesson's answer. Undeclared, every lesson's code can import it, "
+                "so a lesson it answers, or that a one-line wrapper of it answers, would be "
+                "passed by the library"
+            )
         return problems
 
     def _library_answers(self, scratch: Path) -> list[str]:

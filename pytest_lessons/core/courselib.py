@@ -7,6 +7,7 @@ learner, reference and mistake code may import (``from course_lib import triu``)
 folder = "course_lib"                      # a package beside course.toml; its name is the import
 parts = { triu = "triu", block = "residual_block" }   # name in the package -> the lesson it solves
 given = { train_steps = ["gpt_forward"] }  # optional: a lesson that may use a later lesson's part
+shared = ["sub", "load_weights"]           # the callables that are no lesson's answer
 ```
 
 A later lesson then runs on the reference's parts, so one early bug does not fail every
@@ -22,8 +23,12 @@ later one's (unless ``given`` lends that one to it), and never a definition of t
 that uses a hidden part (``gpt_forward`` calls ``block``: where ``block`` is hidden, so is
 ``gpt_forward``). :func:`view` cuts those definitions out of the source before it travels:
 the code that runs the lesson never holds them, and an import of one is told which lesson it
-belongs to. The lesson check grades every callable a lesson can import as its entry
-(``--lesson-check``), so one that answers it, declared or not, is found.
+belongs to. Every other public callable of the library is named in ``shared``: no lesson's
+answer, so every lesson may import it. The lesson check refuses a library with a callable
+that is neither (:func:`undeclared`): a wrapper of an undeclared part (``def solve(...):
+return mlp(...)``) would answer its lesson from a name no lesson owns. It also grades every
+callable a lesson can import as its entry (``--lesson-check``), so a shared one, or an
+earlier lesson's part, that answers it is found.
 
 The grader reads the package's ``.py`` files here, and the job carries them as text
 (:class:`pytest_lessons.isolation.library.Library`): the sandbox opens nothing new, so the
@@ -60,6 +65,8 @@ class CourseLibrary:
     """(name in the package, the ``exercise.toml`` of the lesson it solves), as declared."""
     given: tuple[tuple[Path, tuple[str, ...]], ...] = ()
     """(a lesson's ``exercise.toml``, the parts of later lessons its code may import)."""
+    shared: tuple[str, ...] = ()
+    """The callables declared no lesson's answer, which every lesson may import."""
 
     @property
     def package(self) -> str:
@@ -72,10 +79,10 @@ def read_library(course: Path, raw: Any, lessons: tuple[Path, ...]) -> CourseLib
     ValueError naming the file and the problem."""
     if not isinstance(raw, dict):
         raise ValueError(f"{course}: [library] must be a table with a folder")
-    unknown = sorted(set(raw) - {"folder", "parts", "given"})
+    unknown = sorted(set(raw) - {"folder", "parts", "given", "shared"})
     if unknown:
         raise ValueError(
-            f"{course}: unknown key library.{unknown[0]} (known: folder, parts, given)"
+            f"{course}: unknown key library.{unknown[0]} (known: folder, parts, given, shared)"
         )
     name = raw.get("folder")
     if not isinstance(name, str) or not name.isidentifier() or "/" in name:
@@ -108,7 +115,28 @@ def read_library(course: Path, raw: Any, lessons: tuple[Path, ...]) -> CourseLib
         (_lesson(course, lesson, lessons, f"library.given.{lesson}"), tuple(names))
         for lesson, names in given_table.items()
     ]
-    return CourseLibrary(folder.resolve(), tuple(parts), tuple(given))
+    shared = raw.get("shared", [])
+    if not isinstance(shared, list) or not all(
+        isinstance(n, str) and n.isidentifier() for n in shared
+    ):
+        raise ValueError(
+            f"{course}: library.shared must be a list of the library's names that are no "
+            'lesson\'s answer, such as shared = ["sub", "load_weights"]'
+        )
+    folders = {lesson.parent.name for lesson in lessons}
+    for name in shared:
+        if name in table:
+            raise ValueError(
+                f"{course}: take {name!r} out of library.shared or out of library.parts: "
+                f"a name is either a lesson's part (parts gives it to {table[name]!r}) or "
+                "no lesson's (shared), not both"
+            )
+        if name in folders:
+            raise ValueError(
+                f"{course}: take {name!r} out of library.shared: it is the part of lesson "
+                f"{name!r}, whose folder has its name"
+            )
+    return CourseLibrary(folder.resolve(), tuple(parts), tuple(given), tuple(shared))
 
 
 def _lesson(course: Path, lesson: str, lessons: tuple[Path, ...], key: str) -> Path:
@@ -254,6 +282,15 @@ def definitions(library: CourseLibrary) -> tuple[Definition, ...]:
                 arity = _arity(node) if getattr(node, "name", None) == name else None
                 found[name] = Definition(name, module.name, module.file, statement.first, arity)
     return tuple(found.values())
+
+
+def undeclared(library: CourseLibrary, lessons: Iterable[Path]) -> tuple[Definition, ...]:
+    """The public callables of *library* that are neither a lesson's part (in ``parts``, or
+    named like a lesson of *lessons*, their ``exercise.toml`` files) nor declared ``shared``:
+    a lesson's code could import them, and nothing says whose answer they are."""
+    declared = {name for name, _ in library.parts} | set(library.shared)
+    declared |= {Path(lesson).parent.name for lesson in lessons}
+    return tuple(d for d in definitions(library) if d.name not in declared)
 
 
 def view(
@@ -489,4 +526,6 @@ def export(library: CourseLibrary | None, target: Path, copied: dict[Path, str])
         # JSON's strings and lists are TOML's too.
         items = ", ".join(f"{json.dumps(s)} = {json.dumps(list(names))}" for s, names in lent)
         lines.append("given = { " + items + " }")
+    if library.shared:
+        lines.append(f"shared = {json.dumps(list(library.shared))}")
     return lines

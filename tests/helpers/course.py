@@ -18,7 +18,9 @@ else:  # pragma: no cover
 EXERCISES = ROOT / "exercises"
 
 
-def copy(pytester: pytest.Pytester, *names: str) -> None:
+def copy(pytester: pytest.Pytester, *names: str, library: bool = False) -> None:
+    """Copy the course's lessons *names* into the pytester folder, with the shared files and,
+    for a lesson whose reference imports it (or with *library*), the course library."""
     for name in names:
         shutil.copytree(
             EXERCISES / name, pytester.path / name, ignore=shutil.ignore_patterns("__pycache__")
@@ -26,7 +28,9 @@ def copy(pytester: pytest.Pytester, *names: str) -> None:
     files = any(
         "../fixtures/" in (EXERCISES / name / "exercise.toml").read_text() for name in names
     )
-    library = any("course_lib" in (EXERCISES / name / "reference.py").read_text() for name in names)
+    library = library or any(
+        "course_lib" in (EXERCISES / name / "reference.py").read_text() for name in names
+    )
     if files or library:
         # A lesson reading the course's shared files needs them and a course.toml above it
         # (no file climbs out of the course), one that lists only the lessons copied; a
@@ -51,6 +55,14 @@ def copy(pytester: pytest.Pytester, *names: str) -> None:
             if lent:
                 text += "given = { " + ", ".join(f"{f} = {json.dumps(n)}" for f, n in lent.items())
                 text += " }\n"
+            # The course's shared callables, and the parts of the lessons not copied: no
+            # lesson here owns those (the lesson check refuses a callable that is neither).
+            shared = [
+                *table.get("shared", []),
+                *(n for n in table.get("parts", {}) if n not in kept),
+            ]
+            if shared:
+                text += f"shared = {json.dumps(shared)}\n"
         for chapter in course["chapter"]:
             lessons = [lesson for lesson in chapter["lessons"] if lesson in names]
             if lessons:
