@@ -169,7 +169,7 @@ def test_own_parts_are_the_learners_solutions_and_a_missing_one_says_which_lesso
     text = said(result)
     # x + x for the square: the own lesson gets 7, the one on the library's parts 10.
     assert "own 0 of 1 cases" in text and "library passed" in text
-    assert "got 7, expected 10" in text
+    assert "your number is 7, the expected one 10" in text
     (pytester.path / "square" / "solution.py").unlink()
     text = said(pytester.runpytest("own", "-p", "no:cacheprovider"))
     assert "Write lesson square first: this lesson runs on your own solutions" in text
