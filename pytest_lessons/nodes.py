@@ -80,8 +80,11 @@ class ExerciseFile(pytest.File):
         try:
             exercise = model.load(self.path)
         except model.ExerciseError as error:
+            lessons.exercises[self.path] = None
             yield BrokenExercise.from_parent(self, name="exercise", error=error)
             return
+        # The summary's hints and worked solution come from here: the file is parsed once.
+        lessons.exercises[exercise.path] = exercise
         # Its input files too, wherever in the course they are.
         lessons.course.update(datafiles.folders(exercise.folder, exercise.cases))
         if lessons.runs_cases:

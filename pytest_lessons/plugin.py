@@ -699,6 +699,7 @@ def pytest_terminal_summary(
         solution=config.getoption("lesson_solution"),
         rerun=_paths(config),
         courses=_courses(Path(r.path) for r in results),
+        find=lessons.exercise,
     )
     terminalreporter.write_sep("=", "lessons")
     for line in lines:

@@ -235,6 +235,28 @@ text = "Each value, v * 2."
 )
 
 
+DELETE_AFTER_COLLECTION = """
+def pytest_collection_finish(session):
+    for item in session.items:
+        item.path.unlink(missing_ok=True)
+"""
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_the_summary_uses_what_collection_read_and_never_parses_the_file_again(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    # The file is gone by the time the summary is written: its hints come from collection.
+    folder = make_exercise(solution="def solve(x):\n    return x\n", toml=HINTED_TOML)
+    pytester.makeconftest(DELETE_AFTER_COLLECTION)
+    first = pytester.runpytest("double")
+    assert not (folder / "exercise.toml").exists()
+    first.stdout.fnmatch_lines(["Stuck? `pytest double --lesson-hints` opens a hint."])
+    make_exercise(solution="def solve(x):\n    return x\n", toml=HINTED_TOML)
+    opened = pytester.runpytest("double", "--lesson-hints", "--lesson-solution=show-anyway")
+    opened.stdout.fnmatch_lines(["Worked solution of double", "Hint 1: First", "    Multiply."])
+
+
 @pytest.mark.usefixtures("no_preload")
 def test_hints_open_one_per_run_and_are_remembered(
     pytester: pytest.Pytester, make_exercise: Make
