@@ -3,9 +3,11 @@
 Implement them in a ``conftest.py`` or a plugin. They are called through the item's ``ihook``, so
 a ``conftest.py`` inside a lesson's folder speaks for that lesson only.
 
-The built-in behaviour is made of ordinary ``trylast`` implementations in plugins named
-``lessons.watch_outs`` and ``lessons.detectors``: yours run before them, and either can be turned
-off with ``-p no:lessons.detectors`` (or ``config.pluginmanager.set_blocked(...)``).
+The built-in diagnosis is the grading core's own (:mod:`pytest_lessons.core.explain`): the
+lesson's watch-outs and the generic detectors, which every implementation of the hook adds to.
+Yours come first among diagnoses of equal rank, and either built-in part can be turned off by
+its name, ``-p no:lessons.watch_outs`` or ``-p no:lessons.detectors`` (or
+``config.pluginmanager.set_blocked(...)``).
 """
 
 from __future__ import annotations
@@ -27,10 +29,11 @@ def pytest_lessons_diagnose(
     """Say what went wrong with a failing case's answer, or return None.
 
     Called only when the learner's code returned an answer that is wrong (errors, crashes and
-    timeouts have their own messages). Every implementation is called; the report shows the
-    diagnosis with the lowest ``rank`` (``diagnose.WATCH_OUT`` = 10 outranks
-    ``diagnose.DETECTOR`` = 20), so a lesson's own words win over generic ones. A diagnosis
-    with ``shows_values=True`` is not shown for hidden cases.
+    timeouts have their own messages). Every implementation is called, and the core's built-in
+    diagnosis (the lesson's watch-outs, the generic detectors) is made beside them; the report
+    shows the diagnosis with the lowest ``rank`` of all (``diagnose.WATCH_OUT`` = 10 outranks
+    ``diagnose.DETECTOR`` = 20), so a lesson's own words win over generic ones, and yours win
+    among equals. A diagnosis with ``shows_values=True`` is not shown for hidden cases.
 
     :param item: the failing case: its test item in a grading run, the graded ``attempt``
         under ``--lesson-check``; both have ``item.exercise`` and ``item.case``, the model

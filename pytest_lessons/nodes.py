@@ -3,8 +3,8 @@
 Thin glue over the grading core: reading the file is :mod:`~pytest_lessons.core.model`'s job,
 grading a case :class:`~pytest_lessons.core.grader.Grader`'s, checking a lesson
 :mod:`~pytest_lessons.core.authoring`'s. The items turn what they give back into pytest's outcomes
-and connect the ``pytest_lessons_diagnose`` hook. Collection parses TOML only; it imports
-neither torch nor learner code.
+and add the ``pytest_lessons_diagnose`` hook to the core's own diagnosis. Collection parses
+TOML only; it imports neither torch nor learner code.
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ import pytest
 from pytest_lessons.core import authoring, datafiles, export, model
 from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.diagnose import Diagnosis, Evidence, best
+from pytest_lessons.core.explain import BUILT_IN, Diagnoser
 from pytest_lessons.core.frontend import grader_failed
-from pytest_lessons.core.grader import Diagnoser, broken_result
+from pytest_lessons.core.record import broken_result
 from pytest_lessons.core.results import CaseResult
 from pytest_lessons.core.submissions import Roll, handed_in
 from pytest_lessons.core.texts import colour_map
@@ -80,8 +81,11 @@ class ExerciseFile(pytest.File):
         try:
             exercise = model.load(self.path)
         except model.ExerciseError as error:
+            lessons.exercises[self.path] = None
             yield BrokenExercise.from_parent(self, name="exercise", error=error)
             return
+        # The summary's hints and worked solution come from here: the file is parsed once.
+        lessons.exercises[exercise.path] = exercise
         # Its input files too, wherever in the course they are.
         lessons.course.update(datafiles.folders(exercise.folder, exercise.cases))
         if lessons.runs_cases:
@@ -150,8 +154,9 @@ def learners(submissions: Path, shard: tuple[int, int] | None = None) -> list[st
 
 
 def diagnoser(node: pytest.Item) -> Diagnoser:
-    """The ``pytest_lessons_diagnose`` hook as the grading core's diagnosis callback, called
-    through *node*'s ``ihook`` so a lesson's own ``conftest.py`` speaks for that lesson only."""
+    """The ``pytest_lessons_diagnose`` hook as the front end's addition to the core's built-in
+    diagnosis, called through *node*'s ``ihook`` so a lesson's own ``conftest.py`` speaks for
+    that lesson only."""
 
     def diagnose(attempt: Attempt, evidence: Evidence) -> Diagnosis | None:
         item = node if isinstance(node, CaseItem) else attempt
@@ -159,6 +164,15 @@ def diagnoser(node: pytest.Item) -> Diagnoser:
         return best(found)
 
     return diagnose
+
+
+def built_in(config: pytest.Config) -> frozenset[str]:
+    """The parts of the core's built-in diagnosis this run keeps: each is turned off by
+    blocking its plugin name, ``lessons.watch_outs`` or ``lessons.detectors`` (``-p
+    no:lessons.detectors``, or ``config.pluginmanager.set_blocked``). Asked for each case, so a
+    name blocked after start-up counts, as it did when the parts were hookimpls."""
+    manager = config.pluginmanager
+    return frozenset(part for part in BUILT_IN if not manager.is_blocked(f"lessons.{part}"))
 
 
 class BrokenExercise(pytest.Item):
@@ -224,7 +238,7 @@ class CaseItem(pytest.Item):
     def runtest(self) -> None:
         grader = session_of(self.config).grader
         try:
-            graded = grader.grade(self.attempt, diagnoser(self))
+            graded = grader.grade(self.attempt, diagnoser(self), built_in(self.config))
         except Exception as error:
             # The grader's own fault; the case still has its result and its full points.
             graded = grader.failed(self.attempt, error)
@@ -269,7 +283,9 @@ class LessonCheckItem(pytest.Item):
                 exercise = model.load(exercise.path)  # the check reads the new snapshots
             except (authoring.LessonProblem, model.ExerciseError) as problem:
                 raise LessonFailure(str(problem)) from None
-        check = authoring.LessonCheck(grader, exercise, diagnoser(self), committed)
+        check = authoring.LessonCheck(
+            grader, exercise, diagnoser(self), committed, built_in(self.config)
+        )
         problems = check.problems()
         self.lesson_notes += check.notes
         if problems:

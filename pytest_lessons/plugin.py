@@ -1,7 +1,7 @@
 """The pytest plugin, registered through the ``pytest11`` entry point as ``lessons``.
 
 It collects ``exercise.toml`` files, resolves the run settings once, owns the runner that
-executes learner code, registers the diagnosis hooks and their built-in implementations, and
+executes learner code, registers the diagnosis hook (the built-in diagnosis is the core's), and
 writes the ``lessons`` summary (progress, hints, worked solutions). Loading it imports neither
 torch nor any learner code. It holds the hookimpls; what they write in the terminal (the
 header, the fold of repeated faults, a class's progress line, the results collected from
@@ -21,9 +21,7 @@ from typing import Any
 import pytest
 
 from pytest_lessons import hooks
-from pytest_lessons.core import course, diagnose, model, parts, settings, summary
-from pytest_lessons.core.attempt import Attempt
-from pytest_lessons.core.diagnose import Diagnosis, Evidence
+from pytest_lessons.core import course, model, parts, settings, summary
 from pytest_lessons.core.frontend import choose_sandbox, shown_path
 from pytest_lessons.core.plan import Plan, PlanError
 from pytest_lessons.core.runs import LOOP_TIMEOUTS
@@ -59,26 +57,6 @@ _REDIRECTED = pytest.StashKey[list[str]]()
 _WRITTEN = pytest.StashKey[list[str]]()
 #: The files the run was asked to write that could not be written, each with why.
 _WRITE_ERROR = pytest.StashKey[WriteFailed]()
-
-
-class WatchOutMatcher:
-    """Built-in: the lesson's ``[[watch_out]]`` entries (plugin name ``lessons.watch_outs``),
-    matched by the grading core."""
-
-    def __init__(self, lessons: LessonSession) -> None:
-        self.lessons = lessons
-
-    @pytest.hookimpl(trylast=True)
-    def pytest_lessons_diagnose(self, attempt: Attempt, evidence: Evidence) -> Diagnosis | None:
-        return self.lessons.grader.watch_outs.match(attempt, evidence)
-
-
-class GenericDetectors:
-    """Built-in: layout, scaling, mask, row and order detectors (``lessons.detectors``)."""
-
-    @pytest.hookimpl(trylast=True)
-    def pytest_lessons_diagnose(self, evidence: Evidence) -> Diagnosis | None:
-        return diagnose.detect(evidence)
 
 
 class CheckNotes:
@@ -328,8 +306,6 @@ def pytest_configure(config: pytest.Config) -> None:
         # following them. (It is a process of its own: pytest itself imports no torch.)
         lessons.runner.warm_up()
     config.pluginmanager.register(ResultCollector(lessons), "lessons.results")
-    config.pluginmanager.register(WatchOutMatcher(lessons), "lessons.watch_outs")
-    config.pluginmanager.register(GenericDetectors(), "lessons.detectors")
     config.pluginmanager.register(CheckNotes(), "lessons.check_notes")
     if (
         submissions is not None
@@ -729,6 +705,7 @@ def pytest_terminal_summary(
         solution=config.getoption("lesson_solution"),
         rerun=_paths(config),
         courses=_courses(Path(r.path) for r in results),
+        find=lessons.exercise,
     )
     terminalreporter.write_sep("=", "lessons")
     for line in lines:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_lessons.core import settings
+from pytest_lessons.core import model, settings, summary
 from pytest_lessons.core.frontend import FaultGroups, shown_path
 from pytest_lessons.core.grader import Grader
 from pytest_lessons.core.results import CaseResult
@@ -46,6 +46,9 @@ class LessonSession:
     """pytest's root folder: none of it is readable to learner code."""
     course: set[Path] = field(default_factory=set)
     """Every exercise folder collected: none of it is readable to learner code."""
+    exercises: dict[Path, model.Exercise | None] = field(default_factory=dict)
+    """Every exercise collected, by its file (None for one that cannot be read): what the
+    summary reads (:meth:`exercise`)."""
     shard: tuple[int, int] | None = None
     """Batch grading: (K, N) to grade the K-th of N shards of the learners."""
     planned: Roll | None = None
@@ -82,6 +85,14 @@ class LessonSession:
         if self.planned is not None:
             return self.planned
         return Roll.of(self.submissions, self.shard, self.show(self.submissions))
+
+    def exercise(self, path: Path) -> model.Exercise | None:
+        """The exercise of *path* as collection read it, so the summary parses nothing again
+        (the file may have changed or gone since). Only a process that collected nothing, a
+        pytest-xdist controller, reads the file itself, once per exercise."""
+        if path not in self.exercises:
+            self.exercises[path] = summary.load(path)
+        return self.exercises[path]
 
     def show(self, path: Path | str) -> str:
         """*path* as the learner should see it: relative to where pytest was started (a

@@ -174,6 +174,49 @@ def test_a_watch_out_can_word_a_generic_detector(
     assert "Swap rows and columns" not in said(result)
 
 
+WORDED_TOML = (
+    SQUARE_TRANSPOSE_TOML
+    + '\n[[watch_out]]\nid = "same-as-input"\ndetector = "layout"\n'
+    + 'message = "return the columns, not the rows."\n'
+)
+
+PLUGIN_DIAGNOSES = """
+from pytest_lessons import DETECTOR, WATCH_OUT, Diagnosis
+
+def pytest_lessons_diagnose(evidence):
+    return Diagnosis(id="plugins-own", headline="Plugin: {words}.", rank={rank})
+"""
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_a_plugins_detector_is_outranked_by_the_lessons_watch_out_and_wins_over_detectors(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    # The built-in diagnosis is the core's own; a plugin's is ranked with it, as before.
+    conftest = PLUGIN_DIAGNOSES.format(words="generic words", rank="DETECTOR")
+    make_exercise("worded", solution="def solve(m):\n    return m\n", toml=WORDED_TOML)
+    make_exercise("plain", solution="def solve(m):\n    return m\n", toml=SQUARE_TRANSPOSE_TOML)
+    pytester.makeconftest(conftest)
+    text = said(pytester.runpytest("-p", "no:randomly")).split("short test summary info")[0]
+    assert text.count("Watch out: return the columns, not the rows.") == 2  # worded: the lesson's
+    # plain: the plugin's detector and the built-in one tie; the plugin's came first, and wins.
+    assert text.count("Plugin: generic words.") == 2
+    assert "Swap rows and columns" not in text
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_a_plugins_watch_out_comes_first_among_equals_and_the_lessons_can_be_turned_off(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    make_exercise("worded", solution="def solve(m):\n    return m\n", toml=WORDED_TOML)
+    pytester.makeconftest(PLUGIN_DIAGNOSES.format(words="mine", rank="WATCH_OUT"))
+    text = said(pytester.runpytest("worded")).split("short test summary info")[0]
+    assert "Plugin: mine." in text and "return the columns" not in text
+    pytester.makeconftest("")
+    off = said(pytester.runpytest("worded", "-p", "no:lessons.watch_outs"))
+    assert "return the columns" not in off and "Swap rows and columns" in off
+
+
 HINTED_TOML = (
     DOUBLE_TOML
     + """
@@ -190,6 +233,28 @@ title = "Third"
 text = "Each value, v * 2."
 """
 )
+
+
+DELETE_AFTER_COLLECTION = """
+def pytest_collection_finish(session):
+    for item in session.items:
+        item.path.unlink(missing_ok=True)
+"""
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_the_summary_uses_what_collection_read_and_never_parses_the_file_again(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    # The file is gone by the time the summary is written: its hints come from collection.
+    folder = make_exercise(solution="def solve(x):\n    return x\n", toml=HINTED_TOML)
+    pytester.makeconftest(DELETE_AFTER_COLLECTION)
+    first = pytester.runpytest("double")
+    assert not (folder / "exercise.toml").exists()
+    first.stdout.fnmatch_lines(["Stuck? `pytest double --lesson-hints` opens a hint."])
+    make_exercise(solution="def solve(x):\n    return x\n", toml=HINTED_TOML)
+    opened = pytester.runpytest("double", "--lesson-hints", "--lesson-solution=show-anyway")
+    opened.stdout.fnmatch_lines(["Worked solution of double", "Hint 1: First", "    Multiply."])
 
 
 @pytest.mark.usefixtures("no_preload")

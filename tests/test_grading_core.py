@@ -14,8 +14,11 @@ from typing import Any
 
 import pytest
 
+from pytest_lessons.core import explain
 from pytest_lessons.core.attempt import Attempt
-from pytest_lessons.core.diagnose import WATCH_OUT, Diagnosis, Evidence
+from pytest_lessons.core.compare import Numbers
+from pytest_lessons.core.diagnose import DETECTOR, WATCH_OUT, Diagnosis, Evidence
+from pytest_lessons.core.explain import DETECTORS, WATCH_OUTS
 from pytest_lessons.core.results import CaseResult, Status
 from pytest_lessons.core.runs import LOOP_BUDGET
 from pytest_lessons.isolation.outcome import Frame, Outcome
@@ -77,6 +80,46 @@ mistake = "tripled"
 message = "multiply by 2, not 3."
 """
 )
+
+
+def test_the_built_in_diagnosis_is_the_cores_and_a_front_ends_only_adds_to_it(
+    tmp_path: Path,
+) -> None:
+    # Issue 38: the lesson's watch-outs and the detectors need no front end; what a front end
+    # adds is ranked with them, a watch-out outranking a detector whoever made either.
+    exercise = lesson(tmp_path, WATCHED, **{"mistakes.py": ""})
+
+    def triple(x: Any) -> Any:
+        return [triple(v) for v in x] if isinstance(x, list) else 3 * x
+
+    grade, _ = grader({("solution.py", "solve"): triple, ("mistakes.py", "tripled"): triple})
+    attempt = Attempt(exercise, exercise.cases[0])
+
+    def detector(attempt: Attempt, evidence: Evidence) -> Diagnosis:
+        return Diagnosis(id="front-ends", headline="Looks like the front end's.", rank=DETECTOR)
+
+    assert grade.grade(attempt).result.diagnosis == "tripled"
+    assert grade.grade(attempt, detector).result.diagnosis == "tripled"
+    assert grade.grade(attempt, detector, built_in={DETECTORS}).result.diagnosis == "front-ends"
+    assert grade.grade(attempt, built_in=()).result.diagnosis is None
+    assert grade.grade(attempt, built_in={WATCH_OUTS}).result.diagnosis == "tripled"
+
+
+def test_a_front_ends_diagnosis_comes_first_among_equals_and_detectors_come_last(
+    tmp_path: Path,
+) -> None:
+    exercise = lesson(tmp_path, WATCHED, **{"mistakes.py": ""})
+    grade, _ = grader({("mistakes.py", "tripled"): lambda x: [0, 0]})
+    attempt = Attempt(exercise, exercise.cases[0])
+    expected = Numbers((2, 3), [1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    swapped = Evidence(Numbers((3, 2), [1.0, 4.0, 2.0, 5.0, 3.0, 6.0]), expected, 1e-4, 1e-4)
+    mine = Diagnosis(id="mine", headline="Looks like mine.", rank=DETECTOR)
+    watch_outs = grade.watch_outs
+    found = explain.ranked(watch_outs, attempt, swapped)
+    assert found is not None and found.rank == DETECTOR and found.id != "mine"
+    # The same rank as the built-in detector's: the front end's, asked first, wins.
+    assert explain.ranked(watch_outs, attempt, swapped, lambda a, e: mine) == mine
+    assert explain.ranked(watch_outs, attempt, swapped, built_in=()) is None
 
 
 def test_a_watch_out_is_matched_by_the_mistake_functions_answer_and_said_once(

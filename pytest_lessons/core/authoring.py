@@ -23,6 +23,7 @@ import json
 import math
 import re
 import tempfile
+from collections.abc import Collection
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
@@ -30,8 +31,9 @@ from typing import Any, Callable
 from pytest_lessons.core import behaviour, course, courselib, export, model, parts, statistical
 from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.compare import Problem, read_numbers, split_outputs
+from pytest_lessons.core.explain import BUILT_IN, Diagnoser
 from pytest_lessons.core.generate import draw
-from pytest_lessons.core.grader import Diagnoser, Graded, Grader
+from pytest_lessons.core.grader import Graded, Grader
 from pytest_lessons.core.judge import judge
 from pytest_lessons.core.kinds import kind_for
 from pytest_lessons.core.results import Status
@@ -70,8 +72,9 @@ Committed = Callable[[Path], "bytes | None"]
 
 
 class LessonCheck:
-    """The authoring check of one exercise, graded by *grader* and diagnosed by *diagnose*
-    (the front end's diagnosis, so a lesson's own ``conftest.py`` counts as for learners).
+    """The authoring check of one exercise, graded by *grader* and diagnosed as learners' answers
+    are: the built-in parts named in *built_in*, and *diagnose*, the front end's addition (so a
+    lesson's own ``conftest.py`` counts as for learners).
     *committed* reads the starter as it is committed, so the check grades what learners
     will get; the core asks no version control itself."""
 
@@ -81,10 +84,12 @@ class LessonCheck:
         exercise: model.Exercise,
         diagnose: Diagnoser | None = None,
         committed: Committed = lambda path: None,
+        built_in: Collection[str] = BUILT_IN,
     ) -> None:
         self.grader = grader
         self.exercise = exercise
         self.diagnose = diagnose
+        self.built_in = built_in
         self.committed = committed
         self.notes: list[str] = []
         """What the check tells the author besides problems (the margins table), set by
@@ -106,7 +111,9 @@ class LessonCheck:
             (
                 case,
                 self.grader.grade(
-                    Attempt(exercise, case, solution, learner, entry, argument), self.diagnose
+                    Attempt(exercise, case, solution, learner, entry, argument),
+                    self.diagnose,
+                    self.built_in,
                 ),
             )
             for case in exercise.cases
@@ -363,7 +370,8 @@ class LessonCheck:
             passed = True
             for case in exercise.cases:
                 attempt = Attempt(exercise, case, file, learner)
-                if not self.grader.grade(attempt, lambda attempt, evidence: None).passed:
+                # Only whether it passes matters: no diagnosis is worth its mistakes' runs.
+                if not self.grader.grade(attempt, built_in=()).passed:
                     passed = False
                     break
             if not passed:
@@ -806,7 +814,7 @@ def regenerate(grader: Grader, exercise: model.Exercise) -> list[str]:
             continue
         answer = grader.runs.reference_answer(exercise, case.inputs)
         if answer is None:
-            why = grader.reference_failure(exercise, case).split("\n", 1)[0]
+            why = grader.feedback.reference_failure(exercise, case).split("\n", 1)[0]
             raise LessonProblem(
                 f"Fix {exercise.slug}'s reference.py: it fails on {case.label}, so "
                 f"{case.snapshot} cannot be written (no snapshot was): {why}\n"

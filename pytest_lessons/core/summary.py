@@ -2,8 +2,9 @@
 hints and worked solutions.
 
 It reads only the typed results (``results.CaseResult``) that travel on test reports (so it
-works under pytest-xdist), the exercise files, and pytest's cache (duck-typed: ``get(key,
-default)`` and ``set(key, value)``).
+works under pytest-xdist), the exercises (their hints and worked solutions, as a front end's
+:data:`Find` gives them: pytest's, what its collection read), and pytest's cache (duck-typed:
+``get(key, default)`` and ``set(key, value)``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,11 @@ from pytest_lessons.core.words import case_list, wrap
 from pytest_lessons.isolation.text import visible
 
 BAR = 10
+
+
+#: How the summary finds the exercise of a path: what the front end already read (pytest's
+#: collection), so nothing is parsed twice; None for one it cannot read.
+Find = Callable[[Path], "model.Exercise | None"]
 
 
 class Cache(Protocol):
@@ -209,15 +215,21 @@ def _last_passed(path: Path, cache: Cache | None) -> bool:
     return cache is not None and cache.get(state_key(path), "") == "passed"
 
 
-def _load(state: ExerciseState) -> model.Exercise | None:
+def load(path: Path) -> model.Exercise | None:
+    """The exercise of *path*, parsed now: the :data:`Find` of a front end that keeps none
+    (None when it cannot be read)."""
     try:
-        return model.load(state.path)
+        return model.load(path)
     except model.ExerciseError:
         return None
 
 
 def hint_lines(
-    states: list[ExerciseState], mode: str | None, cache: Cache | None, rerun: list[str]
+    states: list[ExerciseState],
+    mode: str | None,
+    cache: Cache | None,
+    rerun: list[str],
+    find: Find = load,
 ) -> list[str]:
     """With --lesson-hints: the hints opened so far and the next one, for each failing
     exercise. Without: one line saying hints exist. Never how many are left."""
@@ -225,7 +237,7 @@ def hint_lines(
         # Every exercise of the run, passed or not: a reset is confirmed, never silent.
         lines: list[str] = []
         for state in states:
-            exercise = _load(state)
+            exercise = find(state.path)
             if exercise is None or not exercise.hints:
                 continue
             if cache is not None:
@@ -234,7 +246,7 @@ def hint_lines(
         if not lines:
             lines = ["", "No hints to close: the exercises of this run have none."]
         return lines
-    failing = [(s, ex) for s in states if s.failing and (ex := _load(s)) and ex.hints]
+    failing = [(s, ex) for s in states if s.failing and (ex := find(s.path)) and ex.hints]
     if not failing:
         return []
 
@@ -272,6 +284,7 @@ def solution_lines(
     cache: Cache | None,
     show: Callable[[Path | str], str],
     rerun: list[str],
+    find: Find = load,
 ) -> list[str]:
     """Record passes; with --lesson-solution, the worked solutions the learner has earned."""
     lines: list[str] = []
@@ -290,7 +303,7 @@ def solution_lines(
                 f"To see it before that: `{command}`",
             ]
             continue
-        exercise = _load(state)
+        exercise = find(state.path)
         if exercise is None:
             continue
         lines += ["", f"Worked solution of {state.slug}"]
@@ -320,15 +333,17 @@ def render(
     solution: str | None,
     rerun: list[str],
     courses: Sequence[Course] = (),
+    find: Find = load,
 ) -> list[str]:
     """Every line of the ``lessons`` section, lessons in their courses' order, each safe to
     print on a terminal: an escape sequence or a control character in any text (a fault's
-    key, a folder's name) shows as ``\\x1b`` and never runs (tabs stay)."""
+    key, a folder's name) shows as ``\\x1b`` and never runs (tabs stay). *find* gives each
+    exercise's hints and worked solution."""
     states = collect(results, course_order(courses))
     lines = [
         *progress_lines(states, courses, cache),
-        *solution_lines(states, solution, cache, show, rerun),
-        *hint_lines(states, hints, cache, rerun),
+        *solution_lines(states, solution, cache, show, rerun, find),
+        *hint_lines(states, hints, cache, rerun, find),
     ]
     return [visible(line, tabs=True) for line in lines]
 

@@ -44,11 +44,6 @@ class WatchOuts:
     fit_failed: set[tuple[str, str, str]] = field(default_factory=set)
     """(exercise file, learner, watch-out) whose search for a fitted value found nothing."""
 
-    def builtin(self, attempt: Attempt, evidence: Evidence) -> Diagnosis | None:
-        """The built-in diagnosis: the lesson's watch-outs, then the generic detectors (what
-        the pytest hook gives when no conftest adds to it)."""
-        return diagnose.best([self.match(attempt, evidence), diagnose.detect(evidence)])
-
     def match(self, attempt: Attempt, evidence: Evidence) -> Diagnosis | None:
         """The lesson's ``[[watch_out]]`` entry that explains the learner's answer, if any."""
         # A watch-out of a harness's check without words of its own fires on that check alone

@@ -9,6 +9,7 @@ import math
 import re
 import struct
 import sys
+import textwrap
 from collections.abc import Iterable
 from typing import Any
 
@@ -129,16 +130,12 @@ def abbreviate(value: Any, width: int = INPUT_WIDTH) -> str:
 
 def wrap(text: str, width: int = 88) -> list[str]:
     """*text* folded into lines of at most *width* characters (a longer word stays whole)."""
-    words, lines, line = text.split(), [], ""
-    for word in words:
-        if line and len(line) + 1 + len(word) > width:
-            lines.append(line)
-            line = word
-        else:
-            line = f"{line} {word}" if line else word
-    if line:
-        lines.append(line)
-    return lines
+    # Runs of white space (line breaks, tabs, doubled spaces) become one space first, as an
+    # author's multi-line TOML string is one paragraph; a word is never cut, nor at a hyphen
+    # (a shape such as ``[-1]`` or a flag such as ``--lesson-hints`` stays whole).
+    return textwrap.wrap(
+        " ".join(text.split()), width, break_long_words=False, break_on_hyphens=False
+    )
 
 
 #: Where a headline quotes an exception's own message (``solve raised ValueError at line 3
