@@ -7,6 +7,7 @@ reports' renderers on typed results; no process is started here."""
 from __future__ import annotations
 
 import base64
+import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -84,8 +85,12 @@ def gpt_forward(idx, weights, config):
 
 
 def test_3_an_error_inside_the_course_library_shows_its_line_and_the_learners(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # run_case runs here, in the test's process: a course_lib another test of this worker
+    # imported (the docs' examples import the course's) would be found instead of this one.
+    for name in [m for m in sys.modules if m.split(".")[0] == "course_lib"]:
+        monkeypatch.delitem(sys.modules, name)
     solution = str(tmp_path / "greedy" / "solution.py")
     source = (
         "from course_lib import gpt_forward\n\n\ndef solve(ids):\n"
@@ -104,7 +109,11 @@ def test_3_an_error_inside_the_course_library_shows_its_line_and_the_learners(
         "source": base64.b64encode(source.encode()).decode(),
         "library": library,
     }
-    outcome = Outcome.from_dict(run_case(request))
+    try:
+        outcome = Outcome.from_dict(run_case(request))
+    finally:
+        for name in [m for m in sys.modules if m.split(".")[0] == "course_lib"]:
+            del sys.modules[name]
     assert [(Path(f.file).name, f.line, f.library) for f in outcome.frames] == [
         ("solution.py", 5, False),
         ("__init__.py", 4, True),

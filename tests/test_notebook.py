@@ -364,9 +364,13 @@ def test_interrupting_or_restarting_the_kernel_leaves_no_process(course: Path) -
         own.close()
 
 
-def test_the_course_notebook_runs_as_shipped(course: Path) -> None:
+def test_the_course_notebook_runs_as_shipped(tmp_path: Path) -> None:
     """exercises/course.ipynb, executed top to bottom as Jupyter's "Run all" does: each lesson
-    cell shows its feedback (the starters are not implemented yet) and nothing raises."""
+    cell shows its feedback (the starters are not implemented yet) and nothing raises. On a
+    course of its own: the module's copy remembers the lessons other tests graded."""
+    course = tmp_path / "course"
+    shutil.copytree(ROOT / "exercises", course / "exercises")
+    shutil.copy(ROOT / "pyproject.toml", course / "pyproject.toml")
     notebook = nbformat.read(ROOT / "exercises" / "course.ipynb", as_version=4)
     client = nbclient.NotebookClient(
         notebook,
