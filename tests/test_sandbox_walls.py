@@ -519,3 +519,67 @@ def test_a_sandbox_announced_before_the_first_job_closes_around_it_and_another_s
         (RETURNED, "50 files, [7]"),
         (RETURNED, "100 files, [7]"),
     ], outcomes
+
+
+# --- the memory cap for a case as a whole ------------------------------------------------------
+
+MEMORY_CGROUPS = Path(walls.memory_hierarchy()[1] or "/nonexistent") / walls.CGROUP_FOLDER
+
+#: Four children of 100 MiB each: each under --lesson-memory=256 (RLIMIT_AS is per process),
+#: together over the case's memory cgroup (256 MiB, the 8 MiB of files, the grader's slack).
+MEMORY_HOG = """
+children = []
+for _ in range(4):
+    pid = os.fork()
+    if pid == 0:
+        block = b"\\x01" * (100 << 20)
+        time.sleep(2)
+        os._exit(0)
+    children.append(pid)
+for pid in children:
+    os.waitpid(pid, 0)
+"""
+
+
+def _memory_cgroups() -> set[str]:
+    return set(os.listdir(MEMORY_CGROUPS)) if MEMORY_CGROUPS.is_dir() else set()
+
+
+@pytest.mark.skipif(
+    not (os.geteuid() == 0 and walls.memory_hierarchy()[0]),
+    reason="the memory cgroup needs root and a writable memory controller (cgroup v1 or v2)",
+)
+@pytest.mark.parametrize("isolation", ["fork", "spawn"])
+@pytest.mark.usefixtures("no_preload")
+def test_a_case_whose_processes_together_hold_more_than_its_memory_fails_alone(
+    pytester: pytest.Pytester, make_exercise: Make, isolation: str
+) -> None:
+    make_exercise(toml=DOUBLE_TOML)
+    submissions = pytester.path / "class"
+    learners = {"ada": DOUBLE_RIGHT, "hog": attacker(MEMORY_HOG), "zoe": DOUBLE_RIGHT}
+    for name, code in learners.items():
+        (submissions / name / "double").mkdir(parents=True)
+        (submissions / name / "double" / "solution.py").write_text(code)
+    before = _memory_cgroups()
+    result = pytester.runpytest_subprocess(
+        "double",
+        "--lesson-submissions=class",
+        f"--lesson-isolation={isolation}",
+        "--lesson-gradebook=gradebook.csv",
+        "--lesson-show-failures",
+        "--lesson-memory=256",
+        "--lesson-disk=8",
+        "-v",
+        "-p",
+        "no:cacheprovider",
+    )
+    text = said(result)
+    assert result.ret == 1, text  # cases failed; the run itself ended as it should
+    assert "memory for the case as a whole (a memory cgroup" in text
+    book = sorted((pytester.path / "gradebook.csv").read_text().splitlines()[1:])
+    # The hog's other case and both classmates' cases ran and passed.
+    assert book == ["ada,double,2,2,", "hog,double,1,2,", "zoe,double,2,2,"], text
+    assert "Use less memory: your code asked for more than the 256 MiB a case may use." in text
+    assert "grader itself failed" not in text
+    # Nothing of the run is left in the system's cgroups.
+    assert _memory_cgroups() <= before

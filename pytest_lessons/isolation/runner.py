@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any, cast
 
 # The job's input encoding, which the core packs (see arguments.py).
+from pytest_lessons.isolation import walls
 from pytest_lessons.isolation.arguments import DTYPES as DTYPES
 from pytest_lessons.isolation.arguments import blob_key, frame
 from pytest_lessons.isolation.arguments import pack_array as pack_array
@@ -65,6 +66,7 @@ from pytest_lessons.isolation.outcome import (
     clean_text,
     from_untrusted,
     over_disk,
+    over_memory,
     too_large,
 )
 from pytest_lessons.isolation.sandbox import Policy, shared_part
@@ -290,6 +292,8 @@ class Ended:
     """Bytes the case's files took in its private folder, as the runner counted them."""
     budget: int = 0
     """The disk budget those files had (0: none counted)."""
+    memory: bool = False
+    """Whether the kernel killed a process of the case for its memory cgroup's limit."""
 
     @property
     def size(self) -> int:
@@ -329,6 +333,10 @@ class Ended:
                 outcome = replace(outcome, exit_code=self.exit_code, signal=self.signal_name)
         if self.used > self.budget and self.gate == "open" and outcome.kind != TIMEOUT:
             outcome = over_disk(self.used, self.budget, self.seconds)
+        elif self.memory and self.gate == "open":
+            # Whatever it answered or however it ended (a killed process it started, or
+            # itself): the case took more memory than it may, and is told so.
+            outcome = over_memory(self.seconds)
         return outcome.with_output(clean_text(self.output), self.output_cut)
 
 
@@ -342,6 +350,7 @@ def collect(
     output_cut: int = 0,
     exit_code: int | None = None,
     signal_name: str = "",
+    memory: bool = False,
 ) -> Ended:
     """What a child that ended with *status* left, from what the runner saw itself
     (*seconds* it ran, the *gate*: ``open`` once the sandbox closed and learner code was
@@ -372,6 +381,7 @@ def collect(
         signal_name,
         used,
         budget,
+        memory,
     )
 
 
@@ -391,6 +401,15 @@ def assemble(
     return collect(
         status, result_path, job, seconds, gate, output, output_cut, exit_code, signal_name
     ).outcome()
+
+
+def _case_memory(job: Job) -> int | None:
+    """The bytes of the job's memory cgroup (:func:`walls.case_memory`), None for none."""
+    policy = job.sandbox
+    if policy is None or not getattr(policy, "memory_cap", ""):
+        return None
+    request = {"memory_cap": policy.memory_cap, "namespaces": policy.namespaces}
+    return walls.case_memory(job.memory_mb, {**request, "limits": dict(policy.limits)})
 
 
 def _gate(data: bytes) -> str:
@@ -747,6 +766,7 @@ class ForkRunner(Runner):
             output_cut=int(message.get("output_cut", 0)),
             exit_code=message.get("exit_code"),
             signal_name=str(message.get("signal", "") or ""),
+            memory=bool(message.get("memory")),
         )
 
     def _lost(self) -> None:
@@ -865,6 +885,7 @@ class SpawnRunner(Runner):
                 continue
             _kill(process)
             process.wait()
+            _forget_memory(process)
             if gate >= 0:
                 os.close(gate)
             self._told.pop(process.pid, None)
@@ -925,6 +946,7 @@ class SpawnRunner(Runner):
         if told is not None and told != line:  # walls for another sandbox: a fresh spare
             _kill(process)
             process.wait()
+            _forget_memory(process)
             if gate >= 0:
                 os.close(gate)
             self._imports.pop(process.pid, None)
@@ -962,6 +984,7 @@ class SpawnRunner(Runner):
         if not ready.wait(grace):
             _kill(process)
             process.wait()
+            _forget_memory(process)
             if gate >= 0:
                 os.close(gate)
             _remove_case(result_path)
@@ -972,7 +995,19 @@ class SpawnRunner(Runner):
             )
         assert process.stdin is not None
         # The case's own clock, from the moment it is handed over, as in fork mode: the
-        # Python's start and its import of torch are not the case's.
+        # Python's start and its import of torch are not the case's. Its memory cgroup holds
+        # the job's memory before it reads the job (see walls.join_memory).
+        memory = _case_memory(job)
+        group = walls.memory_cgroup(process.pid)
+        if memory is not None:
+            try:
+                walls.limit_memory_cgroup(group, memory)
+            except walls.WallError as error:
+                _kill(process)
+                process.wait()
+                walls.remove_memory_cgroup(group)
+                _remove_case(result_path)
+                return Outcome(kind=INTERNAL, message=str(error))
         started = _now()
         try:
             process.stdin.write(frame(request))
@@ -986,7 +1021,15 @@ class SpawnRunner(Runner):
             status = "timeout"
         seconds = _now() - started
         _kill(process)
+        killed = False
+        if memory is not None:
+            # Read while the ended child is not yet reaped: its pid, which names the
+            # cgroup, cannot be another process's meanwhile.
+            with contextlib.suppress(ChildProcessError, OSError):
+                os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOWAIT)
+            killed = walls.oom_kills(group) > 0
         code = process.wait()
+        _forget_memory(process)
         self._running = None
         # Its replacement starts once the case has ended, not while it runs: a Python
         # importing torch beside the case would take CPU from it and count against its
@@ -1015,6 +1058,7 @@ class SpawnRunner(Runner):
             output_cut=cut[0],
             exit_code=code if code >= 0 else None,
             signal_name=signal_name,
+            memory=killed,
         )
 
     def abort(self) -> None:
@@ -1022,6 +1066,7 @@ class SpawnRunner(Runner):
         if running is not None:
             _kill(running)
             running.wait()
+            _forget_memory(running)
         self.close()
 
     def close(self) -> None:
@@ -1032,6 +1077,7 @@ class SpawnRunner(Runner):
             _kill(process)
         for process, gate in waiting:
             process.wait()
+            _forget_memory(process)
             if gate >= 0:
                 os.close(gate)
             if process.stdin:
@@ -1255,6 +1301,13 @@ def _kill(process: subprocess.Popen[bytes]) -> None:
             os.killpg(process.pid, signal.SIGKILL)
     else:  # pragma: no cover
         process.kill()
+
+
+def _forget_memory(process: subprocess.Popen[bytes]) -> None:
+    """Remove the memory cgroup a spawned child made for itself (it joins one as it builds
+    its walls, a spare too), once it was reaped: nothing of the run is left in the system."""
+    if sys.platform.startswith("linux"):
+        walls.remove_memory_cgroup(walls.memory_cgroup(process.pid), wait=1.0)
 
 
 def _now() -> float:

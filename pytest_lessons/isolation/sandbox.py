@@ -218,6 +218,9 @@ class Policy:
     """Why not, for the header."""
     process_cap: str = ""
     """How the process cap is kept (see :attr:`pytest_lessons.isolation.walls.Walls.processes`)."""
+    memory_cap: str = ""
+    """How the memory cap holds for the case as a whole (see
+    :attr:`pytest_lessons.isolation.walls.Walls.memory`)."""
 
     def request(self, private: Path, own_file: Path) -> dict[str, Any]:
         """The plain data a child applies with :func:`confine`: this policy, the case's private
@@ -237,6 +240,7 @@ class Policy:
             "limits": dict(self.limits),
             "namespaces": self.namespaces,
             "process_cap": self.process_cap,
+            "memory_cap": self.memory_cap,
         }
 
     def layers(self, abi: int) -> list[str]:
@@ -270,6 +274,10 @@ class Policy:
             words.append(f"{processes:g} processes and threads ({how[self.process_cap]})")
         elif processes:
             words.append("no process cap (no cgroup, user namespace or user of its own here)")
+        if self.memory_cap:
+            words.append(f"memory for the case as a whole (a memory cgroup, {self.memory_cap})")
+        elif self.seccomp:
+            words.append("memory capped per process only (no memory cgroup here)")
         if self.seccomp:
             words.append("no core dumps")
         return ", ".join(words)
@@ -445,6 +453,7 @@ def make_policy(
         namespaces=found.namespaces,
         namespaces_reason=found.namespaces_reason,
         process_cap=found.processes,
+        memory_cap=found.memory,
     )
 
 
@@ -594,7 +603,18 @@ _AHEAD: str | None = None
 #: The parts of a sandbox request that every case of a session shares, and that a waiting
 #: child may therefore be given ahead of its job (:func:`prepare_rules`): none of them names
 #: a learner, a case's folder or file.
-SHARED = ("abi", "read", "limits", "namespaces", "process_cap", "uid", "gid", "seccomp", "cases")
+SHARED = (
+    "abi",
+    "read",
+    "limits",
+    "namespaces",
+    "process_cap",
+    "memory_cap",
+    "uid",
+    "gid",
+    "seccomp",
+    "cases",
+)
 
 
 def shared_part(request: Mapping[str, Any]) -> dict[str, Any]:
@@ -603,7 +623,7 @@ def shared_part(request: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _walls_key(request: Mapping[str, Any]) -> str:
-    names = ("limits", "namespaces", "process_cap", "uid", "gid", "seccomp", "cases")
+    names = ("limits", "namespaces", "process_cap", "memory_cap", "uid", "gid", "seccomp", "cases")
     return json.dumps([request.get(name) for name in names], sort_keys=True)
 
 
@@ -616,6 +636,8 @@ def _first_walls(request: Mapping[str, Any], server: int | None = None) -> None:
         walls.set_limits(limits)
     if processes and request.get("process_cap") == "cgroup":
         walls.join_cgroup(processes, server)
+    if request.get("memory_cap"):
+        walls.join_memory()
     uid, gid = request.get("uid"), request.get("gid")
     if uid is not None:
         # Root's bounding set goes before root does: afterwards nothing may change it.

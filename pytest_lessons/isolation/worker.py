@@ -487,6 +487,9 @@ class Worker:
         """The child asked for (its pid still 0) with the worker's ends of its pipes, until
         its pid arrives."""
         self._inbox = b""
+        self._cgroups: set[str] = set()
+        """The memory cgroups of cases and waiting children that ended, not yet removed
+        (their last processes were still leaving)."""
 
     def send(self, message: dict[str, Any]) -> None:
         data = (json.dumps(message) + "\n").encode("utf-8")
@@ -612,6 +615,7 @@ class Worker:
     def _discard(self, child: _Spare) -> None:
         """Kill a waiting child that built walls for another sandbox than its job's."""
         _kill_group(child.pid)
+        self._cgroups.add(walls.memory_cgroup(child.pid))
         self._live.discard(child.pid)
         self._ended.pop(child.pid, None)
         for fd in (child.job_w, child.done_r, child.out_r, child.gate_r):
@@ -647,9 +651,11 @@ class Worker:
 
     def stop(self) -> None:
         """Kill the waiting child, end the zygote, and collect the siblings."""
-        if self._spare is not None:
-            _kill_group(self._spare.pid)
-            self._spare = None
+        for child in (self._spare, self._asked):
+            if child is not None and child.pid:
+                _kill_group(child.pid)
+                self._cgroups.add(walls.memory_cgroup(child.pid))
+        self._spare = None
         self.sock.close()
         # It ends on the socket's end, unless learner code stopped it.
         deadline = time.monotonic() + RUNNING_GRACE
@@ -660,6 +666,11 @@ class Worker:
                     os.waitpid(self.zygote, 0)
                     break
                 time.sleep(0.005)
+        # The memory cgroups of its cases, where they had them: nothing of the run is left
+        # in the system.
+        for name in self._cgroups:
+            walls.remove_memory_cgroup(name, wait=1.0)
+        self._cgroups.clear()
         # The siblings end when their runners close them, which happens now too; waiting for
         # them keeps their time counted in this process tree's, as a separate worker's would be.
         for pid in self.siblings:
@@ -697,6 +708,16 @@ class Worker:
         # The runner kills this group itself should the worker die (learner code can kill or
         # stop it), so it learns the group before the child has its job and can act.
         self.send({"id": job.get("id"), "pgid": pid})
+        # The case's memory cgroup holds this job's memory, written before the child reads
+        # the job (it joins the cgroup before that: see walls.join_memory).
+        memory = walls.case_memory(job.get("memory_mb"), sandbox)
+        group = walls.memory_cgroup(pid)
+        if memory is not None:
+            try:
+                walls.limit_memory_cgroup(group, memory)
+            except walls.WallError as error:
+                self._discard(child)
+                return {"status": "worker_error", "message": str(error)}
         started = time.monotonic()
         try:
             _write_all(child.job_w, raw if raw is not None else json.dumps(job).encode("utf-8"))
@@ -777,6 +798,12 @@ class Worker:
         else:
             report["status"] = "exited"
             report["exit_code"] = os.WEXITSTATUS(status) if status is not None else None
+        if memory is not None and walls.oom_kills(group) > 0:
+            report["memory"] = True
+        # Removed once its processes are gone, which the kill above makes a matter of
+        # moments: tried now, else after the next case.
+        self._cgroups.add(group)
+        self._cgroups = {name for name in self._cgroups if not walls.remove_memory_cgroup(name)}
         self._live.discard(pid)
         self._ended.pop(pid, None)
         return report
