@@ -317,7 +317,12 @@ def test_calls_on_the_process_itself_pass_and_on_its_parent_fail() -> None:
     import resource
     import tempfile
 
+    from dataclasses import replace
+
+    # No runner here to make the case's memory cgroup with its job's limit (the tests of
+    # the memory cap below have one): a confined process never makes one without it.
     policy = sandbox.make_policy(SUPPORT, {}, user=None, limits={"processes": 16})
+    policy = replace(policy, memory_cap="")
     private = Path(tempfile.mkdtemp(prefix="pytest-lessons-test-"))
     readable, writable = os.pipe()
     pid = os.fork()
@@ -545,6 +550,26 @@ def _memory_cgroups() -> set[str]:
     return set(os.listdir(MEMORY_CGROUPS)) if MEMORY_CGROUPS.is_dir() else set()
 
 
+def _left_behind(before: set[str]) -> set[str]:
+    """The memory cgroups made since *before* whose case has ended and that are still there
+    (after a moment: tests beside this one end cases too)."""
+    import time
+
+    def ended(name: str) -> bool:
+        try:
+            os.kill(int(name.rpartition("-")[2]), 0)
+        except ProcessLookupError:
+            return True
+        return False
+
+    deadline = time.monotonic() + 3
+    while True:
+        left = {name for name in _memory_cgroups() - before if ended(name)}
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.05)
+
+
 @pytest.mark.skipif(
     not (os.geteuid() == 0 and walls.memory_hierarchy()[0]),
     reason="the memory cgroup needs root and a writable memory controller (cgroup v1 or v2)",
@@ -582,4 +607,47 @@ def test_a_case_whose_processes_together_hold_more_than_its_memory_fails_alone(
     assert "Use less memory: your code asked for more than the 256 MiB a case may use." in text
     assert "grader itself failed" not in text
     # Nothing of the run is left in the system's cgroups.
-    assert _memory_cgroups() <= before
+    assert not _left_behind(before)
+
+
+@pytest.mark.parametrize("mode", ["fork", "spawn"])
+@pytest.mark.parametrize("cgroup", [True, False])
+def test_a_cases_processes_are_the_first_the_kernel_kills_when_memory_runs_out(
+    tmp_path: Path, mode: str, cgroup: bool
+) -> None:
+    # With or without a memory cgroup: where the machine itself runs out of memory, a
+    # case's process goes before pytest or its worker (oom_score_adj 1000, inherited by
+    # what it starts, which it cannot lower).
+    from dataclasses import replace
+
+    from pytest_lessons.isolation.outcome import RETURNED
+    from pytest_lessons.isolation.runner import ForkRunner, Job, Runner, SpawnRunner
+
+    policy = sandbox.make_policy(SUPPORT, {}, user=None, limits={"processes": 8})
+    policy = policy.for_course([], None)
+    if cgroup and not policy.memory_cap:
+        pytest.skip("the memory cgroup needs root and a writable memory controller")
+    if not cgroup:
+        policy = replace(policy, memory_cap="")
+    solution = tmp_path / "solution.py"
+    solution.write_text(
+        "import os\n\ndef solve(x):\n"
+        "    lowered = True\n"
+        "    try:\n"
+        "        with open('/proc/self/oom_score_adj', 'w') as handle:\n"
+        "            handle.write('0')\n"
+        "    except OSError:\n"
+        "        lowered = False\n"
+        "    with open('/proc/self/oom_score_adj') as handle:\n"
+        "        return [handle.read().strip(), lowered, os.getppid() > 0]\n"
+    )
+    job = Job(solution, "solve", [[7]], 20.0, 256, 1000, 1, sandbox=policy, beneath=tmp_path)
+    runner: Runner = ForkRunner(preload=()) if mode == "fork" else SpawnRunner((), spares=1)
+    before = _memory_cgroups()
+    try:
+        outcome = runner.run(job)
+    finally:
+        runner.close()
+    assert (outcome.kind, outcome.answer) == (RETURNED, ["1000", False, True]), outcome
+    assert Path("/proc/self/oom_score_adj").read_text().strip() == "0"
+    assert not _left_behind(before)

@@ -769,6 +769,12 @@ class ForkRunner(Runner):
             memory=bool(message.get("memory")),
         )
 
+    def _said_ready(self, process: subprocess.Popen[bytes] | _Sibling) -> bool:
+        """Whether *process*, which ran no job, is past its imports (see _said_ready_fd)."""
+        if self._ready or self._buffer:
+            return True
+        return process.stdout is not None and _said_ready_fd(process.stdout.fileno())
+
     def _lost(self) -> None:
         if self._group is not None:  # the worker cannot clean up after its child any more
             with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -789,10 +795,12 @@ class ForkRunner(Runner):
             try:
                 if process.stdin:
                     process.stdin.close()
-                if not self._jobs:
-                    # No learner code ran under it, so it has nothing to clean up; a worker
-                    # still importing torch (a class run that collected nothing) would
-                    # otherwise keep pytest waiting until the import is done.
+                if not self._jobs and not self._said_ready(process):
+                    # No learner code ran under it and it has no zygote yet, so it has
+                    # nothing to clean up; a worker still importing torch (a class run that
+                    # collected nothing) would otherwise keep pytest waiting until the import
+                    # is done. One that is ready ends on its own at once, and removes the
+                    # memory cgroup its waiting child joined.
                     process.kill()
                 process.wait(timeout=5)
             except (OSError, subprocess.TimeoutExpired):
@@ -802,6 +810,14 @@ class ForkRunner(Runner):
                 process.stdout.close()
         if not keep_temp:
             self._temp.remove()
+
+
+def _said_ready_fd(fd: int) -> bool:
+    """Whether a worker's report pipe *fd* holds something to read: its first line is its
+    ready message, written once it has imported its modules and forked its zygote."""
+    with contextlib.suppress(OSError, ValueError):
+        return bool(select.select([fd], [], [], 0)[0])
+    return False
 
 
 class SpawnRunner(Runner):
@@ -998,7 +1014,7 @@ class SpawnRunner(Runner):
         # Python's start and its import of torch are not the case's. Its memory cgroup holds
         # the job's memory before it reads the job (see walls.join_memory).
         memory = _case_memory(job)
-        group = walls.memory_cgroup(process.pid)
+        group = walls.memory_cgroup(process.pid, os.getpid())
         if memory is not None:
             try:
                 walls.limit_memory_cgroup(group, memory)
@@ -1307,7 +1323,7 @@ def _forget_memory(process: subprocess.Popen[bytes]) -> None:
     """Remove the memory cgroup a spawned child made for itself (it joins one as it builds
     its walls, a spare too), once it was reaped: nothing of the run is left in the system."""
     if sys.platform.startswith("linux"):
-        walls.remove_memory_cgroup(walls.memory_cgroup(process.pid), wait=1.0)
+        walls.remove_memory_cgroup(walls.memory_cgroup(process.pid, os.getpid()), wait=1.0)
 
 
 def _now() -> float:

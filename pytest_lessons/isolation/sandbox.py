@@ -277,7 +277,10 @@ class Policy:
         if self.memory_cap:
             words.append(f"memory for the case as a whole (a memory cgroup, {self.memory_cap})")
         elif self.seccomp:
-            words.append("memory capped per process only (no memory cgroup here)")
+            words.append(
+                "memory per process only (no memory cgroup here; when the machine runs out, "
+                "the kernel kills a case's processes first)"
+            )
         if self.seccomp:
             words.append("no core dumps")
         return ", ".join(words)
@@ -627,9 +630,12 @@ def _walls_key(request: Mapping[str, Any]) -> str:
     return json.dumps([request.get(name) for name in names], sort_keys=True)
 
 
-def _first_walls(request: Mapping[str, Any], server: int | None = None) -> None:
+def _first_walls(
+    request: Mapping[str, Any], server: int | None = None, ahead: bool = False
+) -> None:
     """The walls that come before Landlock: limits, the process cap, the user, namespaces.
-    *server*: the fork server's pid, in its waiting child (see :func:`prepare_rules`)."""
+    *server*: the fork server's pid, in its waiting child; *ahead*: in a child waiting for
+    its job (see :func:`prepare_rules`)."""
     limits = dict(request.get("limits") or {})
     processes = int(limits.get("processes") or 0)
     if limits:
@@ -637,7 +643,11 @@ def _first_walls(request: Mapping[str, Any], server: int | None = None) -> None:
     if processes and request.get("process_cap") == "cgroup":
         walls.join_cgroup(processes, server)
     if request.get("memory_cap"):
-        walls.join_memory()
+        walls.join_memory(ahead)
+    elif sys.platform.startswith("linux"):
+        # No cgroup holds the case's memory as a whole: should its processes together
+        # exhaust the machine's, the kernel kills one of theirs, never the grader.
+        walls.first_to_kill()
     uid, gid = request.get("uid"), request.get("gid")
     if uid is not None:
         # Root's bounding set goes before root does: afterwards nothing may change it.
@@ -1528,7 +1538,7 @@ def prepare_rules(request: Mapping[str, Any] | None, server: int | None) -> None
         return
     global _AHEAD
     try:
-        _first_walls(request, server)
+        _first_walls(request, server, ahead=True)
         _last_walls(request)
         _AHEAD = _walls_key(request)
     except (SandboxError, walls.WallError, OSError) as error:

@@ -231,34 +231,48 @@ def join_cgroup(count: int, server: int | None) -> None:
         raise WallError(f"the process cgroup {own}: {exc.strerror}") from None
 
 
-def join_memory() -> None:
-    """Put this process into a memory cgroup of its own, ``case-PID`` (:func:`memory_cgroup`),
-    as root, where a memory controller can be written. Its limit is the job's
-    (:func:`limit_memory_cgroup`), which the worker or runner writes before it sends the job:
-    learner code runs only once this process has read it. A fork server's child joins while
-    it waits for its job, off the case's clock.
+def join_memory(ahead: bool) -> None:
+    """Put this process into a memory cgroup of its own (:func:`memory_cgroup`, named by its
+    parent, the fork server or pytest, and itself), as root, where a memory controller can
+    be written. Its limit is the job's (:func:`limit_memory_cgroup`), which the parent side
+    (the worker or runner) writes before it sends the job: learner code runs only once this
+    process has read it. *ahead*: the job has not come yet (:func:`prepare_rules`), so the
+    cgroup may not be there and is made without a limit, which the job's then sets; once
+    the job has come, the cgroup must be there with its limit, and none is made.
 
     The case's cgroup, not its fork server's as for the pids cgroup: an OOM kill in a cgroup
     picks the process with the most resident memory, counting pages it shares, and the fork
     server, which holds torch, would be that; nothing can shield it where the grader lacks
     CAP_SYS_RESOURCE (Docker's default) to set its oom_score_adj to -1000. In the case's own
     cgroup, only the case's processes can be picked. The pages this process shares with the
-    fork server stay charged where they were, so the limit counts what the case takes.
-
-    The process also asks to be the first the kernel kills should the machine run out of
-    memory (oom_score_adj 1000, which needs no privilege and learner code cannot lower)."""
+    fork server stay charged where they were, so the limit counts what the case takes."""
     version, root = memory_hierarchy()
     if not version:
         raise WallError("no memory cgroup can be written here")
-    name = memory_cgroup(os.getpid())
+    name = memory_cgroup(os.getpid(), os.getppid())
     own = os.path.join(root, CGROUP_FOLDER, name)
     try:
         if _current_cgroup("memory" if version == "v1" else "") != f"/{CGROUP_FOLDER}/{name}":
-            _make_memory_cgroup(name)
+            if ahead:
+                _make_memory_cgroup(name)
+            elif not os.path.isdir(own):
+                raise WallError(f"the memory cgroup {own} was not made for this case")
             _write(os.path.join(own, "cgroup.procs"), "0")
-        _write("/proc/self/oom_score_adj", "1000")
     except OSError as exc:
         raise WallError(f"the memory cgroup {exc.filename or own}: {exc.strerror}") from None
+    first_to_kill()
+
+
+def first_to_kill() -> None:
+    """Ask to be the first process the kernel's OOM killer picks (oom_score_adj 1000, which
+    every process this one starts inherits): where the machine runs out of memory, a case's
+    process goes before pytest, its worker or anything else of the machine's. Raising it
+    needs no privilege, and lowering it back needs CAP_SYS_RESOURCE, which learner code
+    never has."""
+    try:
+        _write("/proc/self/oom_score_adj", "1000")
+    except OSError as exc:
+        raise WallError(f"/proc/self/oom_score_adj: {exc.strerror}") from None
 
 
 def case_memory(memory_mb: float | None, request: Mapping[str, Any] | None) -> int | None:
@@ -306,15 +320,14 @@ def _make_memory_cgroup(name: str) -> None:
     if version == "v2":  # a child's controllers are those its parent hands down
         for folder in (root, base):
             _write(os.path.join(folder, "cgroup.subtree_control"), "+memory")
-    # Cgroups a crashed run left: those of processes gone for a while (the worker or runner
-    # of a case that just ended reads its count first, then removes it).
+    # Cgroups a crashed run left: those whose parent (fork server or pytest) is gone, so no
+    # one reads their count or removes them; a live parent removes its own.
     with contextlib.suppress(OSError):
         for entry in os.listdir(base):
-            path = os.path.join(base, entry)
-            if entry.startswith("case-") and not _alive(entry):
+            parts = entry.split("-")
+            if len(parts) == 3 and parts[0] == "case" and not _alive(f"-{parts[1]}"):
                 with contextlib.suppress(OSError):  # busy: its last processes end now
-                    if os.stat(path).st_mtime < time.time() - 60:
-                        os.rmdir(path)
+                    os.rmdir(os.path.join(base, entry))
     with contextlib.suppress(FileExistsError):
         os.mkdir(os.path.join(base, name), 0o755)
     if version == "v1":
@@ -322,9 +335,22 @@ def _make_memory_cgroup(name: str) -> None:
             _write(os.path.join(base, name, "memory.swappiness"), "0")
 
 
-def memory_cgroup(pid: int) -> str:
-    """The name of the memory cgroup of the case whose first process is *pid*."""
-    return f"case-{pid}"
+def memory_cgroup(pid: int, parent: int) -> str:
+    """The name of the memory cgroup of the case whose first process is *pid*, a child of
+    *parent* (its fork server, or pytest for a spawned child)."""
+    return f"case-{parent}-{pid}"
+
+
+def memory_cgroups(server: int) -> list[str]:
+    """The memory cgroups of *server*'s children that are still there."""
+    version, root = memory_hierarchy()
+    if not version:
+        return []
+    try:
+        names = os.listdir(os.path.join(root, CGROUP_FOLDER))
+    except OSError:
+        return []
+    return [name for name in names if name.startswith(f"case-{server}-")]
 
 
 def oom_kills(name: str) -> int:

@@ -615,7 +615,7 @@ class Worker:
     def _discard(self, child: _Spare) -> None:
         """Kill a waiting child that built walls for another sandbox than its job's."""
         _kill_group(child.pid)
-        self._cgroups.add(walls.memory_cgroup(child.pid))
+        self._cgroups.add(walls.memory_cgroup(child.pid, self.zygote))
         self._live.discard(child.pid)
         self._ended.pop(child.pid, None)
         for fd in (child.job_w, child.done_r, child.out_r, child.gate_r):
@@ -654,7 +654,7 @@ class Worker:
         for child in (self._spare, self._asked):
             if child is not None and child.pid:
                 _kill_group(child.pid)
-                self._cgroups.add(walls.memory_cgroup(child.pid))
+                self._cgroups.add(walls.memory_cgroup(child.pid, self.zygote))
         self._spare = None
         self.sock.close()
         # It ends on the socket's end, unless learner code stopped it.
@@ -668,7 +668,8 @@ class Worker:
                 time.sleep(0.005)
         # The memory cgroups of its cases, where they had them: nothing of the run is left
         # in the system.
-        for name in self._cgroups:
+        # Those of children it forked whose pid this worker never heard included.
+        for name in self._cgroups | set(walls.memory_cgroups(self.zygote)):
             walls.remove_memory_cgroup(name, wait=1.0)
         self._cgroups.clear()
         # The siblings end when their runners close them, which happens now too; waiting for
@@ -711,7 +712,7 @@ class Worker:
         # The case's memory cgroup holds this job's memory, written before the child reads
         # the job (it joins the cgroup before that: see walls.join_memory).
         memory = walls.case_memory(job.get("memory_mb"), sandbox)
-        group = walls.memory_cgroup(pid)
+        group = walls.memory_cgroup(pid, self.zygote)
         if memory is not None:
             try:
                 walls.limit_memory_cgroup(group, memory)
