@@ -5,9 +5,11 @@ gradebook keeps every learner's full maximum points."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Callable
@@ -316,7 +318,6 @@ def test_calls_on_the_process_itself_pass_and_on_its_parent_fail() -> None:
     import os
     import resource
     import tempfile
-
     from dataclasses import replace
 
     # No runner here to make the case's memory cgroup with its job's limit (the tests of
@@ -651,3 +652,89 @@ def test_a_cases_processes_are_the_first_the_kernel_kills_when_memory_runs_out(
     assert (outcome.kind, outcome.answer) == (RETURNED, ["1000", False, True]), outcome
     assert Path("/proc/self/oom_score_adj").read_text().strip() == "0"
     assert not _left_behind(before)
+
+
+# --- the result's channel ---------------------------------------------------------------------
+
+#: Writes 8 MiB into every descriptor it holds that leads to the grader's result (the file
+#: beneath its tmpfs, or its memory file), then waits so the test sees what the host holds.
+RESULT_FILLER = """
+import os, time
+
+def solve(x):
+    written = 0
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            where = os.readlink(f"/proc/self/fd/{name}")
+        except OSError:
+            continue
+        if "case-" not in where and "lessons-result" not in where:
+            continue
+        for _ in range(8):
+            try:
+                written += os.write(int(name), b"x" * (1 << 20))
+            except OSError:
+                break
+    time.sleep(0.5)
+    return [written, x]
+"""
+
+
+@pytest.mark.parametrize("mode", ["fork", "spawn"])
+def test_what_a_case_writes_to_its_result_takes_no_more_than_the_runner_reads(
+    tmp_path: Path, mode: str
+) -> None:
+    # The result file was on the host's disk beneath the case's tmpfs, and learner code could
+    # write it as far as the disk budget; the runner reads the answer size and its envelope.
+    import threading
+
+    from pytest_lessons.isolation.channel import ENVELOPE
+    from pytest_lessons.isolation.outcome import RETURNED
+    from pytest_lessons.isolation.runner import ForkRunner, Job, Runner, SpawnRunner
+
+    policy = sandbox.make_policy(SUPPORT, {}, user=None, limits={"disk_mb": 64})
+    policy = policy.for_course([], None)
+    if not policy.namespaces:
+        pytest.skip(f"no tmpfs of the case's own here: {policy.namespaces_reason}")
+    solution = tmp_path / "solution.py"
+    solution.write_text(RESULT_FILLER)
+    answer = 1 << 20
+    job = Job(
+        solution,
+        "solve",
+        [[7]],
+        20.0,
+        256,
+        1000,
+        1,
+        sandbox=policy,
+        beneath=tmp_path,
+        answer_bytes=answer,
+    )
+    runner: Runner = ForkRunner(preload=()) if mode == "fork" else SpawnRunner((), spares=1)
+    largest = [0]
+    running = threading.Event()
+
+    def watch(base: Path) -> None:
+        while not running.is_set():
+            for path in base.rglob("*"):
+                with contextlib.suppress(OSError):
+                    largest[0] = max(largest[0], path.stat().st_size)
+            time.sleep(0.02)
+
+    base = runner._temp.base()
+    watcher = threading.Thread(target=watch, args=(base,), daemon=True)
+    watcher.start()
+    try:
+        outcome = runner.run(job)
+    finally:
+        running.set()
+        watcher.join()
+        runner.close()
+    assert outcome.kind == RETURNED, outcome
+    written, echoed = outcome.answer
+    # The learner's own case still answers (its writes never reached what the runner reads
+    # past the result), and no more than the runner reads could be written at all.
+    assert echoed == [7]
+    assert written <= answer + ENVELOPE + 1, written
+    assert largest[0] <= answer + ENVELOPE + 1, largest[0]

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, cast
 
 # The job's input encoding, which the core packs (see arguments.py).
-from pytest_lessons.isolation import walls
+from pytest_lessons.isolation import channel, walls
 from pytest_lessons.isolation.arguments import DTYPES as DTYPES
 from pytest_lessons.isolation.arguments import blob_key, frame
 from pytest_lessons.isolation.arguments import pack_array as pack_array
@@ -169,7 +169,7 @@ _UNREADABLE = {
     "not_file": "not_file",
 }
 #: Room for a result's envelope (its traceback, message, names) beside the answer.
-_ENVELOPE = 256 << 10
+_ENVELOPE = channel.ENVELOPE
 
 
 def read_source(job: Job) -> str | Outcome:
@@ -857,9 +857,12 @@ class SpawnRunner(Runner):
         spares started from then on import them too, for that lesson's next cases."""
         self._imports: dict[int, tuple[str, ...]] = {}
         """What each spare imports before its case, by pid."""
+        self._channels: dict[int, int] = {}
+        """Each Python's result channel (:mod:`pytest_lessons.isolation.channel`), by pid."""
 
     def _start(self) -> tuple[subprocess.Popen[bytes], int]:
         kwargs: dict[str, Any] = {}
+        result: int | None = None
         gate_r, gate_w = os.pipe() if sys.platform != "win32" else (-1, -1)
         arguments: list[str] = []
         if sys.platform == "win32":  # pragma: no cover
@@ -868,6 +871,10 @@ class SpawnRunner(Runner):
             kwargs["start_new_session"] = True
             kwargs["pass_fds"] = (gate_w,)
             arguments.append(f"--gate={gate_w}")
+            result = channel.make()
+            if result is not None:
+                kwargs["pass_fds"] = (gate_w, result)
+                arguments.append(f"--result-fd={result}")
         modules = tuple(dict.fromkeys(self.base + self._lesson))
         try:
             process = subprocess.Popen(
@@ -878,9 +885,15 @@ class SpawnRunner(Runner):
                 env=_worker_env(self.env),
                 **kwargs,
             )
+        except BaseException:
+            if result is not None:
+                os.close(result)
+            raise
         finally:
             if gate_w >= 0:
                 os.close(gate_w)
+        if result is not None:
+            self._channels[process.pid] = result
         self._imports[process.pid] = modules
         if self._sandbox != b"null\n":
             self._tell(process, self._sandbox)
@@ -901,7 +914,7 @@ class SpawnRunner(Runner):
                 continue
             _kill(process)
             process.wait()
-            _forget_memory(process)
+            self._forget(process)
             if gate >= 0:
                 os.close(gate)
             self._told.pop(process.pid, None)
@@ -962,7 +975,7 @@ class SpawnRunner(Runner):
         if told is not None and told != line:  # walls for another sandbox: a fresh spare
             _kill(process)
             process.wait()
-            _forget_memory(process)
+            self._forget(process)
             if gate >= 0:
                 os.close(gate)
             self._imports.pop(process.pid, None)
@@ -1000,7 +1013,7 @@ class SpawnRunner(Runner):
         if not ready.wait(grace):
             _kill(process)
             process.wait()
-            _forget_memory(process)
+            self._forget(process)
             if gate >= 0:
                 os.close(gate)
             _remove_case(result_path)
@@ -1015,15 +1028,18 @@ class SpawnRunner(Runner):
         # the job's memory before it reads the job (see walls.join_memory).
         memory = _case_memory(job)
         group = walls.memory_cgroup(process.pid, os.getpid())
-        if memory is not None:
-            try:
+        result = self._channels.get(process.pid)
+        try:
+            if memory is not None:
                 walls.limit_memory_cgroup(group, memory)
-            except walls.WallError as error:
-                _kill(process)
-                process.wait()
-                walls.remove_memory_cgroup(group)
-                _remove_case(result_path)
-                return Outcome(kind=INTERNAL, message=str(error))
+            if result is not None:
+                channel.seal(result, job.answer_bytes)
+        except (walls.WallError, OSError) as error:
+            _kill(process)
+            process.wait()
+            self._forget(process)
+            _remove_case(result_path)
+            return Outcome(kind=INTERNAL, message=str(error))
         started = _now()
         try:
             process.stdin.write(frame(request))
@@ -1045,7 +1061,10 @@ class SpawnRunner(Runner):
                 os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOWAIT)
             killed = walls.oom_kills(group) > 0
         code = process.wait()
-        _forget_memory(process)
+        result = self._channels.pop(process.pid, None)
+        if result is not None:
+            channel.deliver(result, str(result_path))
+        self._forget(process)
         self._running = None
         # Its replacement starts once the case has ended, not while it runs: a Python
         # importing torch beside the case would take CPU from it and count against its
@@ -1077,12 +1096,22 @@ class SpawnRunner(Runner):
             memory=killed,
         )
 
+    def _forget(self, process: subprocess.Popen[bytes]) -> None:
+        """Close a reaped Python's result channel and remove the memory cgroup it made for
+        itself (it joins one as it builds its walls, a spare too): nothing of the run is
+        left in the system."""
+        fd = self._channels.pop(process.pid, None)
+        if fd is not None:
+            os.close(fd)
+        if sys.platform.startswith("linux"):
+            walls.remove_memory_cgroup(walls.memory_cgroup(process.pid, os.getpid()), wait=1.0)
+
     def abort(self) -> None:
         running, self._running = self._running, None
         if running is not None:
             _kill(running)
             running.wait()
-            _forget_memory(running)
+            self._forget(running)
         self.close()
 
     def close(self) -> None:
@@ -1093,7 +1122,7 @@ class SpawnRunner(Runner):
             _kill(process)
         for process, gate in waiting:
             process.wait()
-            _forget_memory(process)
+            self._forget(process)
             if gate >= 0:
                 os.close(gate)
             if process.stdin:
@@ -1317,13 +1346,6 @@ def _kill(process: subprocess.Popen[bytes]) -> None:
             os.killpg(process.pid, signal.SIGKILL)
     else:  # pragma: no cover
         process.kill()
-
-
-def _forget_memory(process: subprocess.Popen[bytes]) -> None:
-    """Remove the memory cgroup a spawned child made for itself (it joins one as it builds
-    its walls, a spare too), once it was reaped: nothing of the run is left in the system."""
-    if sys.platform.startswith("linux"):
-        walls.remove_memory_cgroup(walls.memory_cgroup(process.pid, os.getpid()), wait=1.0)
 
 
 def _now() -> float:

@@ -53,13 +53,14 @@ import time
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from pytest_lessons.isolation import walls
+from pytest_lessons.isolation import channel, walls
 from pytest_lessons.isolation.arguments import frame_length, unframe
 from pytest_lessons.isolation.child import (
     gate_writer,
     limit_memory,
     prepare,
     run_case,
+    use_channel,
     write_result,
 )
 from pytest_lessons.isolation.outcome import DIED
@@ -196,7 +197,9 @@ def _read_line(fd: int) -> tuple[bytes, bytes]:
     return line, rest
 
 
-def _child(zygote: int, job_fd: int, done_fd: int, output_fd: int, gate_fd: int) -> None:
+def _child(
+    zygote: int, job_fd: int, done_fd: int, output_fd: int, gate_fd: int, result_fd: int = -1
+) -> None:
     """Runs in a child the zygote forked: wait for a job, run it, never return.
 
     The child exists before its job (see :meth:`Worker.spare`), so the cost of fork is paid
@@ -204,7 +207,8 @@ def _child(zygote: int, job_fd: int, done_fd: int, output_fd: int, gate_fd: int)
     first line on its job pipe (the session's sandbox policy, which every job shares). It says
     on *gate_fd*, and closes it, once its sandbox is closed and before learner code loads;
     it writes one byte to *done_fd* once its result file is complete, so the worker need not
-    wait for the process to tear down.
+    wait for the process to tear down. *result_fd*: the sealed memory file its result goes
+    into (:mod:`pytest_lessons.isolation.channel`), -1 for the result file at its path.
     """
     # A child outlives its zygote only as an orphan, whose parent is the machine's init: it
     # must neither wait for a job nor build walls (the process cap would move init).
@@ -213,6 +217,8 @@ def _child(zygote: int, job_fd: int, done_fd: int, output_fd: int, gate_fd: int)
     result: dict[str, Any]
     job: dict[str, Any] = {}
     try:
+        if result_fd >= 0:
+            use_channel(result_fd)
         os.setpgid(0, 0)
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
@@ -261,6 +267,8 @@ class _Spare:
     done_r: int
     out_r: int
     gate_r: int
+    result: int = -1
+    """The worker's descriptor of the child's result channel (-1: none)."""
     told: bytes | None = None
     """The first line written into its job pipe (the sandbox it builds its walls for, or
     ``null``); None: nothing yet, it waits to be told."""
@@ -389,8 +397,9 @@ class Zygote:
             _send(self.sock, {"imported": names})
 
     def fork(self, fds: list[int]) -> None:  # pragma: no cover - runs in the zygote
-        """Fork a child onto *fds* (its job, done, output and gate pipes) and say its pid."""
-        if len(fds) != 4:
+        """Fork a child onto *fds* (its job, done, output and gate pipes, and maybe its result
+        channel) and say its pid."""
+        if len(fds) not in (4, 5):
             for fd in fds:
                 os.close(fd)
             return
@@ -542,7 +551,10 @@ class Worker:
         out_r, out_w = os.pipe()
         gate_r, gate_w = os.pipe()
         theirs = [job_r, done_w, out_w, gate_w]
-        asked = _Spare(0, job_w, done_r, out_r, gate_r)
+        result = channel.make()
+        if result is not None:
+            theirs.append(os.dup(result))
+        asked = _Spare(0, job_w, done_r, out_r, gate_r, -1 if result is None else result)
         if self._sandbox is not None:
             self._tell(asked, _policy_line(self._sandbox))
         try:
@@ -618,7 +630,7 @@ class Worker:
         self._cgroups.add(walls.memory_cgroup(child.pid, self.zygote))
         self._live.discard(child.pid)
         self._ended.pop(child.pid, None)
-        for fd in (child.job_w, child.done_r, child.out_r, child.gate_r):
+        for fd in (child.job_w, child.done_r, child.out_r, child.gate_r, child.result):
             with contextlib.suppress(OSError):
                 os.close(fd)
 
@@ -655,6 +667,8 @@ class Worker:
             if child is not None and child.pid:
                 _kill_group(child.pid)
                 self._cgroups.add(walls.memory_cgroup(child.pid, self.zygote))
+            if child is not None and child.result >= 0:
+                os.close(child.result)
         self._spare = None
         self.sock.close()
         # It ends on the socket's end, unless learner code stopped it.
@@ -719,6 +733,12 @@ class Worker:
             except walls.WallError as error:
                 self._discard(child)
                 return {"status": "worker_error", "message": str(error)}
+        if child.result >= 0:
+            try:
+                channel.seal(child.result, int(job.get("answer_bytes") or 32 << 20))
+            except OSError as error:
+                self._discard(child)
+                return {"status": "worker_error", "message": f"the result channel: {error}"}
         started = time.monotonic()
         try:
             _write_all(child.job_w, raw if raw is not None else json.dumps(job).encode("utf-8"))
@@ -780,6 +800,12 @@ class Worker:
             reading, cut = self._read(out_r, output, cap, cut)
         for fd in (out_r, child.done_r, child.gate_r):
             os.close(fd)
+        if child.result >= 0:
+            # The whole group is dead: nothing writes the channel any more.
+            if "result" in job:
+                channel.deliver(child.result, str(job["result"]))
+            else:
+                os.close(child.result)
         report: dict[str, Any] = {
             "output": output.decode("utf-8", errors="replace"),
             "output_cut": cut,
