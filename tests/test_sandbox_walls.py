@@ -738,3 +738,38 @@ def test_what_a_case_writes_to_its_result_takes_no_more_than_the_runner_reads(
     assert echoed == [7]
     assert written <= answer + ENVELOPE + 1, written
     assert largest[0] <= answer + ENVELOPE + 1, largest[0]
+
+
+@pytest.mark.parametrize("mode", ["fork", "spawn"])
+def test_a_fifo_or_folder_where_the_result_goes_is_the_cases_own_failure(
+    tmp_path: Path, mode: str
+) -> None:
+    # Without namespaces the result file is in the learner's own folder: whatever learner
+    # code leaves at its name (a FIFO an open would wait on, a folder) is replaced or stays,
+    # and the case fails as its own; the next case runs.
+    from dataclasses import replace
+
+    from pytest_lessons.isolation.outcome import INTERNAL, RAISED, RETURNED
+    from pytest_lessons.isolation.runner import ForkRunner, Job, Runner, SpawnRunner
+
+    policy = sandbox.make_policy(SUPPORT, {}, user=None, limits={"disk_mb": 8})
+    policy = replace(policy.for_course([], None), namespaces=False)
+    solution = tmp_path / "solution.py"
+    solution.write_text(
+        "import os\n\ndef solve(kind):\n"
+        "    if kind == 'fifo':\n        os.mkfifo('result.json')\n"
+        "    elif kind == 'folder':\n        os.mkdir('result.json')\n"
+        "    return kind\n"
+    )
+    runner: Runner = ForkRunner(preload=()) if mode == "fork" else SpawnRunner((), spares=1)
+    try:
+        outcomes = [
+            runner.run(Job(solution, "solve", [kind], 20.0, 256, 1000, 1, sandbox=policy))
+            for kind in ("fifo", "folder", "plain")
+        ]
+    finally:
+        runner.close()
+    # The sandbox refuses a FIFO (mknod) where it can; where made, it is replaced.
+    assert outcomes[0].kind in (RETURNED, RAISED), outcomes[0]
+    assert outcomes[1].kind not in (RETURNED, INTERNAL), outcomes[1]
+    assert (outcomes[2].kind, outcomes[2].answer) == (RETURNED, "plain"), outcomes[2]

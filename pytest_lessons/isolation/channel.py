@@ -75,10 +75,14 @@ def deliver(fd: int, path: str) -> None:
         data = b"".join(chunks) if ended else b""
     finally:
         os.close(fd)
-    # The runner's own file in its real folder (the case never had its path): no link is
-    # followed, and what was there goes.
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
-    with contextlib.suppress(OSError):
+    # What was at *path* goes first, whatever it is (without namespaces it is in the
+    # learner's folder: a link, or a FIFO that an open would wait on for ever), and a new
+    # file takes its place; removed and made, not truncated or renamed over, which on ext4
+    # waits for the disk.
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    with contextlib.suppress(OSError):  # a folder stays, and the open below fails
+        os.unlink(path)
+    with contextlib.suppress(OSError):  # made again meanwhile: no result, the case's own
         out = os.open(path, flags, 0o600)
         try:
             view = memoryview(data)
