@@ -113,9 +113,23 @@ def memory_hierarchy() -> tuple[str, str]:
         return "v1", CGROUP_MEMORY
     for base in CGROUP_UNIFIED:
         with contextlib.suppress(OSError), open(os.path.join(base, "cgroup.controllers")) as f:
-            if "memory" in f.read().split() and os.access(base, os.W_OK):
+            if "memory" in f.read().split() and os.access(base, os.W_OK) and _hand_down(base):
                 return "v2", base
     return "", ""
+
+
+def _hand_down(root: str) -> bool:
+    """Whether the unified hierarchy at *root* hands its memory controller down to our folder
+    (tried, as the cases need it: a container's cgroup that holds processes itself cannot
+    hand it down, and its cases would then all fail)."""
+    try:
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(os.path.join(root, CGROUP_FOLDER), 0o755)
+        for folder in (root, os.path.join(root, CGROUP_FOLDER)):
+            _write(os.path.join(folder, "cgroup.subtree_control"), "+memory")
+    except OSError:
+        return False
+    return True
 
 
 def _try_namespaces(uid: int | None, gid: int | None) -> tuple[bool, str]:
