@@ -55,6 +55,7 @@ def _policy():  # type: ignore[no-untyped-def]
 def confine_cost(rounds: int) -> None:
     import torch  # noqa: F401 - the child is forked from a process that holds torch
 
+    from pytest_lessons.isolation import walls
     from pytest_lessons.isolation.child import prepare
     from pytest_lessons.isolation.sandbox import confine, prepare_rules, shared_part
 
@@ -92,6 +93,11 @@ def confine_cost(rounds: int) -> None:
                 if kind != "cold":
                     prepare_rules(shared_part(request), os.getppid() if kind == "fork" else None)
                 ahead = time.thread_time() - ahead
+                if request.get("memory_cap"):
+                    # As the worker or runner does before it sends the job: the case's memory
+                    # cgroup with the job's limit (2048 MiB, the default), off the case's clock.
+                    name = walls.memory_cgroup(os.getpid(), os.getppid())
+                    walls.limit_memory_cgroup(name, walls.case_memory(2048, request) or 0)
                 wall, cpu = time.perf_counter(), time.thread_time()
                 confine(request, f"{private}.json")
                 spent = (time.perf_counter() - wall, time.thread_time() - cpu, ahead)
@@ -101,6 +107,7 @@ def confine_cost(rounds: int) -> None:
             with os.fdopen(readable, "rb") as handle:
                 times[kind].append(tuple(json.loads(handle.read())))
             os.waitpid(pid, 0)
+            walls.remove_memory_cgroup(walls.memory_cgroup(pid, os.getpid()), wait=1.0)
     for kind, words in kinds.items():
         wall, cpu, ahead = (statistics.median(t[i] for t in times[kind]) * 1000 for i in range(3))
         built = f"; built ahead: {ahead:.3f} ms CPU" if kind != "cold" else ""

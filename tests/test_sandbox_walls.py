@@ -5,9 +5,11 @@ gradebook keeps every learner's full maximum points."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Callable
@@ -316,8 +318,12 @@ def test_calls_on_the_process_itself_pass_and_on_its_parent_fail() -> None:
     import os
     import resource
     import tempfile
+    from dataclasses import replace
 
+    # No runner here to make the case's memory cgroup with its job's limit (the tests of
+    # the memory cap below have one): a confined process never makes one without it.
     policy = sandbox.make_policy(SUPPORT, {}, user=None, limits={"processes": 16})
+    policy = replace(policy, memory_cap="")
     private = Path(tempfile.mkdtemp(prefix="pytest-lessons-test-"))
     readable, writable = os.pipe()
     pid = os.fork()
@@ -519,3 +525,251 @@ def test_a_sandbox_announced_before_the_first_job_closes_around_it_and_another_s
         (RETURNED, "50 files, [7]"),
         (RETURNED, "100 files, [7]"),
     ], outcomes
+
+
+# --- the memory cap for a case as a whole ------------------------------------------------------
+
+MEMORY_CGROUPS = Path(walls.memory_hierarchy()[1] or "/nonexistent") / walls.CGROUP_FOLDER
+
+#: Four children of 100 MiB each: each under --lesson-memory=256 (RLIMIT_AS is per process),
+#: together over the case's memory cgroup (256 MiB, the 8 MiB of files, the grader's slack).
+MEMORY_HOG = """
+children = []
+for _ in range(4):
+    pid = os.fork()
+    if pid == 0:
+        block = b"\\x01" * (100 << 20)
+        time.sleep(2)
+        os._exit(0)
+    children.append(pid)
+for pid in children:
+    os.waitpid(pid, 0)
+"""
+
+
+def _memory_cgroups() -> set[str]:
+    return set(os.listdir(MEMORY_CGROUPS)) if MEMORY_CGROUPS.is_dir() else set()
+
+
+def _left_behind(before: set[str]) -> set[str]:
+    """The memory cgroups made since *before* whose case has ended and that are still there
+    (after a moment: tests beside this one end cases too)."""
+    import time
+
+    def ended(name: str) -> bool:
+        try:
+            os.kill(int(name.rpartition("-")[2]), 0)
+        except ProcessLookupError:
+            return True
+        return False
+
+    deadline = time.monotonic() + 3
+    while True:
+        left = {name for name in _memory_cgroups() - before if ended(name)}
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.05)
+
+
+@pytest.mark.skipif(
+    not (os.geteuid() == 0 and walls.memory_hierarchy()[0]),
+    reason="the memory cgroup needs root and a writable memory controller (cgroup v1 or v2)",
+)
+@pytest.mark.parametrize("isolation", ["fork", "spawn"])
+@pytest.mark.usefixtures("no_preload")
+def test_a_case_whose_processes_together_hold_more_than_its_memory_fails_alone(
+    pytester: pytest.Pytester, make_exercise: Make, isolation: str
+) -> None:
+    make_exercise(toml=DOUBLE_TOML)
+    submissions = pytester.path / "class"
+    learners = {"ada": DOUBLE_RIGHT, "hog": attacker(MEMORY_HOG), "zoe": DOUBLE_RIGHT}
+    for name, code in learners.items():
+        (submissions / name / "double").mkdir(parents=True)
+        (submissions / name / "double" / "solution.py").write_text(code)
+    before = _memory_cgroups()
+    result = pytester.runpytest_subprocess(
+        "double",
+        "--lesson-submissions=class",
+        f"--lesson-isolation={isolation}",
+        "--lesson-gradebook=gradebook.csv",
+        "--lesson-show-failures",
+        "--lesson-memory=256",
+        "--lesson-disk=8",
+        "-v",
+        "-p",
+        "no:cacheprovider",
+    )
+    text = said(result)
+    assert result.ret == 1, text  # cases failed; the run itself ended as it should
+    assert "memory for the case as a whole (a memory cgroup" in text
+    book = sorted((pytester.path / "gradebook.csv").read_text().splitlines()[1:])
+    # The hog's other case and both classmates' cases ran and passed.
+    assert book == ["ada,double,2,2,", "hog,double,1,2,", "zoe,double,2,2,"], text
+    assert "Use less memory: your code asked for more than the 256 MiB a case may use." in text
+    assert "grader itself failed" not in text
+    # Nothing of the run is left in the system's cgroups.
+    assert not _left_behind(before)
+
+
+@pytest.mark.parametrize("mode", ["fork", "spawn"])
+@pytest.mark.parametrize("cgroup", [True, False])
+def test_a_cases_processes_are_the_first_the_kernel_kills_when_memory_runs_out(
+    tmp_path: Path, mode: str, cgroup: bool
+) -> None:
+    # With or without a memory cgroup: where the machine itself runs out of memory, a
+    # case's process goes before pytest or its worker (oom_score_adj 1000, inherited by
+    # what it starts, which it cannot lower).
+    from dataclasses import replace
+
+    from pytest_lessons.isolation.outcome import RETURNED
+    from pytest_lessons.isolation.runner import ForkRunner, Job, Runner, SpawnRunner
+
+    policy = sandbox.make_policy(SUPPORT, {}, user=None, limits={"processes": 8})
+    policy = policy.for_course([], None)
+    if cgroup and not policy.memory_cap:
+        pytest.skip("the memory cgroup needs root and a writable memory controller")
+    if not cgroup:
+        policy = replace(policy, memory_cap="")
+    solution = tmp_path / "solution.py"
+    solution.write_text(
+        "import os\n\ndef solve(x):\n"
+        "    lowered = True\n"
+        "    try:\n"
+        "        with open('/proc/self/oom_score_adj', 'w') as handle:\n"
+        "            handle.write('0')\n"
+        "    except OSError:\n"
+        "        lowered = False\n"
+        "    with open('/proc/self/oom_score_adj') as handle:\n"
+        "        return [handle.read().strip(), lowered, os.getppid() > 0]\n"
+    )
+    job = Job(solution, "solve", [[7]], 20.0, 256, 1000, 1, sandbox=policy, beneath=tmp_path)
+    runner: Runner = ForkRunner(preload=()) if mode == "fork" else SpawnRunner((), spares=1)
+    before = _memory_cgroups()
+    try:
+        outcome = runner.run(job)
+    finally:
+        runner.close()
+    assert (outcome.kind, outcome.answer) == (RETURNED, ["1000", False, True]), outcome
+    assert Path("/proc/self/oom_score_adj").read_text().strip() == "0"
+    assert not _left_behind(before)
+
+
+# --- the result's channel ---------------------------------------------------------------------
+
+#: Writes 8 MiB into every descriptor it holds that leads to the grader's result (the file
+#: beneath its tmpfs, or its memory file), then waits so the test sees what the host holds.
+RESULT_FILLER = """
+import os, time
+
+def solve(x):
+    written = 0
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            where = os.readlink(f"/proc/self/fd/{name}")
+        except OSError:
+            continue
+        if "case-" not in where and "lessons-result" not in where:
+            continue
+        for _ in range(8):
+            try:
+                written += os.write(int(name), b"x" * (1 << 20))
+            except OSError:
+                break
+    time.sleep(0.5)
+    return [written, x]
+"""
+
+
+@pytest.mark.parametrize("mode", ["fork", "spawn"])
+def test_what_a_case_writes_to_its_result_takes_no_more_than_the_runner_reads(
+    tmp_path: Path, mode: str
+) -> None:
+    # The result file was on the host's disk beneath the case's tmpfs, and learner code could
+    # write it as far as the disk budget; the runner reads the answer size and its envelope.
+    import threading
+
+    from pytest_lessons.isolation.channel import ENVELOPE
+    from pytest_lessons.isolation.outcome import RETURNED
+    from pytest_lessons.isolation.runner import ForkRunner, Job, Runner, SpawnRunner
+
+    policy = sandbox.make_policy(SUPPORT, {}, user=None, limits={"disk_mb": 64})
+    policy = policy.for_course([], None)
+    if not policy.namespaces:
+        pytest.skip(f"no tmpfs of the case's own here: {policy.namespaces_reason}")
+    solution = tmp_path / "solution.py"
+    solution.write_text(RESULT_FILLER)
+    answer = 1 << 20
+    job = Job(
+        solution,
+        "solve",
+        [[7]],
+        20.0,
+        256,
+        1000,
+        1,
+        sandbox=policy,
+        beneath=tmp_path,
+        answer_bytes=answer,
+    )
+    runner: Runner = ForkRunner(preload=()) if mode == "fork" else SpawnRunner((), spares=1)
+    largest = [0]
+    running = threading.Event()
+
+    def watch(base: Path) -> None:
+        while not running.is_set():
+            for path in base.rglob("*"):
+                with contextlib.suppress(OSError):
+                    largest[0] = max(largest[0], path.stat().st_size)
+            time.sleep(0.02)
+
+    base = runner._temp.base()
+    watcher = threading.Thread(target=watch, args=(base,), daemon=True)
+    watcher.start()
+    try:
+        outcome = runner.run(job)
+    finally:
+        running.set()
+        watcher.join()
+        runner.close()
+    assert outcome.kind == RETURNED, outcome
+    written, echoed = outcome.answer
+    # The learner's own case still answers (its writes never reached what the runner reads
+    # past the result), and no more than the runner reads could be written at all.
+    assert echoed == [7]
+    assert written <= answer + ENVELOPE + 1, written
+    assert largest[0] <= answer + ENVELOPE + 1, largest[0]
+
+
+@pytest.mark.parametrize("mode", ["fork", "spawn"])
+def test_a_fifo_or_folder_where_the_result_goes_is_the_cases_own_failure(
+    tmp_path: Path, mode: str
+) -> None:
+    # Without namespaces the result file is in the learner's own folder: whatever learner
+    # code leaves at its name (a FIFO an open would wait on, a folder) is replaced or stays,
+    # and the case fails as its own; the next case runs.
+    from dataclasses import replace
+
+    from pytest_lessons.isolation.outcome import INTERNAL, RAISED, RETURNED
+    from pytest_lessons.isolation.runner import ForkRunner, Job, Runner, SpawnRunner
+
+    policy = sandbox.make_policy(SUPPORT, {}, user=None, limits={"disk_mb": 8})
+    policy = replace(policy.for_course([], None), namespaces=False)
+    solution = tmp_path / "solution.py"
+    solution.write_text(
+        "import os\n\ndef solve(kind):\n"
+        "    if kind == 'fifo':\n        os.mkfifo('result.json')\n"
+        "    elif kind == 'folder':\n        os.mkdir('result.json')\n"
+        "    return kind\n"
+    )
+    runner: Runner = ForkRunner(preload=()) if mode == "fork" else SpawnRunner((), spares=1)
+    try:
+        outcomes = [
+            runner.run(Job(solution, "solve", [kind], 20.0, 256, 1000, 1, sandbox=policy))
+            for kind in ("fifo", "folder", "plain")
+        ]
+    finally:
+        runner.close()
+    # The sandbox refuses a FIFO (mknod) where it can; where made, it is replaced.
+    assert outcomes[0].kind in (RETURNED, RAISED), outcomes[0]
+    assert outcomes[1].kind not in (RETURNED, INTERNAL), outcomes[1]
+    assert (outcomes[2].kind, outcomes[2].answer) == (RETURNED, "plain"), outcomes[2]

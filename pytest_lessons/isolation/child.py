@@ -36,7 +36,7 @@ try:  # imported once here, not per case: it costs a forked child ~2 ms
 except ImportError:  # Windows
     resource = None  # type: ignore[assignment]
 
-from pytest_lessons.isolation import draws, drive, library, work
+from pytest_lessons.isolation import channel, draws, drive, library, work
 from pytest_lessons.isolation.arguments import rebuild, unframe
 from pytest_lessons.isolation.gradients import call as gradient_call
 from pytest_lessons.isolation.outcome import (
@@ -247,7 +247,8 @@ def _run_case(
     source = base64.b64decode(request["source"])
     if confined:
         try:
-            confine(confined, request.get("result"))
+            # With a result channel, the host's result file is never opened here.
+            confine(confined, None if _CHANNEL is not None else request.get("result"))
         except (SandboxError, OSError) as exc:
             if gate is not None:
                 gate(b"!" + str(exc).encode("utf-8", errors="replace"))
@@ -644,6 +645,18 @@ def limit_memory(memory_mb: float | None) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
+#: The sealed memory file this child writes its result into (see
+#: :mod:`pytest_lessons.isolation.channel`); None: the result file at its path.
+_CHANNEL: int | None = None
+
+
+def use_channel(fd: int) -> None:
+    """Write this child's result into memory file *fd* (kept from processes it executes)."""
+    global _CHANNEL
+    os.set_inheritable(fd, False)
+    _CHANNEL = fd
+
+
 def write_result(result: dict[str, Any], path: str, limit: int | None = None) -> None:
     """Write *result* as JSON to *path* (read back by the runner): whole or not at all, so a
     result that exists is complete; where a tmpfs covers the private folder, through the
@@ -658,6 +671,9 @@ def write_result(result: dict[str, Any], path: str, limit: int | None = None) ->
             f"{limit / mib:g} MiB, --lesson-answer-size)"
         )
         data = json.dumps({"kind": RETURNED, "answer": {TAG: "cut", "reason": reason}}).encode()
+    if _CHANNEL is not None:
+        channel.write(_CHANNEL, data)
+        return
     fd = result_channel()
     if fd is not None:
         # The file the sandbox opened beneath the case's tmpfs: written from its start, over
@@ -701,6 +717,8 @@ def main() -> None:  # pragma: no cover - runs as a spawned child; tested throug
     for argument in sys.argv[1:]:
         if argument.startswith("--gate="):
             gate = gate_writer(int(argument.partition("=")[2]))
+        if argument.startswith("--result-fd="):
+            use_channel(int(argument.partition("=")[2]))
     gc.disable()  # no collections while torch fills the heap: its objects are long-lived
     for name in sys.argv[1:]:
         if name.startswith("--"):

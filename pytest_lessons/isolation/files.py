@@ -228,9 +228,12 @@ def read_file(path: Path, limit: int) -> bytes | None:
         fd = os.open(path, _OPEN_FLAGS)
     except OSError:
         return None
+    # Asked before a file object is made of it: Python refuses to make one of a folder
+    # (IsADirectoryError), which learner code can leave at the result's name.
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        return None
     with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            return None
         return handle.read(limit + 1)
 
 

@@ -346,6 +346,20 @@ def over_disk(used: int, budget: int, seconds: float = 0.0) -> Outcome:
     )
 
 
+def over_memory(seconds: float = 0.0) -> Outcome:
+    """The outcome of a case in which the kernel killed a process (the case's own or one it
+    started) because the case as a whole held more memory than its memory cgroup allows:
+    its own failure, worded as a MemoryError is ("Use less memory ..."). Only the runner
+    makes it."""
+    return Outcome(
+        kind=RAISED,
+        error_type="MemoryError",
+        message="the case as a whole held more memory than it may (its processes together)",
+        seconds=seconds,
+        details={"cgroup": "memory"},
+    )
+
+
 #: Bytes of a result per JSON value the grader reads in it: a result of up to *limit* bytes
 #: may hold ``limit // BYTES_PER_VALUE`` values (1,056,768 for a 32 MiB answer and its
 #: envelope). The grader's memory follows the values, not the bytes: ``[]`` is 3 bytes of

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any, cast
 
 # The job's input encoding, which the core packs (see arguments.py).
+from pytest_lessons.isolation import channel, walls
 from pytest_lessons.isolation.arguments import DTYPES as DTYPES
 from pytest_lessons.isolation.arguments import blob_key, frame
 from pytest_lessons.isolation.arguments import pack_array as pack_array
@@ -66,6 +67,7 @@ from pytest_lessons.isolation.outcome import (
     clean_text,
     from_untrusted,
     over_disk,
+    over_memory,
     too_large,
 )
 from pytest_lessons.isolation.sandbox import Policy, shared_part
@@ -168,7 +170,7 @@ _UNREADABLE = {
     "not_file": "not_file",
 }
 #: Room for a result's envelope (its traceback, message, names) beside the answer.
-_ENVELOPE = 256 << 10
+_ENVELOPE = channel.ENVELOPE
 
 
 def read_source(job: Job) -> str | Outcome:
@@ -298,6 +300,8 @@ class Ended:
     """Bytes the case's files took in its private folder, as the runner counted them."""
     budget: int = 0
     """The disk budget those files had (0: none counted)."""
+    memory: bool = False
+    """Whether the kernel killed a process of the case for its memory cgroup's limit."""
 
     @property
     def size(self) -> int:
@@ -337,6 +341,10 @@ class Ended:
                 outcome = replace(outcome, exit_code=self.exit_code, signal=self.signal_name)
         if self.used > self.budget and self.gate == "open" and outcome.kind != TIMEOUT:
             outcome = over_disk(self.used, self.budget, self.seconds)
+        elif self.memory and self.gate == "open":
+            # Whatever it answered or however it ended (a killed process it started, or
+            # itself): the case took more memory than it may, and is told so.
+            outcome = over_memory(self.seconds)
         return outcome.with_output(clean_text(self.output), self.output_cut)
 
 
@@ -350,6 +358,7 @@ def collect(
     output_cut: int = 0,
     exit_code: int | None = None,
     signal_name: str = "",
+    memory: bool = False,
 ) -> Ended:
     """What a child that ended with *status* left, from what the runner saw itself
     (*seconds* it ran, the *gate*: ``open`` once the sandbox closed and learner code was
@@ -380,6 +389,7 @@ def collect(
         signal_name,
         used,
         budget,
+        memory,
     )
 
 
@@ -399,6 +409,15 @@ def assemble(
     return collect(
         status, result_path, job, seconds, gate, output, output_cut, exit_code, signal_name
     ).outcome()
+
+
+def _case_memory(job: Job) -> int | None:
+    """The bytes of the job's memory cgroup (:func:`walls.case_memory`), None for none."""
+    policy = job.sandbox
+    if policy is None or not getattr(policy, "memory_cap", ""):
+        return None
+    request = {"memory_cap": policy.memory_cap, "namespaces": policy.namespaces}
+    return walls.case_memory(job.memory_mb, {**request, "limits": dict(policy.limits)})
 
 
 def _gate(data: bytes) -> str:
@@ -755,7 +774,14 @@ class ForkRunner(Runner):
             output_cut=int(message.get("output_cut", 0)),
             exit_code=message.get("exit_code"),
             signal_name=str(message.get("signal", "") or ""),
+            memory=bool(message.get("memory")),
         )
+
+    def _said_ready(self, process: subprocess.Popen[bytes] | _Sibling) -> bool:
+        """Whether *process*, which ran no job, is past its imports (see _said_ready_fd)."""
+        if self._ready or self._buffer:
+            return True
+        return process.stdout is not None and _said_ready_fd(process.stdout.fileno())
 
     def _lost(self) -> None:
         if self._group is not None:  # the worker cannot clean up after its child any more
@@ -777,10 +803,12 @@ class ForkRunner(Runner):
             try:
                 if process.stdin:
                     process.stdin.close()
-                if not self._jobs:
-                    # No learner code ran under it, so it has nothing to clean up; a worker
-                    # still importing torch (a class run that collected nothing) would
-                    # otherwise keep pytest waiting until the import is done.
+                if not self._jobs and not self._said_ready(process):
+                    # No learner code ran under it and it has no zygote yet, so it has
+                    # nothing to clean up; a worker still importing torch (a class run that
+                    # collected nothing) would otherwise keep pytest waiting until the import
+                    # is done. One that is ready ends on its own at once, and removes the
+                    # memory cgroup its waiting child joined.
                     process.kill()
                 process.wait(timeout=5)
             except (OSError, subprocess.TimeoutExpired):
@@ -790,6 +818,14 @@ class ForkRunner(Runner):
                 process.stdout.close()
         if not keep_temp:
             self._temp.remove()
+
+
+def _said_ready_fd(fd: int) -> bool:
+    """Whether a worker's report pipe *fd* holds something to read: its first line is its
+    ready message, written once it has imported its modules and forked its zygote."""
+    with contextlib.suppress(OSError, ValueError):
+        return bool(select.select([fd], [], [], 0)[0])
+    return False
 
 
 class SpawnRunner(Runner):
@@ -829,9 +865,12 @@ class SpawnRunner(Runner):
         spares started from then on import them too, for that lesson's next cases."""
         self._imports: dict[int, tuple[str, ...]] = {}
         """What each spare imports before its case, by pid."""
+        self._channels: dict[int, int] = {}
+        """Each Python's result channel (:mod:`pytest_lessons.isolation.channel`), by pid."""
 
     def _start(self) -> tuple[subprocess.Popen[bytes], int]:
         kwargs: dict[str, Any] = {}
+        result: int | None = None
         gate_r, gate_w = os.pipe() if sys.platform != "win32" else (-1, -1)
         arguments: list[str] = []
         if sys.platform == "win32":  # pragma: no cover
@@ -840,6 +879,10 @@ class SpawnRunner(Runner):
             kwargs["start_new_session"] = True
             kwargs["pass_fds"] = (gate_w,)
             arguments.append(f"--gate={gate_w}")
+            result = channel.make()
+            if result is not None:
+                kwargs["pass_fds"] = (gate_w, result)
+                arguments.append(f"--result-fd={result}")
         modules = tuple(dict.fromkeys(self.base + self._lesson))
         try:
             process = subprocess.Popen(
@@ -850,9 +893,15 @@ class SpawnRunner(Runner):
                 env=_worker_env(self.env),
                 **kwargs,
             )
+        except BaseException:
+            if result is not None:
+                os.close(result)
+            raise
         finally:
             if gate_w >= 0:
                 os.close(gate_w)
+        if result is not None:
+            self._channels[process.pid] = result
         self._imports[process.pid] = modules
         if self._sandbox != b"null\n":
             self._tell(process, self._sandbox)
@@ -873,6 +922,7 @@ class SpawnRunner(Runner):
                 continue
             _kill(process)
             process.wait()
+            self._forget(process)
             if gate >= 0:
                 os.close(gate)
             self._told.pop(process.pid, None)
@@ -933,6 +983,7 @@ class SpawnRunner(Runner):
         if told is not None and told != line:  # walls for another sandbox: a fresh spare
             _kill(process)
             process.wait()
+            self._forget(process)
             if gate >= 0:
                 os.close(gate)
             self._imports.pop(process.pid, None)
@@ -970,6 +1021,7 @@ class SpawnRunner(Runner):
         if not ready.wait(grace):
             _kill(process)
             process.wait()
+            self._forget(process)
             if gate >= 0:
                 os.close(gate)
             _remove_case(result_path)
@@ -980,7 +1032,22 @@ class SpawnRunner(Runner):
             )
         assert process.stdin is not None
         # The case's own clock, from the moment it is handed over, as in fork mode: the
-        # Python's start and its import of torch are not the case's.
+        # Python's start and its import of torch are not the case's. Its memory cgroup holds
+        # the job's memory before it reads the job (see walls.join_memory).
+        memory = _case_memory(job)
+        group = walls.memory_cgroup(process.pid, os.getpid())
+        result = self._channels.get(process.pid)
+        try:
+            if memory is not None:
+                walls.limit_memory_cgroup(group, memory)
+            if result is not None:
+                channel.seal(result, job.answer_bytes)
+        except (walls.WallError, OSError) as error:
+            _kill(process)
+            process.wait()
+            self._forget(process)
+            _remove_case(result_path)
+            return Outcome(kind=INTERNAL, message=str(error))
         started = _now()
         try:
             process.stdin.write(frame(request))
@@ -994,7 +1061,18 @@ class SpawnRunner(Runner):
             status = "timeout"
         seconds = _now() - started
         _kill(process)
+        killed = False
+        if memory is not None:
+            # Read while the ended child is not yet reaped: its pid, which names the
+            # cgroup, cannot be another process's meanwhile.
+            with contextlib.suppress(ChildProcessError, OSError):
+                os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOWAIT)
+            killed = walls.oom_kills(group) > 0
         code = process.wait()
+        result = self._channels.pop(process.pid, None)
+        if result is not None:
+            channel.deliver(result, str(result_path))
+        self._forget(process)
         self._running = None
         # Its replacement starts once the case has ended, not while it runs: a Python
         # importing torch beside the case would take CPU from it and count against its
@@ -1023,13 +1101,25 @@ class SpawnRunner(Runner):
             output_cut=cut[0],
             exit_code=code if code >= 0 else None,
             signal_name=signal_name,
+            memory=killed,
         )
+
+    def _forget(self, process: subprocess.Popen[bytes]) -> None:
+        """Close a reaped Python's result channel and remove the memory cgroup it made for
+        itself (it joins one as it builds its walls, a spare too): nothing of the run is
+        left in the system."""
+        fd = self._channels.pop(process.pid, None)
+        if fd is not None:
+            os.close(fd)
+        if sys.platform.startswith("linux"):
+            walls.remove_memory_cgroup(walls.memory_cgroup(process.pid, os.getpid()), wait=1.0)
 
     def abort(self) -> None:
         running, self._running = self._running, None
         if running is not None:
             _kill(running)
             running.wait()
+            self._forget(running)
         self.close()
 
     def close(self) -> None:
@@ -1040,6 +1130,7 @@ class SpawnRunner(Runner):
             _kill(process)
         for process, gate in waiting:
             process.wait()
+            self._forget(process)
             if gate >= 0:
                 os.close(gate)
             if process.stdin:

@@ -218,6 +218,9 @@ class Policy:
     """Why not, for the header."""
     process_cap: str = ""
     """How the process cap is kept (see :attr:`pytest_lessons.isolation.walls.Walls.processes`)."""
+    memory_cap: str = ""
+    """How the memory cap holds for the case as a whole (see
+    :attr:`pytest_lessons.isolation.walls.Walls.memory`)."""
 
     def request(self, private: Path, own_file: Path) -> dict[str, Any]:
         """The plain data a child applies with :func:`confine`: this policy, the case's private
@@ -237,6 +240,7 @@ class Policy:
             "limits": dict(self.limits),
             "namespaces": self.namespaces,
             "process_cap": self.process_cap,
+            "memory_cap": self.memory_cap,
         }
 
     def layers(self, abi: int) -> list[str]:
@@ -270,6 +274,13 @@ class Policy:
             words.append(f"{processes:g} processes and threads ({how[self.process_cap]})")
         elif processes:
             words.append("no process cap (no cgroup, user namespace or user of its own here)")
+        if self.memory_cap:
+            words.append(f"memory for the case as a whole (a memory cgroup, {self.memory_cap})")
+        elif self.seccomp:
+            words.append(
+                "memory per process only (no memory cgroup here; when the machine runs out, "
+                "the kernel kills a case's processes first)"
+            )
         if self.seccomp:
             words.append("no core dumps")
         return ", ".join(words)
@@ -445,6 +456,7 @@ def make_policy(
         namespaces=found.namespaces,
         namespaces_reason=found.namespaces_reason,
         process_cap=found.processes,
+        memory_cap=found.memory,
     )
 
 
@@ -594,7 +606,18 @@ _AHEAD: str | None = None
 #: The parts of a sandbox request that every case of a session shares, and that a waiting
 #: child may therefore be given ahead of its job (:func:`prepare_rules`): none of them names
 #: a learner, a case's folder or file.
-SHARED = ("abi", "read", "limits", "namespaces", "process_cap", "uid", "gid", "seccomp", "cases")
+SHARED = (
+    "abi",
+    "read",
+    "limits",
+    "namespaces",
+    "process_cap",
+    "memory_cap",
+    "uid",
+    "gid",
+    "seccomp",
+    "cases",
+)
 
 
 def shared_part(request: Mapping[str, Any]) -> dict[str, Any]:
@@ -603,19 +626,28 @@ def shared_part(request: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _walls_key(request: Mapping[str, Any]) -> str:
-    names = ("limits", "namespaces", "process_cap", "uid", "gid", "seccomp", "cases")
+    names = ("limits", "namespaces", "process_cap", "memory_cap", "uid", "gid", "seccomp", "cases")
     return json.dumps([request.get(name) for name in names], sort_keys=True)
 
 
-def _first_walls(request: Mapping[str, Any], server: int | None = None) -> None:
+def _first_walls(
+    request: Mapping[str, Any], server: int | None = None, ahead: bool = False
+) -> None:
     """The walls that come before Landlock: limits, the process cap, the user, namespaces.
-    *server*: the fork server's pid, in its waiting child (see :func:`prepare_rules`)."""
+    *server*: the fork server's pid, in its waiting child; *ahead*: in a child waiting for
+    its job (see :func:`prepare_rules`)."""
     limits = dict(request.get("limits") or {})
     processes = int(limits.get("processes") or 0)
     if limits:
         walls.set_limits(limits)
     if processes and request.get("process_cap") == "cgroup":
         walls.join_cgroup(processes, server)
+    if request.get("memory_cap"):
+        walls.join_memory(ahead)
+    elif sys.platform.startswith("linux"):
+        # No cgroup holds the case's memory as a whole: should its processes together
+        # exhaust the machine's, the kernel kills one of theirs, never the grader.
+        walls.first_to_kill()
     uid, gid = request.get("uid"), request.get("gid")
     if uid is not None:
         # Root's bounding set goes before root does: afterwards nothing may change it.
@@ -1506,7 +1538,7 @@ def prepare_rules(request: Mapping[str, Any] | None, server: int | None) -> None
         return
     global _AHEAD
     try:
-        _first_walls(request, server)
+        _first_walls(request, server, ahead=True)
         _last_walls(request)
         _AHEAD = _walls_key(request)
     except (SandboxError, walls.WallError, OSError) as error:

@@ -14,6 +14,7 @@ import ctypes
 import functools
 import os
 import sys
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +33,13 @@ HIDDEN = ("/run", "/var/run", "/dev/shm", "/run/user")
 #: Where the pids controller of cgroup v1 lives, and the folder of ours inside it.
 CGROUP_PIDS = "/sys/fs/cgroup/pids"
 CGROUP_FOLDER = "pytest-lessons"
+#: Where cgroup v1's memory controller lives, and where a unified (v2) hierarchy may be.
+CGROUP_MEMORY = "/sys/fs/cgroup/memory"
+CGROUP_UNIFIED = ("/sys/fs/cgroup", "/sys/fs/cgroup/unified")
+#: Bytes of a case's memory cgroup beyond the case's own budget: the pages of the grader's
+#: own that the child copies from the fork server as it runs (reference counts written
+#: into shared objects) and the waiting child's.
+MEMORY_SLACK = 64 << 20
 
 _PR_SET_PDEATHSIG, _PR_CAPBSET_READ, _PR_CAPBSET_DROP, _PR_SET_SECUREBITS = 1, 23, 24, 28
 _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
@@ -59,6 +67,9 @@ class Walls:
     """How the process cap is kept: ``cgroup``, ``namespace`` (RLIMIT_NPROC counted in the
     case's own user namespace), ``user`` (RLIMIT_NPROC of the dedicated user, shared by that
     user's processes) or "" (none can be kept here)."""
+    memory: str = ""
+    """How the memory cap holds for the case as a whole: ``v1`` or ``v2`` (a memory cgroup
+    of that version) or "" (none here: ``RLIMIT_AS`` caps each process alone)."""
 
 
 @functools.cache
@@ -91,7 +102,34 @@ def probe(uid: int | None, gid: int | None = None) -> Walls:
         processes = "user"
     else:
         processes = ""
-    return Walls(namespaces, reason, processes)
+    return Walls(namespaces, reason, processes, memory_hierarchy()[0] if root else "")
+
+
+@functools.cache
+def memory_hierarchy() -> tuple[str, str]:
+    """The memory cgroup hierarchy this system lets root write: (``v1``, its folder), (``v2``,
+    the unified hierarchy's folder, where its memory controller is available) or ("", "")."""
+    if os.access(os.path.join(CGROUP_MEMORY, "memory.limit_in_bytes"), os.W_OK):
+        return "v1", CGROUP_MEMORY
+    for base in CGROUP_UNIFIED:
+        with contextlib.suppress(OSError), open(os.path.join(base, "cgroup.controllers")) as f:
+            if "memory" in f.read().split() and os.access(base, os.W_OK) and _hand_down(base):
+                return "v2", base
+    return "", ""
+
+
+def _hand_down(root: str) -> bool:
+    """Whether the unified hierarchy at *root* hands its memory controller down to our folder
+    (tried, as the cases need it: a container's cgroup that holds processes itself cannot
+    hand it down, and its cases would then all fail)."""
+    try:
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(os.path.join(root, CGROUP_FOLDER), 0o755)
+        for folder in (root, os.path.join(root, CGROUP_FOLDER)):
+            _write(os.path.join(folder, "cgroup.subtree_control"), "+memory")
+    except OSError:
+        return False
+    return True
 
 
 def _try_namespaces(uid: int | None, gid: int | None) -> tuple[bool, str]:
@@ -207,6 +245,164 @@ def join_cgroup(count: int, server: int | None) -> None:
         raise WallError(f"the process cgroup {own}: {exc.strerror}") from None
 
 
+def join_memory(ahead: bool) -> None:
+    """Put this process into a memory cgroup of its own (:func:`memory_cgroup`, named by its
+    parent, the fork server or pytest, and itself), as root, where a memory controller can
+    be written. Its limit is the job's (:func:`limit_memory_cgroup`), which the parent side
+    (the worker or runner) writes before it sends the job: learner code runs only once this
+    process has read it. *ahead*: the job has not come yet (:func:`prepare_rules`), so the
+    cgroup may not be there and is made without a limit, which the job's then sets; once
+    the job has come, the cgroup must be there with its limit, and none is made.
+
+    The case's cgroup, not its fork server's as for the pids cgroup: an OOM kill in a cgroup
+    picks the process with the most resident memory, counting pages it shares, and the fork
+    server, which holds torch, would be that; nothing can shield it where the grader lacks
+    CAP_SYS_RESOURCE (Docker's default) to set its oom_score_adj to -1000. In the case's own
+    cgroup, only the case's processes can be picked. The pages this process shares with the
+    fork server stay charged where they were, so the limit counts what the case takes."""
+    version, root = memory_hierarchy()
+    if not version:
+        raise WallError("no memory cgroup can be written here")
+    name = memory_cgroup(os.getpid(), os.getppid())
+    own = os.path.join(root, CGROUP_FOLDER, name)
+    try:
+        if _current_cgroup("memory" if version == "v1" else "") != f"/{CGROUP_FOLDER}/{name}":
+            if ahead:
+                _make_memory_cgroup(name)
+            elif not os.path.isdir(own):
+                raise WallError(f"the memory cgroup {own} was not made for this case")
+            _write(os.path.join(own, "cgroup.procs"), "0")
+    except OSError as exc:
+        raise WallError(f"the memory cgroup {exc.filename or own}: {exc.strerror}") from None
+    first_to_kill()
+
+
+def first_to_kill() -> None:
+    """Ask to be the first process the kernel's OOM killer picks (oom_score_adj 1000, which
+    every process this one starts inherits): where the machine runs out of memory, a case's
+    process goes before pytest, its worker or anything else of the machine's. Raising it
+    needs no privilege, and lowering it back needs CAP_SYS_RESOURCE, which learner code
+    never has."""
+    try:
+        _write("/proc/self/oom_score_adj", "1000")
+    except OSError as exc:
+        raise WallError(f"/proc/self/oom_score_adj: {exc.strerror}") from None
+
+
+def case_memory(memory_mb: float | None, request: Mapping[str, Any] | None) -> int | None:
+    """The bytes a case's memory cgroup holds for sandbox *request* and ``--lesson-memory``
+    *memory_mb*, or None where the case has no memory cgroup. Its files count too where a
+    tmpfs holds them (the kernel charges a tmpfs's pages to the process that writes them),
+    so their budget is added; and :data:`MEMORY_SLACK` for the grader's own pages."""
+    if not memory_mb or not request or not request.get("memory_cap"):
+        return None
+    limit = int(float(memory_mb) * (1 << 20)) + MEMORY_SLACK
+    if request.get("namespaces"):
+        limit += int(float((request.get("limits") or {}).get("disk_mb") or 0) * (1 << 20))
+    return limit
+
+
+def limit_memory_cgroup(name: str, limit: int) -> None:
+    """Make memory cgroup *name* (if it is not there) and let it hold *limit* bytes, swap
+    included: none. Written by the worker or runner, as root, before each job."""
+    version, root = memory_hierarchy()
+    own = os.path.join(root, CGROUP_FOLDER, name)
+    try:
+        _make_memory_cgroup(name)
+        if version == "v1":
+            # memsw (memory and swap) may never be below the memory limit: raised first
+            # when the limit grows, lowered after when it shrinks.
+            memsw = os.path.join(own, "memory.memsw.limit_in_bytes")
+            with contextlib.suppress(OSError):
+                _write(memsw, str(limit))
+            _write(os.path.join(own, "memory.limit_in_bytes"), str(limit))
+            with contextlib.suppress(FileNotFoundError):
+                _write(memsw, str(limit))
+        else:
+            _write(os.path.join(own, "memory.max"), str(limit))
+            with contextlib.suppress(FileNotFoundError):
+                _write(os.path.join(own, "memory.swap.max"), "0")
+    except OSError as exc:
+        raise WallError(f"the memory cgroup {exc.filename or own}: {exc.strerror}") from None
+
+
+def _make_memory_cgroup(name: str) -> None:
+    version, root = memory_hierarchy()
+    base = os.path.join(root, CGROUP_FOLDER)
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(base, 0o755)
+    if version == "v2":  # a child's controllers are those its parent hands down
+        for folder in (root, base):
+            _write(os.path.join(folder, "cgroup.subtree_control"), "+memory")
+    # Cgroups a crashed run left: those whose parent (fork server or pytest) is gone, so no
+    # one reads their count or removes them; a live parent removes its own.
+    with contextlib.suppress(OSError):
+        for entry in os.listdir(base):
+            parts = entry.split("-")
+            if len(parts) == 3 and parts[0] == "case" and not _alive(f"-{parts[1]}"):
+                with contextlib.suppress(OSError):  # busy: its last processes end now
+                    os.rmdir(os.path.join(base, entry))
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(os.path.join(base, name), 0o755)
+    if version == "v1":
+        with contextlib.suppress(OSError):  # no swap for the case where the kernel allows
+            _write(os.path.join(base, name, "memory.swappiness"), "0")
+
+
+def memory_cgroup(pid: int, parent: int) -> str:
+    """The name of the memory cgroup of the case whose first process is *pid*, a child of
+    *parent* (its fork server, or pytest for a spawned child)."""
+    return f"case-{parent}-{pid}"
+
+
+def memory_cgroups(server: int) -> list[str]:
+    """The memory cgroups of *server*'s children that are still there."""
+    version, root = memory_hierarchy()
+    if not version:
+        return []
+    try:
+        names = os.listdir(os.path.join(root, CGROUP_FOLDER))
+    except OSError:
+        return []
+    return [name for name in names if name.startswith(f"case-{server}-")]
+
+
+def oom_kills(name: str) -> int:
+    """How many processes the kernel killed in memory cgroup *name* for its limit (0 where
+    it does not exist)."""
+    version, root = memory_hierarchy()
+    if not version:
+        return 0
+    events = "memory.oom_control" if version == "v1" else "memory.events"
+    path = os.path.join(root, CGROUP_FOLDER, name, events)
+    with contextlib.suppress(OSError, ValueError), open(path) as handle:
+        for line in handle:
+            key, _, value = line.partition(" ")
+            if key == "oom_kill":
+                return int(value)
+    return 0
+
+
+def remove_memory_cgroup(name: str, wait: float = 0.0) -> bool:
+    """Remove memory cgroup *name* (a case's, once it ended), if it is there; for up to
+    *wait* seconds while processes killed a moment ago still leave it. Returns whether it
+    is gone."""
+    version, root = memory_hierarchy()
+    if not version:
+        return True
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            os.rmdir(os.path.join(root, CGROUP_FOLDER, name))
+            return True
+        except FileNotFoundError:
+            return True
+        except OSError:
+            if time.monotonic() >= deadline:
+                return False  # busy: removed later, its processes being gone
+            time.sleep(0.01)
+
+
 def die_with_parent(parent: int) -> bool:
     """Be killed when *parent* ends (Linux: the parent-death signal), and say whether
     *parent* is still this process's parent: False, the parent ended before the signal was
@@ -226,12 +422,13 @@ def _write(path: str, text: str) -> None:
         os.close(fd)
 
 
-def _current_cgroup() -> str:
-    """This process's cgroup in the pids hierarchy (cgroup v1), or ""."""
+def _current_cgroup(controller: str = "pids") -> str:
+    """This process's cgroup in the hierarchy of *controller* (cgroup v1; "": the unified
+    hierarchy), or ""."""
     with contextlib.suppress(OSError), open("/proc/self/cgroup") as handle:
         for line in handle:
             _, controllers, path = line.rstrip("\n").split(":", 2)
-            if "pids" in controllers.split(","):
+            if (controller in controllers.split(",")) if controller else not controllers:
                 return path
     return ""
 

@@ -53,13 +53,14 @@ import time
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from pytest_lessons.isolation import walls
+from pytest_lessons.isolation import channel, walls
 from pytest_lessons.isolation.arguments import frame_length, unframe
 from pytest_lessons.isolation.child import (
     gate_writer,
     limit_memory,
     prepare,
     run_case,
+    use_channel,
     write_result,
 )
 from pytest_lessons.isolation.outcome import DIED
@@ -196,7 +197,9 @@ def _read_line(fd: int) -> tuple[bytes, bytes]:
     return line, rest
 
 
-def _child(zygote: int, job_fd: int, done_fd: int, output_fd: int, gate_fd: int) -> None:
+def _child(
+    zygote: int, job_fd: int, done_fd: int, output_fd: int, gate_fd: int, result_fd: int = -1
+) -> None:
     """Runs in a child the zygote forked: wait for a job, run it, never return.
 
     The child exists before its job (see :meth:`Worker.spare`), so the cost of fork is paid
@@ -204,7 +207,8 @@ def _child(zygote: int, job_fd: int, done_fd: int, output_fd: int, gate_fd: int)
     first line on its job pipe (the session's sandbox policy, which every job shares). It says
     on *gate_fd*, and closes it, once its sandbox is closed and before learner code loads;
     it writes one byte to *done_fd* once its result file is complete, so the worker need not
-    wait for the process to tear down.
+    wait for the process to tear down. *result_fd*: the sealed memory file its result goes
+    into (:mod:`pytest_lessons.isolation.channel`), -1 for the result file at its path.
     """
     # A child outlives its zygote only as an orphan, whose parent is the machine's init: it
     # must neither wait for a job nor build walls (the process cap would move init).
@@ -213,6 +217,8 @@ def _child(zygote: int, job_fd: int, done_fd: int, output_fd: int, gate_fd: int)
     result: dict[str, Any]
     job: dict[str, Any] = {}
     try:
+        if result_fd >= 0:
+            use_channel(result_fd)
         os.setpgid(0, 0)
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
@@ -261,6 +267,8 @@ class _Spare:
     done_r: int
     out_r: int
     gate_r: int
+    result: int = -1
+    """The worker's descriptor of the child's result channel (-1: none)."""
     told: bytes | None = None
     """The first line written into its job pipe (the sandbox it builds its walls for, or
     ``null``); None: nothing yet, it waits to be told."""
@@ -389,8 +397,9 @@ class Zygote:
             _send(self.sock, {"imported": names})
 
     def fork(self, fds: list[int]) -> None:  # pragma: no cover - runs in the zygote
-        """Fork a child onto *fds* (its job, done, output and gate pipes) and say its pid."""
-        if len(fds) != 4:
+        """Fork a child onto *fds* (its job, done, output and gate pipes, and maybe its result
+        channel) and say its pid."""
+        if len(fds) not in (4, 5):
             for fd in fds:
                 os.close(fd)
             return
@@ -487,6 +496,9 @@ class Worker:
         """The child asked for (its pid still 0) with the worker's ends of its pipes, until
         its pid arrives."""
         self._inbox = b""
+        self._cgroups: set[str] = set()
+        """The memory cgroups of cases and waiting children that ended, not yet removed
+        (their last processes were still leaving)."""
 
     def send(self, message: dict[str, Any]) -> None:
         data = (json.dumps(message) + "\n").encode("utf-8")
@@ -539,7 +551,10 @@ class Worker:
         out_r, out_w = os.pipe()
         gate_r, gate_w = os.pipe()
         theirs = [job_r, done_w, out_w, gate_w]
-        asked = _Spare(0, job_w, done_r, out_r, gate_r)
+        result = channel.make()
+        if result is not None:
+            theirs.append(os.dup(result))
+        asked = _Spare(0, job_w, done_r, out_r, gate_r, -1 if result is None else result)
         if self._sandbox is not None:
             self._tell(asked, _policy_line(self._sandbox))
         try:
@@ -612,9 +627,10 @@ class Worker:
     def _discard(self, child: _Spare) -> None:
         """Kill a waiting child that built walls for another sandbox than its job's."""
         _kill_group(child.pid)
+        self._cgroups.add(walls.memory_cgroup(child.pid, self.zygote))
         self._live.discard(child.pid)
         self._ended.pop(child.pid, None)
-        for fd in (child.job_w, child.done_r, child.out_r, child.gate_r):
+        for fd in (child.job_w, child.done_r, child.out_r, child.gate_r, child.result):
             with contextlib.suppress(OSError):
                 os.close(fd)
 
@@ -647,9 +663,13 @@ class Worker:
 
     def stop(self) -> None:
         """Kill the waiting child, end the zygote, and collect the siblings."""
-        if self._spare is not None:
-            _kill_group(self._spare.pid)
-            self._spare = None
+        for child in (self._spare, self._asked):
+            if child is not None and child.pid:
+                _kill_group(child.pid)
+                self._cgroups.add(walls.memory_cgroup(child.pid, self.zygote))
+            if child is not None and child.result >= 0:
+                os.close(child.result)
+        self._spare = None
         self.sock.close()
         # It ends on the socket's end, unless learner code stopped it.
         deadline = time.monotonic() + RUNNING_GRACE
@@ -660,6 +680,12 @@ class Worker:
                     os.waitpid(self.zygote, 0)
                     break
                 time.sleep(0.005)
+        # The memory cgroups of its cases, where they had them: nothing of the run is left
+        # in the system.
+        # Those of children it forked whose pid this worker never heard included.
+        for name in self._cgroups | set(walls.memory_cgroups(self.zygote)):
+            walls.remove_memory_cgroup(name, wait=1.0)
+        self._cgroups.clear()
         # The siblings end when their runners close them, which happens now too; waiting for
         # them keeps their time counted in this process tree's, as a separate worker's would be.
         for pid in self.siblings:
@@ -697,6 +723,22 @@ class Worker:
         # The runner kills this group itself should the worker die (learner code can kill or
         # stop it), so it learns the group before the child has its job and can act.
         self.send({"id": job.get("id"), "pgid": pid})
+        # The case's memory cgroup holds this job's memory, written before the child reads
+        # the job (it joins the cgroup before that: see walls.join_memory).
+        memory = walls.case_memory(job.get("memory_mb"), sandbox)
+        group = walls.memory_cgroup(pid, self.zygote)
+        if memory is not None:
+            try:
+                walls.limit_memory_cgroup(group, memory)
+            except walls.WallError as error:
+                self._discard(child)
+                return {"status": "worker_error", "message": str(error)}
+        if child.result >= 0:
+            try:
+                channel.seal(child.result, int(job.get("answer_bytes") or 32 << 20))
+            except OSError as error:
+                self._discard(child)
+                return {"status": "worker_error", "message": f"the result channel: {error}"}
         started = time.monotonic()
         try:
             _write_all(child.job_w, raw if raw is not None else json.dumps(job).encode("utf-8"))
@@ -758,6 +800,12 @@ class Worker:
             reading, cut = self._read(out_r, output, cap, cut)
         for fd in (out_r, child.done_r, child.gate_r):
             os.close(fd)
+        if child.result >= 0:
+            # The whole group is dead: nothing writes the channel any more.
+            if "result" in job:
+                channel.deliver(child.result, str(job["result"]))
+            else:
+                os.close(child.result)
         report: dict[str, Any] = {
             "output": output.decode("utf-8", errors="replace"),
             "output_cut": cut,
@@ -777,6 +825,12 @@ class Worker:
         else:
             report["status"] = "exited"
             report["exit_code"] = os.WEXITSTATUS(status) if status is not None else None
+        if memory is not None and walls.oom_kills(group) > 0:
+            report["memory"] = True
+        # Removed once its processes are gone, which the kill above makes a matter of
+        # moments: tried now, else after the next case.
+        self._cgroups.add(group)
+        self._cgroups = {name for name in self._cgroups if not walls.remove_memory_cgroup(name)}
         self._live.discard(pid)
         self._ended.pop(pid, None)
         return report
