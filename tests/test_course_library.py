@@ -633,6 +633,7 @@ REFUSED = {
 
 
 @needs_landlock
+@pytest.mark.torch  # the course library's gpt module, and so its lessons, import torch
 @pytest.mark.parametrize("isolation", ["fork", "spawn"])
 def test_a_class_run_fails_the_wrappers_of_library_parts_and_passes_a_right_solution(
     pytester: pytest.Pytester, isolation: str
