@@ -4,6 +4,7 @@ as usable CPUs, in one pytest), and with ``-n 2`` (pytest-xdist).
 
     python benchmarks/batch.py              # 40 learners, 3 rounds each way
     python benchmarks/batch.py --learners 20 --rounds 1
+    python benchmarks/batch.py --isolation spawn   # macOS's and Windows's way (issue 41)
 
 Each run is a fresh ``python -m pytest`` process; the ways alternate. The learners are a
 mix: right, missing transpose, causal mask, stub; the class table must name both mistakes.
@@ -105,14 +106,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--learners", type=int, default=40)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--isolation", choices=["auto", "fork", "spawn"], default="auto")
     args = parser.parse_args()
+    isolation = [f"--lesson-isolation={args.isolation}"]
     work = Path(tempfile.mkdtemp(prefix="lessons-batch-"))
     try:
         make_class(work, args.learners)
         ways: dict[str, tuple[list[str], list[str]]] = {
-            "one core": (["taskset", "-c", "0"], []),
-            "every core": ([], []),
-            "-n 2": ([], ["-n", "2"]),
+            "one core": (["taskset", "-c", "0"], isolation),
+            "every core": ([], isolation),
+            "-n 2": ([], ["-n", "2", *isolation]),
         }
         if shutil.which("taskset") is None:
             raise SystemExit("needs taskset (util-linux) to pin the one-core run")

@@ -2,7 +2,7 @@
 
     python benchmarks/kinds.py
 
-The answer goes the way a worker's does: packed by the child (``encode_answer``: int64, in
+The answer goes the way a worker's does: packed by the child (``answers.encode``: int64, in
 base64), through JSON and the validation of untrusted answers, then judged against an
 expected list as TOML gives it. Timed: packing, reading back (JSON + validation), and the
 judgement, for a right answer and one wrong at a single position (which finds it, counts the
@@ -18,8 +18,7 @@ import time
 from typing import Any, Callable
 
 from pytest_lessons.core.kinds import parse
-from pytest_lessons.isolation.child import encode_answer
-from pytest_lessons.isolation.outcome import valid_answer
+from pytest_lessons.isolation.answers import encode, valid_answer
 
 SIZE = 100_000
 REPEAT = 7
@@ -42,7 +41,7 @@ def main() -> None:
     wrong[SIZE // 2] += 1
     kind = parse("list[int]")
     for label, answer in (("right", expected), ("one wrong", wrong)):
-        packed = encode_answer(answer)
+        packed = encode(answer)
         text = json.dumps(packed)
 
         def read(text: str = text) -> Any:
@@ -54,7 +53,7 @@ def main() -> None:
         verdict = kind.compare(expected, data, 0, 0)
         assert verdict.passed == (label == "right"), verdict.headline
         print(
-            f"{label:>9}: pack {best(lambda a=answer: encode_answer(a)):6.1f} ms   "
+            f"{label:>9}: pack {best(lambda a=answer: encode(a)):6.1f} ms   "
             f"read {best(read):6.1f} ms   "
             f"judge {best(lambda d=data: kind.compare(expected, d, 0, 0)):6.1f} ms   "
             f"({len(text) / 1e6:.2f} MB of JSON)"

@@ -7,11 +7,22 @@ the repository root:
     python benchmarks/merge.py --learners 20000 --unplanned     # without a plan, to compare
 
 It writes a plan (:class:`~pytest_lessons.core.plan.Plan`, as ``python -m pytest_lessons
-plan`` does) and each shard's json report as a planned shard writes it (indented JSON, the
-``class`` table naming the plan), then times ``python -m pytest_lessons merge --plan`` in a
-process of its own and prints its wall time, its CPU time and its peak memory (the kernel's
-``ru_maxrss`` of that process). The goal here: at most 60 s and 2 GiB for the gradebook and
-the class report of 100,000 learners.
+plan`` does), each shard's json report as a planned shard writes it (indented JSON, the
+``class`` table naming the plan) and each shard's tally (as ``--lesson-tally`` writes it),
+then times ``python -m pytest_lessons merge --plan`` of the tallies (``--reports``: of the
+reports) in a process of its own and prints its wall time, its CPU time and its peak memory
+(the kernel's ``ru_maxrss`` of that process). The goal here: at most 60 s and 2 GiB for the
+gradebook and the class report of 100,000 learners.
+
+Measured on our 2-core machine, shared with other jobs (Python 3.11; docs/ci-grading.md,
+"Thousands of learners: tallies", keeps these figures):
+
+- the merge of the reports, before tallies (2ce0580): 358.9 s CPU, 1,078 s wall, peak
+  2,262 MiB (load average 6.4 at the start, 9.3 at the end);
+- the merge of the tallies (71 MiB of them): 22.4 s CPU, 52.5 s wall, peak 384 MiB (load
+  average 12.9 at the start, 10.7 at the end); with the plan's fingerprint computed once,
+  not once a shard (the same command under ``/usr/bin/time -v``): 14.9 s CPU, 14.9 s wall,
+  peak 383 MiB (load 1.5, 1.4). Its files are byte for byte those of the merge before.
 
 The class: per learner and lesson, 60 % pass every case, 15 % make the lesson's mistake (a
 watch-out on every other case), 10 % leave the stub (NotImplementedError), 10 % hand in
@@ -36,13 +47,16 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from pytest_lessons.core.plan import Plan  # noqa: E402
+from pytest_lessons.core.results import CaseResult  # noqa: E402
 from pytest_lessons.core.submissions import Roll  # noqa: E402
+from pytest_lessons.reports import tallyfile  # noqa: E402
 
 LESSONS = ("split_heads", "causal_attention", "combine_heads", "layer_norm", "cross_entropy")
 
@@ -146,6 +160,31 @@ def kind_of(index: int, lesson: int) -> str:
     return KINDS[0][0]
 
 
+def write_tallies(folder: Path, plan: Plan, cases: int) -> int:
+    """Every shard's tally in *folder*, as ``--lesson-tally`` writes it (the tally of the
+    shard's results, in its report's order); returns the files' bytes. The results are the
+    templates' with each learner's name, so no report is parsed for it."""
+    made = {
+        key: [CaseResult.from_dict(case_dict(lesson, n, cases, kind)) for n in range(1, cases + 1)]
+        for key in templates(cases)
+        for lesson, kind in [key]
+    }
+    number = {name: n for n, name in enumerate(plan.learners)}
+    size = 0
+    for k in range(1, plan.total + 1):
+        results = [
+            replace(r, learner=name)
+            for name in plan.members(k)
+            for n, lesson in enumerate(LESSONS)
+            for r in made[(lesson, kind_of(number[name], n))]
+        ]
+        tally = tallyfile.shard_tally(results, 600.0, LESSONS, plan.roll(k).table())
+        data = tallyfile.text(tally)
+        (folder / f"shard-{k - 1}.tally").write_bytes(data)
+        size += len(data)
+    return size
+
+
 def write_shards(folder: Path, plan: Plan, cases: int, planned: bool) -> tuple[int, int]:
     """Every shard's report in *folder*; returns (files' bytes, cases)."""
     rendered = templates(cases)
@@ -207,6 +246,9 @@ def main() -> int:
     parser.add_argument("--feedback", action="store_true", help="also the feedback files")
     parser.add_argument("--report", action="store_true", help="also the merged json report")
     parser.add_argument("--unplanned", action="store_true", help="shards without a plan")
+    parser.add_argument(
+        "--reports", action="store_true", help="merge the planned shards' reports, not tallies"
+    )
     parser.add_argument("--keep", type=Path, help="write here and keep the files")
     args = parser.parse_args()
 
@@ -226,13 +268,28 @@ def main() -> int:
             f"{cases:,} cases in {args.shards} shards ({'un' if args.unplanned else ''}planned): "
             f"{size / 2**30:.2f} GiB of reports, written in {time.perf_counter() - started:.0f} s"
         )
+        given = sorted(shards.iterdir())
+        tallied = not (args.unplanned or args.reports or args.feedback or args.report)
+        if tallied:
+            tallies = where / "tallies"
+            shutil.rmtree(tallies, ignore_errors=True)
+            tallies.mkdir()
+            started = time.perf_counter()
+            size = write_tallies(tallies, plan, args.cases)
+            # The tally made from the templates is the one --lesson-tally makes from a report.
+            tallyfile.write_beside(shards / "shard-0.json", where / "check.tally")
+            assert (where / "check.tally").read_bytes() == (tallies / "shard-0.tally").read_bytes()
+            print(
+                f"tallies: {size / 2**20:.0f} MiB, written in {time.perf_counter() - started:.0f} s"
+            )
+            given = sorted(tallies.iterdir())
         command = [sys.executable, "-m", "pytest_lessons", "merge"]
         if not args.unplanned:
             command.append("--plan=plan.json")
-        command += [str(p) for p in sorted(shards.iterdir())]
+        command += [str(p) for p in given]
         command += ["--gradebook=out/grades.csv", "--gradebook-format=wide"]
         command += ["--class-report=out/class.html"]
-        asked = ["gradebook", "class report"]
+        asked = ["gradebook", "class report", "from tallies" if tallied else "from reports"]
         if args.feedback:
             command.append("--feedback=out/feedback")
             asked.append("feedback files")

@@ -3,6 +3,7 @@ Run from the repository root:
 
     python benchmarks/statistical.py                      # fork mode, N = 1,000 and 10,000
     python benchmarks/statistical.py --isolation spawn --rounds 3
+    python benchmarks/statistical.py --lesson get_batch   # a course lesson's statistical cases
 
 The lesson is chapter 8's sampler in small: ``solve(logits, k, temperature, g)`` divides one
 row of 8 logits by the temperature, keeps the top 5 and draws one token with
@@ -15,6 +16,12 @@ fresh :class:`~pytest_lessons.core.grader.Grader`, so nothing is cached between 
 
 The medians are printed as seconds and cases per second, and per call for the statistical
 cases (what a lesson author divides their case's time limit by).
+
+``--lesson NAME`` grades instead the statistical cases of ``exercises/NAME`` with its
+``reference.py`` as each round's learner, as a class run does: one grader, so the reference's
+distribution and draws per call are asked once, and each round another learner. It prints the
+median wall time a learner and, with ``--isolation off`` (the case runs in this process), the
+median CPU time a learner (``time.process_time``), the figure a class run's CPU-seconds add up.
 """
 
 from __future__ import annotations
@@ -89,11 +96,61 @@ def lesson(root: Path, draws: list[int]) -> model.Exercise:
     return model.load(folder / "exercise.toml")
 
 
+def course_lesson(name: str, isolation: str, rounds: int, settle: float) -> None:
+    """The median wall and CPU seconds of a learner's statistical cases of lesson *name*."""
+    exercise = model.load(ROOT / "exercises" / name / "exercise.toml")
+    cases = [case for case in exercise.cases if case.draws is not None]
+    settings = Settings(given={"timeout": 120.0}, isolation=isolation)
+    runner = make_runner(isolation)
+    runner.warm_up()
+    grader = Grader(runner, settings)
+    walls: dict[str, list[float]] = {case.name or "": [] for case in cases}
+    cpus: dict[str, list[float]] = {case.name or "": [] for case in cases}
+    reference = (exercise.path.parent / "reference.py").read_text()
+    temp = tempfile.TemporaryDirectory()
+    try:
+        for round_number in range(rounds + 1):
+            # Each learner's own file: the grader keeps one outcome per file's bytes.
+            folder = Path(temp.name) / f"learner-{round_number}" / name
+            folder.mkdir(parents=True)
+            (folder / "solution.py").write_text(f"{reference}\n# learner {round_number}\n")
+            for case in cases:
+                attempt = Attempt(
+                    exercise,
+                    case,
+                    solution=folder / "solution.py",
+                    learner=f"learner-{round_number}",
+                    folder=folder.parent,
+                )
+                time.sleep(settle)
+                started, cpu = time.perf_counter(), time.process_time()
+                graded = grader.grade(attempt)
+                wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+                assert graded.passed, graded.text
+                if round_number:  # the first round asks the reference, once a session
+                    walls[case.name or ""].append(wall)
+                    cpus[case.name or ""].append(cpu)
+    finally:
+        runner.close()
+        temp.cleanup()
+    print(f"{name}, isolation {isolation}, {rounds} rounds, medians a learner:")
+    for case in cases:
+        label = case.name or ""
+        line = f"  {label[:40]:<40} {case.draws:>7,} calls {statistics.median(walls[label]):7.3f} s"
+        if isolation == "off":
+            line += f"  cpu {statistics.median(cpus[label]):7.3f} s"
+        print(line)
+
+
 def main() -> None:
     parser = run_options.parser(rounds=7)
     parser.add_argument("--draws", type=int, nargs="+", default=[1000, 10000])
+    parser.add_argument("--lesson", help="a course lesson's statistical cases instead")
     args = parser.parse_args()
     settle = run_options.settle(args)
+    if args.lesson:
+        course_lesson(args.lesson, args.isolation, args.rounds, settle)
+        return
     settings = Settings(given={"timeout": 120.0}, isolation=args.isolation)
     with tempfile.TemporaryDirectory() as temp:
         exercise = lesson(Path(temp), args.draws)

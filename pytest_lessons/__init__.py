@@ -30,10 +30,10 @@ __version__ = "0.1.0"
 
 #: Each public name: the module that defines it, and its name there.
 _PUBLIC: dict[str, tuple[str, str]] = {
-    "Diagnosis": ("pytest_lessons.core.diagnose", "Diagnosis"),
-    "Evidence": ("pytest_lessons.core.diagnose", "Evidence"),
-    "WATCH_OUT": ("pytest_lessons.core.diagnose", "WATCH_OUT"),
-    "DETECTOR": ("pytest_lessons.core.diagnose", "DETECTOR"),
+    "Diagnosis": ("pytest_lessons.core.detectors", "Diagnosis"),
+    "Evidence": ("pytest_lessons.core.detectors", "Evidence"),
+    "WATCH_OUT": ("pytest_lessons.core.detectors", "WATCH_OUT"),
+    "DETECTOR": ("pytest_lessons.core.detectors", "DETECTOR"),
     "Numbers": ("pytest_lessons.core.compare", "Numbers"),
     "Attempt": ("pytest_lessons.core.attempt", "Attempt"),
     "Exercise": ("pytest_lessons.core.model", "Exercise"),
@@ -67,7 +67,7 @@ __all__ = [
 if TYPE_CHECKING:
     from pytest_lessons.core.attempt import Attempt
     from pytest_lessons.core.compare import Numbers
-    from pytest_lessons.core.diagnose import DETECTOR, WATCH_OUT, Diagnosis, Evidence
+    from pytest_lessons.core.detectors import DETECTOR, WATCH_OUT, Diagnosis, Evidence
     from pytest_lessons.core.model import Case, Exercise, ExerciseError, WatchOut
     from pytest_lessons.core.model import load as load_exercise
     from pytest_lessons.core.results import CaseResult, Status

@@ -8,7 +8,10 @@ a set with a shard missing, given twice or from another class, naming what is wr
 ``--allow-missing`` the learners of a missing shard are written as not graded, never left
 out. A class split by a plan (``python -m pytest_lessons plan``, for a scheduler's array of
 shards) is merged with ``--plan``: each shard's report names the plan instead of listing the
-class, and the merge checks every shard against the plan.
+class, and the merge checks every shard against the plan. Such a merge that shows no case's
+texts adds up the shards' tallies (:mod:`~pytest_lessons.reports.tallyfile`: written by each
+shard with ``--lesson-tally``, or made from its report as it is read) instead of holding
+every case of the class.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import dataclasses
 import json
 import sys
 import textwrap
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,10 +32,11 @@ from pytest_lessons.core.plan import Plan
 from pytest_lessons.core.results import CaseResult, Status
 from pytest_lessons.core.submissions import Roll, ShardError, parse_shard
 from pytest_lessons.isolation.text import visible
-from pytest_lessons.reports import formats
-from pytest_lessons.reports.classreport import class_lines, name_list
+from pytest_lessons.reports import formats, tallyfile
+from pytest_lessons.reports.classreport import class_lines, name_list, tally_lines
 from pytest_lessons.reports.options import MERGE, OUTPUT_OPTIONS
 from pytest_lessons.reports.outputs import WRITE_FAILED, Outputs, WriteFailed, check, write
+from pytest_lessons.reports.tallies import Tally
 
 #: Exit statuses of the merge, as ``--help`` and docs/ci-grading.md give them.
 EXIT_STATUS = """\
@@ -64,12 +68,33 @@ class Merged:
     """The whole class, as one run would have graded it (shard 1/1)."""
     absent: dict[str, str] = field(default_factory=dict)
     """Learners of the class with no result (their shard was not given), with why."""
+    tally: Tally | None = None
+    """The class's tally, added up from the shards' (then :attr:`results` is empty)."""
+
+    @property
+    def graded(self) -> int:
+        """How many cases the shards graded."""
+        return self.tally.cases if self.tally is not None else len(self.results)
+
+    @property
+    def all_passed(self) -> bool:
+        """Whether every case the shards graded passed."""
+        if self.tally is not None:
+            return self.tally.passed == self.tally.cases
+        return all(r.passed for r in self.results)
+
+
+class _Untallied(Exception):
+    """A shard's report whose results no tally adds up exactly: the merge reads every
+    report's results instead."""
 
 
 #: The fields of a result that only a learner's own files and the json report show: a merge
-#: that writes neither leaves them out as it reads (:func:`read_shards`'s *text*), so a class
-#: of 100,000 learners fits in memory (benchmarks/merge.py).
+#: that writes neither leaves them out as it reads (:func:`read_shards`'s *text*).
 TEXT_FIELDS = ("headline", "message", "call", "output", "lesson_error", "files")
+
+#: Why a merge that writes a learner's own files or a json report reads no tally.
+TEXTS = "--feedback and --report show every case's texts, which a tally does not hold"
 
 
 def read_shards(
@@ -77,6 +102,7 @@ def read_shards(
     allow_missing: bool = False,
     plan: Plan | None = None,
     text: bool = True,
+    untallied: str = "",
 ) -> Merged:
     """Every case of every shard, checked to be one whole class split once.
 
@@ -85,8 +111,16 @@ def read_shards(
     learners are then :attr:`Merged.absent`). With *plan*, every shard is checked against it
     instead (:func:`_check_planned`). Without *text*, the results leave out
     :data:`TEXT_FIELDS` (for a merge that writes no learner's own file and no json report).
-    Shards are read one at a time, so only the results stay in memory."""
+    Shards are read one at a time, so only the results stay in memory.
+
+    With *plan* and without *text*, unless *untallied* says why not (then a shard's tally is
+    refused with that reason), each shard is added up as a tally (a tally file, or its
+    report's results made one) into :attr:`Merged.tally`, and no result is kept; a report
+    whose points no tally adds up exactly raises :class:`_Untallied`."""
     merged = Merged()
+    # A planned merge that shows no case's texts adds up each shard's tally, read from its
+    # tally file or made from its report: one shard's results in memory at a time.
+    adder = tallyfile.Adder() if plan is not None and not text and not untallied else None
     seen: dict[tuple[str, str, int], Path] = {}
     shards: dict[int, Path] = {}
     first: tuple[Path, Roll] | None = None
@@ -95,6 +129,26 @@ def read_shards(
     numbers: dict[float, float] = {}
     for path in paths:
         data = json.loads(path.read_text(encoding="utf-8"))
+        if tallyfile.is_tally(data):
+            if plan is None or adder is None:
+                if plan is None:
+                    why = "give the plan its shards were graded from with --plan=plan.json"
+                else:
+                    why = f"give the shards' json reports instead ({untallied or TEXTS})"
+                raise MergeError(f"{path} is a shard's tally: {why}")
+            try:
+                rows = tallyfile.rows(data, str(path))
+            except tallyfile.TallyError as error:
+                raise MergeError(str(error)) from None
+            k, folder = _check_table(path, data.get("class"), plan, shards)
+            _check_members(path, k, plan, ((row.learner, None) for row in rows), bool(rows))
+            if first is None:
+                first = (path, plan.roll(k, folder))
+            merged.seconds = max(merged.seconds, float(data.get("seconds", 0.0)))
+            if data.get("exercises") and not merged.order:
+                merged.order = tuple(data["exercises"])
+            adder.add(rows, data)
+            continue
         if not isinstance(data, dict) or data.get("format") != "pytest-lessons":
             raise MergeError(
                 f"{path} is not a json report of pytest-lessons: write each shard's with "
@@ -110,7 +164,14 @@ def read_shards(
             k, folder = _check_planned(path, table, plan, shards, results)
             if first is None:
                 first = (path, plan.roll(k, folder))
-            merged.results += results
+            if adder is None:
+                merged.results += results
+                continue
+            try:
+                made = tallyfile.shard_tally(results, 0.0, order, {})
+            except tallyfile.TallyError:
+                raise _Untallied() from None
+            adder.add(tallyfile.rows(made, str(path)), made)
             continue
         if isinstance(table, dict):
             if "plan" in table:
@@ -147,6 +208,11 @@ def read_shards(
             "learner is missing: grade it again, or give --allow-missing to merge without "
             "that check"
         )
+    if adder is not None:
+        try:
+            merged.tally = adder.tally()
+        except tallyfile.TallyError:
+            raise _Untallied() from None
     if plan is not None:
         folder = first[1].folder if first is not None else plan.folder
         merged.roll = Roll(plan.learners, folder=folder)
@@ -161,7 +227,11 @@ def read_shards(
         merged.roll = Roll(roll.learners, folder=roll.folder)
         members = roll.members
         size = len(roll.learners)
-    graded = {r.learner for r in merged.results}
+    graded = (
+        set(merged.tally.learners)
+        if merged.tally is not None
+        else {r.learner for r in merged.results}
+    )
     for k in (k for k in range(1, total + 1) if k not in shards):
         absent = [who for who in members(k) if who not in graded]
         if not allow_missing:
@@ -237,6 +307,16 @@ def _check_planned(
     """Shard *path* against *plan*: graded from it, given once, and grading exactly the
     learners the plan gives it. Returns its number (from 1), now in *shards*, and its
     submissions folder as it named it."""
+    k, folder = _check_table(path, table, plan, shards)
+    cases = ((r.learner, r) for r in results)
+    _check_members(path, k, plan, cases, bool(results))
+    return k, folder
+
+
+def _check_table(path: Path, table: object, plan: Plan, shards: dict[int, Path]) -> tuple[int, str]:
+    """A planned shard's ``class`` *table* (of its report or its tally) against *plan*:
+    graded from it, given once. Returns its number (from 1), now in *shards*, and its
+    submissions folder as it named it."""
     if not isinstance(table, dict) or "plan" not in table:
         raise MergeError(
             f"{path} was not graded from a plan: grade every shard with --lesson-plan, or "
@@ -260,30 +340,44 @@ def _check_planned(
     if k in shards:
         raise MergeError(f"{shards[k]} and {path} are both shard {k}/{n}: give each shard once")
     shards[k] = path
+    return k, str(table.get("folder") or plan.folder)
+
+
+def _check_members(
+    path: Path,
+    k: int,
+    plan: Plan,
+    graded: Iterable[tuple[str, CaseResult | None]],
+    any_graded: bool,
+) -> None:
+    """What shard *k* (*path*) graded against the learners *plan* gives it: each of its
+    (learner, result) *graded* is its own learner's, no result twice, and every learner of
+    the shard has one (if it graded anything)."""
+    n = plan.total
     own = set(plan.shards[k - 1])
-    graded: set[str] = set()
+    learners: set[str] = set()
     cases: set[tuple[str, str, int]] = set()
-    for result in results:
-        if result.learner not in own:
+    for learner, result in graded:
+        if learner not in own:
             raise MergeError(
-                f"{path} (shard {k}/{n}) graded {result.learner or 'a learner of no class'}, "
+                f"{path} (shard {k}/{n}) graded {learner or 'a learner of no class'}, "
                 f"whom the plan does not put in shard {k}: give the shards of this plan"
             )
-        key = (result.learner, result.path, result.case)
-        if key in cases:
-            raise MergeError(
-                f"{path} graded {result.learner}'s {result.exercise} {result.label} twice: "
-                "grade the shard again"
-            )
-        cases.add(key)
-        graded.add(result.learner)
-    if results and graded != own:
-        lost = sorted(own - graded)
+        if result is not None:
+            key = (result.learner, result.path, result.case)
+            if key in cases:
+                raise MergeError(
+                    f"{path} graded {result.learner}'s {result.exercise} {result.label} "
+                    "twice: grade the shard again"
+                )
+            cases.add(key)
+        learners.add(learner)
+    if any_graded and learners != own:
+        lost = sorted(own - learners)
         raise MergeError(
             f"{path} (shard {k}/{n}) has no result for {len(lost)} of its {len(own)} "
             f"learners ({name_list(lost)}): grade shard {k} again"
         )
-    return k, str(table.get("folder") or plan.folder)
 
 
 def _roll(path: Path, table: dict[str, object]) -> Roll:
@@ -393,20 +487,45 @@ def main(argv: Sequence[str] | None = None) -> int:
         planned = Plan.read(args.plan) if args.plan is not None else None
         # Only a learner's own files and the json report show a case's texts.
         text = bool(outputs.feedback or outputs.report)
-        merged = read_shards(args.shards, args.allow_missing, planned, text)
+        try:
+            # A record of the history holds the whole json report: made of results.
+            why = "--history records every case, which a tally does not hold"
+            merged = read_shards(
+                args.shards, args.allow_missing, planned, text, why if outputs.history else ""
+            )
+        except _Untallied:
+            # Points no tally adds up exactly (finer than 2**-GRAIN): every result, as ever.
+            why = (
+                f"some shard's points are finer than 2**-{tallyfile.GRAIN}, which no tally "
+                "adds up exactly"
+            )
+            merged = read_shards(args.shards, args.allow_missing, planned, text, why)
     except (OSError, ValueError) as error:
         print(f"merge: {error}", file=sys.stderr)
         return 2
     results = merged.results
-    if not results:
+    if not merged.graded:
         print("merge: the shards graded nothing", file=sys.stderr)
         return 5
-    for line in class_lines(results, merged.order, merged.absent):
+    if merged.tally is not None:
+        lines = tally_lines(merged.tally, merged.order, merged.absent)
+        summary = formats.summary_of(merged.tally.totals)
+    else:
+        lines = class_lines(results, merged.order, merged.absent)
+        summary = formats.summary_text(results)
+    for line in lines:
         print(line)
-    print(visible(formats.summary_text(results)))
+    print(visible(summary))
     try:
         written = write(
-            outputs, results, merged.seconds, here, merged.roll, merged.order, merged.absent
+            outputs,
+            results,
+            merged.seconds,
+            here,
+            merged.roll,
+            merged.order,
+            merged.absent,
+            merged.tally,
         )
     except WriteFailed as failed:
         for line in failed.lines:
@@ -416,7 +535,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return WRITE_FAILED
     for line in written:
         print(visible(line))
-    return 0 if all(r.passed for r in results) and not merged.absent else 1
+    return 0 if merged.all_passed and not merged.absent else 1
 
 
 if __name__ == "__main__":

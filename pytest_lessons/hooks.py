@@ -18,7 +18,7 @@ import pytest
 
 if TYPE_CHECKING:
     from pytest_lessons.core.attempt import Attempt
-    from pytest_lessons.core.diagnose import Diagnosis, Evidence
+    from pytest_lessons.core.detectors import Diagnosis, Evidence
     from pytest_lessons.nodes import CaseItem
 
 

@@ -17,14 +17,14 @@ import pytest
 
 from pytest_lessons.core import authoring, datafiles, export, model
 from pytest_lessons.core.attempt import Attempt
-from pytest_lessons.core.diagnose import Diagnosis, Evidence, best
+from pytest_lessons.core.detectors import Diagnosis, Evidence, best
 from pytest_lessons.core.explain import BUILT_IN, Diagnoser
 from pytest_lessons.core.frontend import grader_failed
 from pytest_lessons.core.record import broken_result
 from pytest_lessons.core.results import CaseResult
 from pytest_lessons.core.submissions import Roll, handed_in
 from pytest_lessons.core.texts import colour_map
-from pytest_lessons.isolation.text import visible
+from pytest_lessons.isolation.text import visible_name
 from pytest_lessons.session import session_of
 
 
@@ -107,8 +107,9 @@ class ExerciseFile(pytest.File):
             # Solution.py counts as solution.py, as on macOS and Windows.
             solution = handed_in(lessons.submissions / learner, exercise.slug / relative)
             # The node id is printed as it is (pytest -v, a failure's header): the folder
-            # name shows its escape sequences and control characters, never runs them.
-            shown = visible(learner)
+            # name shows its escape sequences and control characters, never runs them, and
+            # two folders never show as one.
+            shown = visible_name(learner)
             for case in exercise.cases:
                 yield CaseItem.from_parent(
                     self,

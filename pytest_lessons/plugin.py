@@ -30,10 +30,11 @@ from pytest_lessons.isolation import sandbox
 from pytest_lessons.isolation.runner import PoolRunner, make_runner, usable_cpus
 from pytest_lessons.isolation.text import visible
 from pytest_lessons.nodes import BrokenExercise, CaseItem, ExerciseFile, FailureText
-from pytest_lessons.reports import formats
+from pytest_lessons.reports import formats, tallyfile
 from pytest_lessons.reports.classreport import class_lines
 from pytest_lessons.reports.options import OUTPUT_OPTIONS, PYTEST
 from pytest_lessons.reports.outputs import (
+    LEARNER,
     WRITE_FAILED,
     OptionError,
     Outputs,
@@ -159,6 +160,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "(JOB_COMPLETION_INDEX, AWS_BATCH_JOB_ARRAY_INDEX, SLURM_ARRAY_TASK_ID, $(Process)).",
     )
     group.addoption(
+        "--lesson-tally",
+        dest="lesson_tally",
+        metavar="PATH",
+        default=None,
+        help="With --lesson-plan and a json --lesson-report: also write the shard's tally to "
+        "PATH, which python -m pytest_lessons merge --plan adds up instead of reading every "
+        "case of the report (a class of thousands: docs/ci-grading.md).",
+    )
+    group.addoption(
         "--lesson-check",
         dest="lesson_check",
         action="store_true",
@@ -266,6 +276,8 @@ def pytest_configure(config: pytest.Config) -> None:
             )
         shards = parse_shard(shard) if shard is not None else None
         planned = _planned(config, submissions, shard)
+        if config.getoption("lesson_tally") is not None:
+            _check_tally(outputs, planned)
     except (OptionError, ShardError, PlanError) as error:
         raise pytest.UsageError(str(error)) from None
     if config.getoption("lesson_regenerate") and not config.getoption("lesson_check"):
@@ -333,6 +345,20 @@ def _planned(config: pytest.Config, submissions: Path | None, shard: str | None)
     plan = Plan.read(Path(config.invocation_params.dir, path))
     shown = shown_path(submissions, config.invocation_params.dir)
     return plan.roll(plan.index(index), shown)
+
+
+def _check_tally(outputs: Outputs, planned: Roll | None) -> None:
+    """``--lesson-tally`` needs a planned shard's json report: it is made from it."""
+    if planned is None:
+        raise OptionError(
+            "Give --lesson-tally with --lesson-plan and --lesson-shard-index: a tally is a "
+            "planned shard's, which the merge checks against the plan."
+        )
+    if not outputs.report or LEARNER in outputs.report or outputs.report_format != "json":
+        raise OptionError(
+            "Give --lesson-report=PATH (the json format, one file for the shard) with "
+            "--lesson-tally: the tally is made from that report."
+        )
 
 
 def _lesson_folder(path: Path, top: Path) -> Path | None:
@@ -444,7 +470,24 @@ def _courses(paths: Any) -> list[course.Course]:
 def pytest_collection_modifyitems(
     session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
 ) -> None:
-    """Lessons of a course run in the order its ``course.toml`` gives (stable otherwise)."""
+    """Lessons of a course run in the order its ``course.toml`` gives (stable otherwise), and
+    every hidden case after every other test of the run."""
+    _in_course_order(items)
+    # Learner code that runs after a hidden case (a later public case, another lesson's)
+    # could print what it saw of it: the time it took, the process ids it used up. So none
+    # runs after one; a pool of workers holds each hidden case's job until the rest have
+    # ended too (isolation.runner.PoolRunner).
+    items[:] = [
+        *(item for item in items if not _hidden(item)),
+        *(item for item in items if _hidden(item)),
+    ]
+
+
+def _hidden(item: pytest.Item) -> bool:
+    return isinstance(item, CaseItem) and item.case.hidden
+
+
+def _in_course_order(items: list[pytest.Item]) -> None:
     files = [item.path for item in items if item.path.name == model.EXERCISE_FILE]
     courses = _courses(dict.fromkeys(files))
     if not courses:
@@ -652,6 +695,18 @@ def _write_files(config: pytest.Config, lessons: LessonSession, seconds: float) 
         config.stash[_WRITTEN] = error.lines
     except Exception as error:  # a fault of ours before any file: said, never a crash
         failed.failed.append((str(outputs.report or "the class's files"), formats.why(error)))
+    tally = config.getoption("lesson_tally")
+    if tally is not None and lessons.submissions is not None:
+        here = config.invocation_params.dir
+        report, target = Path(here, str(outputs.report)), Path(here, tally)
+        if any(path == str(report) for path, _ in failed.failed):
+            failed.failed.append((str(target), "its json report could not be written"))
+        else:
+            try:
+                line = tallyfile.write_beside(report, target)
+                config.stash[_WRITTEN] = [*config.stash.get(_WRITTEN, []), line]
+            except Exception as error:  # the tally alone: the report is written
+                failed.failed.append((str(target), formats.why(error)))
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if step_summary and results:
         try:

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pytest_lessons.core import budget, datafiles, generate, model, randomness
+from pytest_lessons.core import budget, datafiles, generate, kinds, model, randomness
 
 SHIPPED = Path(__file__).with_name("exercise.schema.json")
 
@@ -25,11 +25,14 @@ _NESTED = {
     "$comment": "a number or a rectangular nested list of numbers",
     "anyOf": [{"type": "number"}, {"type": "array", "items": {"$ref": "#/$defs/nested"}}],
 }
-_KIND = {
-    "type": "string",
-    "description": "A kind in Python's type syntax: int, float, bool, str, bytes, list[int], "
-    "tuple[int, str], dict[int, bytes], set[str], int | None, tensor, tensor[float32].",
-}
+
+
+def _kind() -> dict[str, Any]:
+    """An output's ``kind``: its examples come from the kinds' own table (kinds.WORDS)."""
+    examples = ", ".join(kinds.kind_examples())
+    return {"type": "string", "description": f"A kind in Python's type syntax: {examples}."}
+
+
 _EXPECTED = {
     "$comment": "format 1: a number or a rectangular nested list of numbers; format 2 adds "
     "strings, booleans, ragged lists, tables (mappings, { hex = ... } for bytes, "
@@ -52,7 +55,10 @@ _FILE = {
     "type": "object",
     "description": "An input read from a file, its path relative to the lesson folder.",
     "properties": {
-        "file": {"type": "string", "pattern": r"\.(safetensors|npy|npz|pt|pth|txt|json)$"},
+        "file": {
+            "type": "string",
+            "pattern": r"\.(" + "|".join(suffix[1:] for suffix in datafiles.READERS) + ")$",
+        },
         "key": {"type": "string", "description": "One tensor of a safetensors, npz or pt file."},
     },
     "required": ["file"],
@@ -135,13 +141,38 @@ def _budget() -> dict[str, Any]:
     }
 
 
-#: The schema of each check function of model.py.
-CHECKS: dict[Any, dict[str, Any]] = {
+def _outputs() -> dict[str, Any]:
+    """``outputs``: names, or tables with a ``kind``, built when the schema is (so that a kind
+    added to kinds.WORDS is in it)."""
+    return {
+        "anyOf": [
+            {"type": "array", "items": _NAME, "minItems": 1, "uniqueItems": True},
+            {
+                "type": "array",
+                "minItems": 1,
+                "items": {
+                    "anyOf": [
+                        _NAME,
+                        {
+                            "type": "object",
+                            "properties": {"name": _NAME, "kind": _kind()},
+                            "additionalProperties": False,
+                        },
+                    ]
+                },
+            },
+        ]
+    }
+
+
+#: The schema of each check function of model.py (or the function that builds it).
+CHECKS: dict[Any, Any] = {
     model._text: {"type": "string"},
     model._number: _NUMBER,
     model._non_negative: {"type": "number", "minimum": 0},
     model._positive: {"type": "number", "exclusiveMinimum": 0},
     model._identifier: _NAME,
+    model._stands_in: {"type": "object", "additionalProperties": _NAME, "minProperties": 1},
     model._relative_file: {"type": "string", "pattern": r"^(?!/)(?!.*\.\.).*\.py$"},
     model._names: {"type": "array", "items": _NAME, "minItems": 1, "uniqueItems": True},
     model._input_list: {
@@ -175,27 +206,9 @@ CHECKS: dict[Any, dict[str, Any]] = {
         },
     },
     model._any: _EXPECTED,
-    model._outputs: {
-        "anyOf": [
-            {"type": "array", "items": _NAME, "minItems": 1, "uniqueItems": True},
-            {
-                "type": "array",
-                "minItems": 1,
-                "items": {
-                    "anyOf": [
-                        _NAME,
-                        {
-                            "type": "object",
-                            "properties": {"name": _NAME, "kind": _KIND},
-                            "additionalProperties": False,
-                        },
-                    ]
-                },
-            },
-        ]
-    },
-    model._format: {"enum": [1, 2]},
-    model._parts: {"enum": ["library", "own"]},
+    model._outputs: _outputs,
+    model._format: {"enum": list(model.FORMAT_VERSIONS)},
+    model._parts: {"enum": list(model.PARTS)},
     model.modules_problem: {
         "type": "array",
         "items": {"type": "string", "pattern": r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$"},
@@ -207,6 +220,8 @@ CHECKS: dict[Any, dict[str, Any]] = {
                 {"type": "string"},
                 {"type": "array", "items": {"type": "string"}},
                 {"$ref": "#/$defs/generated_input"},
+                # Read from a file, the same in every drawn case.
+                _FILE,
             ]
         },
     },
@@ -253,7 +268,8 @@ def _case() -> dict[str, Any]:
 def _table(fields: tuple[model.Field, ...], extra: Any = False) -> dict[str, Any]:
     properties = {}
     for field in fields:
-        schema = dict(CHECKS[field.check])
+        check = CHECKS[field.check]
+        schema = dict(check() if callable(check) else check)
         schema["description"] = field.doc
         if field.default not in (None, "", []):
             schema["default"] = field.default
@@ -296,6 +312,17 @@ def build() -> dict[str, Any]:
             "generate": _generate(),
             "budget": _budget(),
             "gradients": _table(model.GRADIENT_FIELDS),
+            "variants": {
+                "type": "object",
+                "description": "Variant name -> the other names the harness asks for and the "
+                "names in variants.py that stand in for them.",
+                "additionalProperties": {
+                    "type": "object",
+                    "additionalProperties": _NAME,
+                    "minProperties": 1,
+                },
+            },
+            "rule": {"type": "array", "items": _rule()},
         },
         "required": ["exercise"],
         "additionalProperties": False,
@@ -305,6 +332,42 @@ def build() -> dict[str, Any]:
             "generated_input": _table(model.GENERATE_INPUT_FIELDS),
             "input": {"anyOf": [{"$ref": "#/$defs/value"}, _FILE]},
         },
+    }
+
+
+def _rule() -> dict[str, Any]:
+    """A ``[[rule]]`` table (:mod:`pytest_lessons.core.rules` checks the same)."""
+    return {
+        "type": "object",
+        "properties": {
+            "id": {
+                "type": "string",
+                "pattern": "^[a-z0-9][a-z0-9-]*$",
+                "description": 'A short stable name, such as "no-autograd".',
+            },
+            "forbid": {
+                "type": "array",
+                "minItems": 1,
+                "items": {
+                    "type": "string",
+                    "pattern": r"^(loop|[A-Za-z_]\w*(\.[A-Za-z_]\w*)+)$",
+                },
+                "description": "The calls the lesson forbids, by their dotted names "
+                '("torch.autograd.grad"), or "loop" for a Python loop or comprehension.',
+            },
+            "message": {
+                "type": "string",
+                "description": "What to do, then why: the failure's headline.",
+            },
+            "mistake": {
+                "type": "string",
+                "pattern": "^[A-Za-z_][A-Za-z0-9_]*$",
+                "description": "The function of mistakes.py that computes the right answer "
+                "the forbidden way: the lesson check proves the rule stops it.",
+            },
+        },
+        "required": ["id", "forbid", "message"],
+        "additionalProperties": False,
     }
 
 

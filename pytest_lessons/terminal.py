@@ -101,6 +101,8 @@ class ClassProgress:
         self.cases: dict[str, int] = {}
         self.done: dict[str, int] = {}
         self.shown = 0
+        self.hidden = False
+        """Whether the hidden cases began (the line that says so is written)."""
         self.started = time.monotonic()
         self.reporter: Any = None
 
@@ -151,6 +153,14 @@ class ClassProgress:
         line = progress_line(
             done, total, finished, len(self.cases), time.monotonic() - self.started
         )
+        if data.get("hidden") and done < total:
+            # Hidden cases run last: a clock read between two of them would time the one in
+            # between, which can sleep for as long as its inputs say. One line as they start,
+            # the next once every case is done.
+            if not self.hidden:
+                self.hidden = True
+                self.reporter.write_line(f"{line}; hidden cases now, shown once all are done")
+            return
         if _on_a_terminal(self.reporter):
             self.reporter.rewrite(line)
             if done >= total:

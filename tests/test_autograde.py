@@ -273,6 +273,90 @@ def test_a_hidden_case_takes_no_time_in_any_report(
     assert gradescope["execution_time"] < 0.6 + 0.3  # the public cases', never the hidden's
 
 
+#: A hidden case between two public ones, as an author may order them.
+HIDDEN_BETWEEN_TOML = """
+[exercise]
+title = "Double every number"
+inputs = ["x"]
+
+[[case]]
+x = [1, 2]
+expected = [2, 4]
+
+[[case]]
+hidden = true
+x = [7777.125, 3]
+expected = [15554.25, 6]
+
+[[case]]
+x = [3, 4]
+expected = [6, 8]
+"""
+
+CLOCK_READER = """
+import time
+
+def solve(x):
+    print("clock", time.time())
+    if 7777.125 in x:
+        time.sleep(1.0)  # the hidden case: the public cases' clocks would show the gap
+    print("clock", time.time())
+    return [v * 2 for v in x] if not isinstance(x[0], list) else [[v * 2 for v in r] for r in x]
+"""
+
+
+def _printed_clocks(report: Path) -> list[float]:
+    """The clocks CLOCK_READER printed in every case of a json report, in the report's order."""
+    results = json.loads(report.read_text())["results"]
+    return [
+        float(line.split()[1])
+        for case in results
+        for line in (case.get("output") or "").splitlines()
+        if line.startswith("clock")
+    ]
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_no_learner_code_runs_after_a_hidden_case_to_time_it(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    """A red team read a hidden input from the gap between the clocks its public cases
+    printed (and from the process ids the hidden case used up): hidden cases now run after
+    every other case of the run, of every lesson."""
+    make_exercise(solution=CLOCK_READER, toml=HIDDEN_BETWEEN_TOML)
+    make_exercise("later", solution=CLOCK_READER, toml=DOUBLE_TOML)
+    result = pytester.runpytest(
+        "double", "later", "-v", "--lesson-report=r.json", "--lesson-report-format=json"
+    )
+    result.assert_outcomes(passed=5)
+    ran = [line.split()[0] for line in result.outlines if " PASSED" in line]
+    assert ran[-1] == "double/exercise.toml::case-2" and len(ran) == 5, ran
+    clocks = _printed_clocks(pytester.path / "r.json")
+    assert len(clocks) == 8 and max(clocks) - min(clocks) < 1.0, clocks
+
+
+HALVING_CLOCK_READER = CLOCK_READER.replace("v * 2", "v / 2")
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_a_watch_out_on_a_public_case_never_runs_a_hidden_cases_code_early(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    """Round D: a watch-out's check that the mistake explains the learner's other cases ran
+    the hidden case while grading case 1, before case 3, whose clock showed the gap."""
+    watch_out = '\n[[watch_out]]\nid = "halved"\nmistake = "halve"\nmessage = "multiply by two."\n'
+    make_exercise(
+        solution=HALVING_CLOCK_READER,
+        toml=HIDDEN_BETWEEN_TOML + watch_out,
+        mistakes__py="def halve(x):\n    return [v / 2 for v in x]\n",
+    )
+    result = pytester.runpytest("double", "--lesson-report=r.json", "--lesson-report-format=json")
+    result.assert_outcomes(failed=3)
+    result.stdout.fnmatch_lines(["*Watch out: multiply by two.*"])
+    clocks = _printed_clocks(pytester.path / "r.json")
+    assert len(clocks) == 4 and max(clocks) - min(clocks) < 1.0, clocks
+
+
 @pytest.mark.usefixtures("no_preload")
 def test_a_hidden_case_shows_a_watch_out_that_carries_no_values(
     pytester: pytest.Pytester, make_exercise: Make

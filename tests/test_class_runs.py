@@ -264,6 +264,23 @@ def test_the_class_terminal_stays_short_and_the_flag_brings_failures_back(
     assert len(full.stdout.lines) > 100
 
 
+def test_the_progress_line_reads_no_clock_between_two_hidden_cases(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    """Hidden cases run last; a line at each tenth of them would time each (code can sleep
+    for as long as its inputs say): one line as they start, then the last (red team, E19)."""
+    make_exercise(toml=DOUBLE_HIDDEN)
+    make_class(pytester.path, {f"learner{n:02d}": DOUBLE_RIGHT for n in range(20)})
+    result = grade(pytester)
+    progress = [line for line in result.stdout.lines if line.startswith("learners ")]
+    counts = [int(re.search(r"cases (\d+)/60", line).group(1)) for line in progress]  # type: ignore[union-attr]
+    assert counts[-1] == 60 and counts == sorted(counts), progress
+    after = [line for line, done in zip(progress, counts) if done > 40]
+    assert len(after) == 2, progress
+    assert after[0].endswith("; hidden cases now, shown once all are done"), progress
+    assert after[1].startswith("learners 20/20 done, cases 60/60, "), progress
+
+
 def test_listing_a_class_starts_no_worker_and_grading_it_does(
     pytester: pytest.Pytester, make_exercise: Make, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -455,6 +472,7 @@ def test_a_merge_refuses_a_missing_or_foreign_shard_and_allow_missing_keeps_its_
     assert "(10 learners against 9; in one only: zz)" in other.stderr
 
 
+@pytest.mark.slow
 def test_merge_help_describes_every_option_and_the_exit_status(tmp_path: Path) -> None:
     shown = merge(tmp_path, "--help")
     assert shown.returncode == 0
@@ -727,3 +745,28 @@ def test_a_folder_name_not_utf8_is_set_aside_and_no_name_reaches_the_terminal_ra
     assert merged.returncode == 1 and "Traceback" not in merged.stderr, merged.stderr
     assert "\x1b" not in merged.stdout and "2 learners" in merged.stdout
     assert len(list((pytester.path / "merged").iterdir())) == 2
+
+
+def test_a_folder_named_as_another_folder_is_shown_keeps_a_node_and_a_row_of_its_own(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    """A folder literally named ``a\\x1b`` is shown apart from the folder ``a`` + ESC (which is
+    shown with that escape): the one cannot take the other's node id, JUnit test case or
+    verdict."""
+    make_exercise()
+    make_class(pytester.path, {"a\x1b": STUB, "a\\x1b": DOUBLE_RIGHT})
+    collected = grade(pytester, "--collect-only", "-q")
+    assert [line for line in collected.outlines if "::" in line] == [
+        # "a" + ESC sorts first; the literal backslash is doubled, so the two stay apart.
+        r"double/exercise.toml::a\x1b/case-1-a-row",
+        r"double/exercise.toml::a\x1b/case-2",
+        r"double/exercise.toml::a\\x1b/case-1-a-row",
+        r"double/exercise.toml::a\\x1b/case-2",
+    ]
+    result = grade(pytester, "--junitxml=junit.xml", "--lesson-gradebook=grades.csv")
+    assert result.ret == 1
+    cases = ET.parse(pytester.path / "junit.xml").getroot().iter("testcase")
+    names = [case.get("name") for case in cases]
+    assert len(names) == len(set(names)) == 4, names
+    rows = list(csv.DictReader((pytester.path / "grades.csv").open()))
+    assert sorted((r["learner"], r["points"]) for r in rows) == [("a\x1b", "0"), ("a\\x1b", "2")]

@@ -9,24 +9,26 @@ from typing import Any
 
 import pytest
 
+from pytest_lessons.core import kinds
 from pytest_lessons.core.compare import (
     Numbers,
+    agrees,
     compare,
     compare_outputs,
     compare_values,
     nested,
     read_numbers,
     size_one_positions,
+    spent,
     split_outputs,
 )
 from pytest_lessons.core.words import fmt_index, fmt_number
-from pytest_lessons.isolation.child import encode_answer
-from pytest_lessons.isolation.outcome import TAG
+from pytest_lessons.isolation.answers import TAG, encode
 
 
 def judge(answer: Any, expected: Any = ((1, 2.5), (3, 4)), rtol: float = 1e-4, atol: float = 1e-4):
     """Encode *answer* as the child does, send it through JSON, and compare."""
-    wire = json.loads(json.dumps(encode_answer(answer)))
+    wire = json.loads(json.dumps(encode(answer)))
     expected = json.loads(json.dumps(expected))
     return compare(expected, wire, rtol, atol)
 
@@ -143,11 +145,11 @@ def test_subclasses_of_plain_types_are_not_trusted() -> None:
 
 def test_large_answers_travel_packed_and_compare_exactly() -> None:
     big = [[float(i * 1000 + j) for j in range(1000)] for i in range(100)]
-    wire = encode_answer(big)
+    wire = encode(big)
     assert wire["$"] == "dense" and wire["shape"] == [100, 1000]
     wrong = [row[:] for row in big]
     wrong[42][7] += 100
-    result = compare(big, json.loads(json.dumps(encode_answer(wrong))), 1e-4, 1e-4)
+    result = compare(big, json.loads(json.dumps(encode(wrong))), 1e-4, 1e-4)
     assert result.mismatched == 1 and result.worst is not None
     assert result.worst.index == (42, 7)
 
@@ -192,7 +194,7 @@ SEVERAL = {"out": [1.0, 2.0], "k_cache": [[1.0], [2.0]], "v_cache": 3.0}
 
 
 def outputs(answer: Any, rtol: float = 1e-4, atol: float = 1e-4):
-    wire = json.loads(json.dumps(encode_answer(answer)))
+    wire = json.loads(json.dumps(encode(answer)))
     return compare_outputs(SEVERAL, wire, NAMES, rtol, atol)
 
 
@@ -216,7 +218,7 @@ def test_several_outputs_pass_when_each_is_right() -> None:
 )
 def test_the_first_wrong_output_speaks_for_the_answer(answer: Any, name: str, index: int) -> None:
     result = outputs(answer)
-    alone = compare(SEVERAL[name], json.loads(json.dumps(encode_answer(answer[index]))), 1e-4, 1e-4)
+    alone = compare(SEVERAL[name], json.loads(json.dumps(encode(answer[index]))), 1e-4, 1e-4)
     assert not result.passed
     assert result.headline == f"In {name} (value {index + 1} of 3): {alone.headline}"
     assert (result.part, result.part_index) == (name, index)
@@ -248,7 +250,7 @@ def test_a_wrong_count_of_outputs_says_how_many_and_in_which_order(answer: Any, 
 
 
 def test_split_outputs_unpacks_a_packed_answer_of_the_right_count() -> None:
-    packed = json.loads(json.dumps(encode_answer([[1.0, 2.0], [3.0, 4.0]])))
+    packed = json.loads(json.dumps(encode([[1.0, 2.0], [3.0, 4.0]])))
     assert packed["$"] == "dense"
     assert split_outputs(packed, 2) == [[1.0, 2.0], [3.0, 4.0]]
     assert split_outputs(packed, 3) is None
@@ -391,7 +393,7 @@ def test_text_in_an_answer_is_shortened_past_40_characters() -> None:
 
 
 def test_rows_that_arrived_packed_one_by_one_are_read_in_order() -> None:
-    rows = [encode_answer([1.0, 2.0]), encode_answer([3.0, 4.0])]
+    rows = [encode([1.0, 2.0]), encode([3.0, 4.0])]
     assert all(row["$"] == "dense" for row in rows)
     assert compare([[1, 2], [3, 4]], rows, 1e-4, 1e-4).passed
     wrong = compare([[1, 2], [3, 5]], rows, 1e-4, 1e-4)
@@ -633,3 +635,25 @@ def test_large_answers_are_judged_the_same_both_ways() -> None:
     # Exactly at the tolerance is right.
     assert outside([1.5, 2.5], [1.0, 2.0], 0.0, 0.5) == []
     assert outside([1.5, 2.5], [1.0, 2.0], 0.25, 0.0) == [0]
+
+
+@pytest.mark.parametrize(
+    ("got", "want"),
+    [
+        (1.0, 1.0),
+        (1.0009, 1.0),
+        (1.0011, 1.0),
+        (5.0, math.inf),
+        (math.inf, math.inf),
+        (-math.inf, math.inf),
+        (1e-6, 0.0),
+        (1e-4, 0.0),
+    ],
+)
+def test_the_lesson_checks_margin_and_the_judge_keep_one_tolerance_rule(
+    got: float, want: float
+) -> None:
+    # The margin --lesson-check prints is the judge's own rule: at most 1 is right. An
+    # infinite expected value is matched only by itself, never by a finite answer.
+    assert (spent(got, want, 1e-3, 1e-5) <= 1) == bool(agrees(got, want, 1e-3, 1e-5))
+    assert kinds.loosely_same(got, want, 1e-3, 1e-5) == bool(agrees(got, want, 1e-3, 1e-5))

@@ -19,7 +19,7 @@ import jsonschema
 import pytest
 import xmlschema
 
-from pytest_lessons.reports import formats
+from pytest_lessons.reports import formats, registry
 
 from helpers import DOUBLE_TOML, case_result
 
@@ -40,7 +40,7 @@ def test_no_report_holds_a_colour_escape_whatever_the_colour_settings(
     summary = pytester.path / "summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     files = [summary]
-    for fmt in ("gradescope", "classroom", "exercism", "json"):
+    for fmt in registry.names(registry.FORMATS):  # every format, a new one too
         result = pytester.runpytest(
             "double",
             "--color=yes",
@@ -377,6 +377,7 @@ def test_k_selects_a_case_by_its_name_and_lf_reruns_the_failed_ones(
     again.stdout.fnmatch_lines(["double/exercise.toml::case-2 FAILED*"])
 
 
+@pytest.mark.slow
 def test_a_plain_pytest_at_the_root_collects_the_lessons_and_not_our_tests() -> None:
     # What a learner (or VS Code's test explorer) gets in this folder: the lessons only, so
     # the developers' test extras (jsonschema, xmlschema) are never imported.

@@ -129,7 +129,7 @@ def test_generic_detectors_can_be_turned_off(
 
 
 CONFTEST = """
-from pytest_lessons.core.diagnose import WATCH_OUT, Diagnosis
+from pytest_lessons.core.detectors import WATCH_OUT, Diagnosis
 
 def pytest_lessons_diagnose(item, evidence):
     if evidence.got.shape == evidence.expected.shape[::-1]:

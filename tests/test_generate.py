@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import sys
+from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
+from pytest_lessons import schema
+from pytest_lessons.core import model
 from pytest_lessons.core.generate import (
     GenerateSpec,
     InputSpec,
@@ -17,6 +23,13 @@ from pytest_lessons.core.generate import (
     size_of,
     smaller,
 )
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - the oldest Pythons
+    import tomli as tomllib
+
+from helpers import failed, said
 
 
 def spec(**changes: Any) -> GenerateSpec:
@@ -261,3 +274,134 @@ def test_a_work_budgets_inputs_are_drawn_at_its_sizes_the_same_in_every_version(
     assert elements_at(table, {"rows": 4, "cols": 4, "vocab": 5}) == 20
     ragged = spec(inputs={"r": ("rows",)}, kinds={"r": InputSpec("int", ("rows",), ragged=(0, 3))})
     assert elements_at(ragged, {"rows": 2, "cols": 2}) == 6
+
+
+# --- a file input beside drawn inputs, as a pytest run shows it -----------------------------
+
+WEIGHTED_TOML = """
+[exercise]
+title = "Weighted sums"
+inputs = ["weights", "x"]
+format = 2
+
+[[case]]
+weights = { file = "weights.json" }
+x = [[1.0, 1.0, 1.0]]
+expected = [6.0]
+
+[[watch_out]]
+id = "weights-ignored"
+mistake = "unweighted"
+message = "multiply each value by its weight before adding them up."
+
+[generate]
+count = 4
+seed = 5
+
+[generate.axes]
+rows = [1, 3]
+features = [3, 3]
+
+[generate.inputs]
+weights = { file = "weights.json" }
+x = ["rows", "features"]
+"""
+
+WEIGHTED = (
+    "def solve(weights, x):\n    return [sum(w * v for w, v in zip(weights, row)) for row in x]\n"
+)
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_a_generate_table_reads_one_input_from_a_file_and_draws_the_others(
+    pytester: pytest.Pytester, make_exercise: Any
+) -> None:
+    make_exercise(
+        "weighted",
+        toml=WEIGHTED_TOML,
+        solution="def solve(weights, x):\n    raise NotImplementedError\n",
+        reference__py=WEIGHTED,
+        mistakes__py="def unweighted(weights, x):\n    return [sum(row) for row in x]\n",
+        weights__json="[1.0, 2.0, 3.0]",
+    )
+    # The check proves the watch-out on the drawn cases, which all read weights.json.
+    check = pytester.runpytest("weighted", "--lesson-check")
+    assert check.ret == pytest.ExitCode.OK, said(check)
+    (pytester.path / "weighted" / "solution.py").write_text(WEIGHTED)
+    right = pytester.runpytest("weighted")
+    assert right.ret == pytest.ExitCode.OK, said(right)
+    assert right.parseoutcomes()["passed"] == 5
+    # Code that ignores the file's weights fails the drawn cases with the watch-out.
+    (pytester.path / "weighted" / "solution.py").write_text(
+        "def solve(weights, x):\n    return [sum(row) for row in x]\n"
+    )
+    wrong = pytester.runpytest("weighted")
+    assert wrong.ret == pytest.ExitCode.TESTS_FAILED
+    assert failed(wrong) == 5
+    assert "Watch out: multiply each value by its weight before adding them up." in said(wrong)
+
+
+@pytest.mark.parametrize(
+    ("table", "words"),
+    [
+        (
+            'weights = { file = "weight.json" }',
+            "generate.inputs.weights: ",
+        ),
+        (
+            'weights = { file = "weights.json", kind = "float" }',
+            "generate.inputs.weights: leave out kind, or the file: an input is either read "
+            "from a file (file, key) or drawn (kind, axes, range), not both",
+        ),
+        (
+            'weights = { file = "weights.json", keys = "w" }',
+            'generate.inputs.weights: unknown key "keys" in the file table (did you mean "key"?)',
+        ),
+    ],
+)
+def test_a_generated_file_input_the_grader_cannot_use_is_named_for_the_author(
+    tmp_path: Path, table: str, words: str
+) -> None:
+    folder = tmp_path / "weighted"
+    folder.mkdir()
+    (folder / "reference.py").write_text(WEIGHTED)
+    (folder / "weights.json").write_text("[1.0, 2.0, 3.0]")
+    toml = WEIGHTED_TOML.replace(
+        'weights = { file = "weights.json" }\nx = ["rows"', table + '\nx = ["rows"'
+    )
+    (folder / "exercise.toml").write_text(toml)
+    with pytest.raises(model.ExerciseError) as error:
+        model.load(folder / "exercise.toml")
+    assert error.value.problem.startswith(words), error.value.problem
+    # A range for it is refused too: nothing is drawn for a file input.
+    (folder / "exercise.toml").write_text(WEIGHTED_TOML + "\n[generate.ranges]\nweights = [0, 1]\n")
+    with pytest.raises(model.ExerciseError) as ranged:
+        model.load(folder / "exercise.toml")
+    assert ranged.value.problem.startswith(
+        "generate.ranges.weights: leave this range out: the input is read from weights.json"
+    )
+
+
+def test_smaller_inputs_and_a_budgets_draw_keep_the_file_input_as_it_is() -> None:
+    table = {"file": "weights.json"}
+    with_file = spec(fixed={"w": table})
+    (sizes, inputs), *_ = draw(with_file)
+    assert inputs["w"] == table
+    assert all(variant["w"] == table for _, variant in smaller(with_file, sizes, inputs))
+    # In whatever order the case's inputs come, every variant holds each of them.
+    first = {"w": inputs["w"], **{k: v for k, v in inputs.items() if k != "w"}}
+    variants = list(smaller(with_file, sizes, first))
+    assert variants and all(list(variant) == list(first) for _, variant in variants)
+    assert draw_at(with_file, sizes, "budget")["w"] == table
+
+
+def test_the_editor_schema_takes_a_file_input_in_generate() -> None:
+    shipped = json.loads(schema.SHIPPED.read_text())
+    jsonschema.validate(tomllib.loads(WEIGHTED_TOML), shipped)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(
+            tomllib.loads(
+                WEIGHTED_TOML.replace('"weights.json" }\nx', '"weights.json", k = 1 }\nx')
+            ),
+            shipped,
+        )

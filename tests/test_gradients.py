@@ -9,16 +9,20 @@ running gradcheck.
 from __future__ import annotations
 
 import json
+import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pytest_lessons.core import model
+from pytest_lessons.core import gradients, model
 from pytest_lessons.core.attempt import Attempt
+from pytest_lessons.core.gradients import EPS
 from pytest_lessons.core.results import Status
 
 from helpers import grader, said
+from helpers.lessons import ROOT
 
 BY_HAND = """
 [exercise]
@@ -67,6 +71,21 @@ def tensor(values: list[float]) -> dict[str, Any]:
 
 def tuple_of(*items: Any) -> dict[str, Any]:
     return {"$": "tuple", "type": "tuple", "items": list(items)}
+
+
+def probed(
+    forward: Callable[[float], float], slope: Callable[[float], float], x: list[float]
+) -> Any:
+    """What the child returns for gradcheck of an elementwise *forward* on *x*, whose
+    backward's derivative is *slope*: the forward a step up and down at each element, and
+    the Jacobian's rows (diagonal)."""
+    n = len(x)
+    moved = [
+        [[forward(v + (step if j == t else 0.0)) for j, v in enumerate(x)] for t in range(n)]
+        for step in (EPS, -EPS)
+    ]
+    jacobian = [[slope(x[r]) if r == t else 0.0 for t in range(n)] for r in range(n)]
+    return tuple_of(tuple_of(moved[0], moved[1], jacobian))
 
 
 def lesson(tmp_path: Path, toml: str) -> model.Exercise:
@@ -130,11 +149,15 @@ def test_autograd_words_a_gradient_autograd_never_reached_a_failed_gradcheck_and
 ) -> None:
     exercise = lesson(tmp_path, AUTOGRAD)
     assert exercise.outputs == ("output", "grad of x", "gradcheck")
-    out, grad = tensor([1.0, 4.0, 0.25]), tensor([0.2, -1.0, 0.5])
-    right = tuple_of(out, grad, "passed")
+    x = [1.0, -2.0, 0.5]
+    out, grad = tensor([v * v for v in x]), tensor([0.2, -1.0, 0.5])
+    square = probed(lambda v: v * v, lambda v: 2 * v, x)
+    right = tuple_of(out, grad, square)
+    # The child's gradcheck part is data; the verdict is the grader's. A backward off at x[1]:
+    off = probed(lambda v: v * v, lambda v: 2 * v + (1.0 if v == -2.0 else 0.0), x)
     answers = {
-        "detached": tuple_of(out, None, "passed"),
-        "gradcheck": tuple_of(out, grad, "grad of x at [1]"),
+        "detached": tuple_of(out, None, square),
+        "gradcheck": tuple_of(out, grad, off),
     }
     for name, answer in answers.items():
         grade, runner = grader(
@@ -145,7 +168,11 @@ def test_autograd_words_a_gradient_autograd_never_reached_a_failed_gradcheck_and
         )
         graded = grade.grade(Attempt(exercise, exercise.cases[0]))
         assert runner.jobs[0].gradients == runner.jobs[1].gradients  # the same request
-        assert runner.jobs[1].gradients["gradcheck"] is True
+        assert runner.jobs[1].gradients["gradcheck"] == {
+            "eps": 1e-06,
+            "rows": 4096,
+            "entries": 65536,
+        }
         assert graded.status == Status.FAILED, name
         if name == "detached":
             assert graded.result.headline.startswith(
@@ -159,13 +186,13 @@ def test_autograd_words_a_gradient_autograd_never_reached_a_failed_gradcheck_and
                 "differences of your forward (most at x[1])."
             )
     # A reference that fails its own gradcheck is the lesson's failure, told to the author.
-    bad = tuple_of(out, grad, "grad of x at [0]")
+    bad = tuple_of(out, grad, probed(lambda v: v * v, lambda v: 3 * v, x))
     grade, _ = grader(
         {("reference.py", "solve"): lambda *a: bad, ("solution.py", "solve"): lambda *a: right}
     )
     graded = grade.grade(Attempt(exercise, exercise.cases[0]))
     assert graded.status == Status.INTERNAL
-    assert "reference.py on case 1: the reference fails gradcheck: grad of x at [0]." in (
+    assert "reference.py on case 1: the reference fails gradcheck: grad of x at [1]." in (
         graded.result.lesson_error
     )
 
@@ -319,3 +346,178 @@ def test_the_upstream_is_the_same_for_every_dtype_and_a_modules_parameters_get_n
     assert torch.allclose(found["weight"], upstream.T @ x)
     assert torch.allclose(found["bias"], upstream.sum(0))
     assert named_gradients(layer(x).detach(), {"weight": layer.weight}, 3) == {"weight": None}
+
+
+# --- gradcheck's verdict is the grader's (attack A20, issue 35) --------------------------------
+
+GELU = ROOT / "exercises" / "gelu_function"
+
+#: A Function whose forward computes in float32 and casts back: values and gradients pass the
+#: tolerance, and only gradcheck's finite differences tell.
+FLOAT32_GELU = """
+import math, torch
+
+class GELU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        y = x.float()
+        return (y * (1 + torch.erf(y / math.sqrt(2))) / 2).double()
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        y = x.float()
+        phi = torch.exp(-y * y / 2) / math.sqrt(2 * math.pi)
+        return (g.float() * ((1 + torch.erf(y / math.sqrt(2))) / 2 + y * phi)).double()
+
+def solve(x):
+    return GELU.apply(x)
+"""
+
+#: What attack A20 added to it: the child's gradcheck, replaced at import.
+NO_GRADCHECK = """
+import torch.autograd, torch.autograd.gradcheck as _module
+
+def _always(*a, **k):
+    return True
+
+torch.autograd.gradcheck = _always
+_module.gradcheck = _always
+"""
+
+
+@pytest.mark.torch
+def test_a_solution_that_replaces_gradcheck_fails_as_its_honest_mistake_does(
+    pytester: pytest.Pytester,
+) -> None:
+    shutil.copytree(GELU, pytester.path / "gelu_function")
+    solution = pytester.path / "gelu_function" / "solution.py"
+    texts = []
+    for code in (FLOAT32_GELU, FLOAT32_GELU + NO_GRADCHECK):
+        solution.write_text(code)
+        result = pytester.runpytest("gelu_function", "-p", "no:cacheprovider")
+        result.assert_outcomes(failed=8)
+        texts.append(result.stdout.lines[:-1])  # all but the run's time
+    assert texts[0] == texts[1]
+    assert "0 of 8 points" in said(result)
+    assert "Watch out, in gradcheck (value 3 of 3): keep the forward in x's dtype, float64" in said(
+        result
+    )
+    solution.write_text((GELU / "reference.py").read_text() + NO_GRADCHECK)
+    pytester.runpytest("gelu_function", "-p", "no:cacheprovider").assert_outcomes(passed=8)
+
+
+#: Learner code that changes what the child sends for gradcheck (its module is in the child's
+#: memory, as every function is): each is that learner's failure, in these words.
+FORGERIES = {
+    # autograd's own gradients replaced: zeros for every input
+    "autograd": (
+        "import torch\n"
+        "torch.autograd.grad = lambda outputs, inputs, **k: tuple(torch.zeros_like(i) for i in "
+        "inputs)\n",
+        "In grad of x (value 2 of 3):",
+    ),
+    # the child's data: a verdict where numbers belong
+    "verdict": (
+        "import pytest_lessons.isolation.gradients as g\ng.probes = lambda *a, **k: 'passed'\n",
+        "the check could not read its forward and backward there",
+    ),
+    # a Jacobian consistent with nothing: numbers of the right shape, made up
+    "made up": (
+        "import pytest_lessons.isolation.gradients as g\n"
+        "g.probes = lambda f, a, i, c: ((([[0.5] * 3] * 3), ([[0.25] * 3] * 3), "
+        "([[7.0] * 3] * 3)),)\n",
+        "make your backward's gradient of x agree with your forward",
+    ),
+    # forward and backward that agree with each other, but not with the graded output
+    "consistent": (
+        "import pytest_lessons.isolation.gradients as g\n"
+        "g.probes = lambda f, a, i, c: ((([[0.0] * 3] * 3), ([[0.0] * 3] * 3), "
+        "([[0.0] * 3] * 3)),)\n",
+        "its outputs a step of 1e-06 from the inputs disagree with its output at them",
+    ),
+    # the wrong shapes
+    "shapes": (
+        "import pytest_lessons.isolation.gradients as g\n"
+        "g.probes = lambda f, a, i, c: (([[0.0]], [[0.0]], [[0.0]]),)\n",
+        "the check could not read its forward and backward there",
+    ),
+}
+
+
+@pytest.mark.torch
+def test_learner_code_that_forges_the_childs_gradcheck_data_fails_its_case(
+    pytester: pytest.Pytester,
+) -> None:
+    (pytester.path / "cube").mkdir()
+    (pytester.path / "cube" / "exercise.toml").write_text(REAL)
+    (pytester.path / "cube" / "reference.py").write_text(cube())
+    for name, (forge, words) in FORGERIES.items():
+        # A float32 forward forged to pass, and the right one: neither passes forged.
+        for forward in ("(x.float() ** 3).double()", "x ** 3"):
+            (pytester.path / "cube" / "solution.py").write_text(cube(forward=forward) + forge)
+            result = pytester.runpytest("cube", "-p", "no:cacheprovider")
+            result.assert_outcomes(failed=1)
+            assert words in said(result), (name, forward)
+
+
+def test_the_grader_reads_the_childs_data_and_no_data_ever_passes_but_consistent_numbers() -> None:
+    spec = gradients.GradientSpec(grads=("x",), gradcheck=True)
+    names = ("output", "grad of x", "gradcheck")
+    x = [1.0, -2.0, 0.5]
+    out, grad = tensor([v**3 for v in x]), tensor([3 * v * v for v in x])
+
+    def verdict(data: Any, output: Any = out, grad: Any = grad) -> Any:
+        return gradients.checked(spec, names, tuple_of(output, grad, data))["items"][2]
+
+    right = probed(lambda v: v**3, lambda v: 3 * v * v, x)
+    assert verdict(right) == "passed"
+    (moved_up, moved_down, jacobian) = right["items"][0]["items"]
+    nan = float("nan")
+    malformed = [
+        None,
+        "passed",
+        "grad of x at [0]",
+        True,
+        7,
+        [],
+        {},
+        {"$": "tuple", "items": "passed"},
+        tuple_of(),
+        tuple_of(right["items"][0], right["items"][0]),  # one input too many
+        tuple_of(tuple_of(moved_up, moved_down)),  # no Jacobian
+        tuple_of(tuple_of(moved_up, moved_down, jacobian[:2])),  # a row short
+        tuple_of(tuple_of(moved_up, moved_down, [row[:2] for row in jacobian])),
+        tuple_of(tuple_of(moved_up, moved_down, [[1.0, "a", 0.0]] * 3)),
+        tuple_of(tuple_of(moved_up, moved_down, [[None] * 3] * 3)),
+        tuple_of(tuple_of(moved_up, moved_down, {"$": "dense", "shape": [3, 3], "float64le": ""})),
+        tuple_of(tuple_of(moved_up, moved_down, [[nan] * 3] * 3)),
+        tuple_of(tuple_of(moved_up, moved_down, [[float("inf")] * 3] * 3)),
+        tuple_of(tuple_of([[nan] * 3] * 3, [[nan] * 3] * 3, jacobian)),
+        tuple_of(tuple_of([[1e308] * 3] * 3, [[-1e308] * 3] * 3, jacobian)),
+        tuple_of(tuple_of([[0.0] * 3] * 3, [[0.0] * 3] * 3, [[0.0] * 3] * 3)),
+    ]
+    for data in malformed:
+        assert verdict(data) != "passed", data
+    # The shapes come from the parts the judge compares with the reference's: a grad or an
+    # output that is not a tensor leaves nothing to check.
+    for output, gradient in ((out, None), (None, grad), ({"$": "tensor", "shape": [3]}, grad)):
+        assert verdict(right, output, gradient) == gradients.UNCHECKED
+    # What learner code raised there is shown; a verdict the child writes is not taken.
+    assert verdict("raises TypeError: no") == "raises TypeError: no"
+    assert verdict("passed") == gradients.UNCHECKED
+    # The answer of another shape is left to the judge.
+    assert gradients.checked(spec, names, tuple_of(out, grad)) == tuple_of(out, grad)
+
+
+def test_the_child_and_the_grader_probe_the_same_elements() -> None:
+    from pytest_lessons.isolation import gradients as child
+
+    for count in (*range(0, 40), 4095, 4096, 4097, 10_000, 123_457):
+        for limit in (1, 2, 7, 16, 4096):
+            probed_here = gradients.spread(count, limit)
+            assert probed_here == child.spread(count, limit)
+            assert len(probed_here) == min(count, limit)
+            assert probed_here == sorted(set(probed_here))
+            assert all(0 <= i < count for i in probed_here)

@@ -17,7 +17,7 @@ import pytest
 from pytest_lessons.core import explain
 from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.compare import Numbers
-from pytest_lessons.core.diagnose import DETECTOR, WATCH_OUT, Diagnosis, Evidence
+from pytest_lessons.core.detectors import DETECTOR, WATCH_OUT, Diagnosis, Evidence
 from pytest_lessons.core.explain import DETECTORS, WATCH_OUTS
 from pytest_lessons.core.results import CaseResult, Status
 from pytest_lessons.core.runs import LOOP_BUDGET

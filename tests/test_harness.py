@@ -18,7 +18,7 @@ from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.results import Status
 from pytest_lessons.isolation.outcome import Frame, Outcome
 
-from helpers import dedent, grader, lesson
+from helpers import course, dedent, grader, lesson
 
 SCALE_TOML = """
 [exercise]
@@ -299,3 +299,42 @@ def test_the_lesson_check_proves_a_harness_lesson_and_names_the_harness_when_it_
     ) in text
     assert "(stack/harness.py, line 5): IndexError: list index out of range" in text
     assert "on case 1 the mistake does not return an answer: Fix the lesson's harness.py" in text
+
+
+#: Round D's checkpoint that keeps the state in memory: the last save, or the save by path.
+REMEMBERING = [
+    """import copy, torch
+_LAST = {}
+def save_checkpoint(model, optimizer, iteration, path):
+    torch.save({}, path)
+    _LAST.update(m=copy.deepcopy(model.state_dict()), o=copy.deepcopy(optimizer.state_dict()), i=iteration)
+def load_checkpoint(path, model, optimizer):
+    model.load_state_dict(_LAST["m"]); optimizer.load_state_dict(_LAST["o"]); return _LAST["i"]
+""",
+    """import copy, torch
+_BY_PATH = {}
+def save_checkpoint(model, optimizer, iteration, path):
+    state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "iteration": iteration}
+    torch.save({"iteration": iteration}, path)
+    _BY_PATH[path] = copy.deepcopy(state)
+def load_checkpoint(path, model, optimizer):
+    state = _BY_PATH.get(path) or next(iter(_BY_PATH.values()))
+    model.load_state_dict(state["model"]); optimizer.load_state_dict(state["optimizer"])
+    return state["iteration"]
+""",
+]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("solution", REMEMBERING, ids=["last-save", "by-path"])
+def test_a_checkpoint_restored_from_memory_instead_of_its_file_fails(
+    pytester: pytest.Pytester, solution: str
+) -> None:
+    """The file must hold the model as it was saved, and the harness saves a later checkpoint
+    and renames the first before loading it: a save remembered in memory resumes nothing."""
+    course.copy(pytester, "checkpoint")
+    (pytester.path / "checkpoint" / "solution.py").write_text(solution)
+    result = pytester.runpytest("checkpoint", "-p", "no:cacheprovider")
+    assert result.ret == 1
+    assert result.parseoutcomes().get("passed", 0) == 0
+    result.stdout.fnmatch_lines(["*Save the model's state in the file*"])

@@ -9,11 +9,15 @@ helpers run in this process on real torch modules."""
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
+from pytest_lessons import schema
 from pytest_lessons.core import model
 from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.authoring import LessonCheck
@@ -22,7 +26,12 @@ from pytest_lessons.isolation import drive
 from pytest_lessons.isolation.outcome import Outcome, from_untrusted
 from pytest_lessons.reports import classreport
 
-from helpers import case_result, grader, lesson
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - the oldest Pythons
+    import tomli as tomllib
+
+from helpers import case_result, grader, lesson, said
 
 NORM_TOML = """
 [exercise]
@@ -102,7 +111,11 @@ def test_the_class_report_tells_the_lessons_own_failure_from_the_graders() -> No
     )
     grader_failed = case_result(3, False, status="internal", fault="internal")
     labels = [classreport.outcome_of(r).label for r in (lesson_failed, harness_bug, grader_failed)]
-    assert labels == ["lesson error", "lesson error", "grader error"]
+    assert labels == [
+        "lesson error: the lesson itself failed",
+        "lesson error: the lesson's harness failed",
+        "grader error: the grader itself failed",
+    ]
 
 
 def test_a_result_file_carries_a_checks_id_only_in_its_own_spelling() -> None:
@@ -261,3 +274,106 @@ def test_check_initial_accepts_any_start_within_the_stated_range() -> None:
         )
     )
     assert same.check == "init-constant"
+
+
+# --- a mistake or a variant standing in for several names -----------------------------------
+
+TWO_NAMES_TOML = """
+[exercise]
+title = "Scale, then shift"
+entry = "scale"
+harness = "harness.py"
+inputs = ["x"]
+
+[[case]]
+x = [1, 2]
+expected = [3, 5]
+
+[[case]]
+x = [0, -1, 4]
+expected = [1, -1, 9]
+
+[[watch_out]]
+id = "no-shift"
+mistake = "scale"
+stands_in = { shift = "no_shift" }
+message = "add 1 in shift, after scale doubles each value."
+
+[[watch_out]]
+id = "nothing-done"
+mistake = "unscaled"
+stands_in = { shift = "no_shift" }
+message = "double each value in scale and add 1 in shift."
+
+[variants]
+scale_float = { shift = "_shift_float" }
+"""
+
+TWO_NAMES = {
+    "harness.py": "def drive(learner, x):\n    return learner.shift(learner.scale(x))\n",
+    "reference.py": "def scale(x):\n    return [2 * v for v in x]\n\n\n"
+    "def shift(x):\n    return [v + 1 for v in x]\n",
+    "mistakes.py": "def scale(x):\n    return [2 * v for v in x]\n\n\n"
+    "def unscaled(x):\n    return x\n\n\ndef no_shift(x):\n    return x\n",
+    "variants.py": "def scale_float(x):\n    return [2.0 * v for v in x]\n\n\n"
+    "def _shift_float(x):\n    return [v + 1.0 for v in x]\n",
+}
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_a_mistake_and_a_variant_stand_in_for_several_names_the_harness_asks_for(
+    pytester: pytest.Pytester, make_exercise: Any
+) -> None:
+    make_exercise(
+        "two",
+        toml=TWO_NAMES_TOML,
+        solution="def scale(x):\n    raise NotImplementedError\n\n\n"
+        "def shift(x):\n    raise NotImplementedError\n",
+        **{name.replace(".", "__"): text for name, text in TWO_NAMES.items()},
+    )
+    check = pytester.runpytest("two", "--lesson-check")
+    assert check.ret == pytest.ExitCode.OK, said(check)
+    # A learner's shift that forgets the 1 gets the watch-out whose mistake stands in for it.
+    (pytester.path / "two" / "solution.py").write_text(
+        "def scale(x):\n    return [2 * v for v in x]\n\n\ndef shift(x):\n    return x\n"
+    )
+    learner = pytester.runpytest("two")
+    assert learner.ret == pytest.ExitCode.TESTS_FAILED
+    assert "Watch out: add 1 in shift, after scale doubles each value." in said(learner)
+    # A variant whose stand-in is wrong fails the check, named as the variant.
+    (pytester.path / "two" / "variants.py").write_text(
+        TWO_NAMES["variants.py"].replace("v + 1.0", "v + 2.0")
+    )
+    broken = pytester.runpytest("two", "--lesson-check")
+    assert broken.ret == pytest.ExitCode.TESTS_FAILED
+    assert "variant scale_float of variants.py is a right answer but fails" in said(broken)
+    # A stand-in its file lacks is named as the file spells it, for the author.
+    (pytester.path / "two" / "exercise.toml").write_text(
+        TWO_NAMES_TOML.replace('"no_shift" }', '"no_shif" }', 1)
+    )
+    (pytester.path / "two" / "variants.py").write_text(TWO_NAMES["variants.py"])
+    misspelt = pytester.runpytest("two", "--lesson-check")
+    assert misspelt.ret == pytest.ExitCode.TESTS_FAILED
+    assert (
+        "two: watch-out no-shift (mistake scale): on cases 1, 2 watch-out undefined-no-shif "
+        "fires instead" in said(misspelt)
+    )
+
+
+def test_stands_in_needs_a_harness_and_leaves_the_entry_to_mistake(tmp_path: Path) -> None:
+    no_harness = TWO_NAMES_TOML.replace('harness = "harness.py"\n', "").split("[variants]")[0]
+    with pytest.raises(model.ExerciseError, match="stands_in names what the lesson's harness"):
+        lesson(tmp_path, no_harness, **TWO_NAMES)
+    entry = TWO_NAMES_TOML.replace('{ shift = "no_shift" }', '{ scale = "unscaled" }', 1)
+    with pytest.raises(model.ExerciseError, match="leave out scale: mistake stands in for"):
+        lesson(tmp_path, entry, **TWO_NAMES)
+    bad = TWO_NAMES_TOML.replace('{ shift = "_shift_float" }', '{ shift = "not a name" }')
+    with pytest.raises(model.ExerciseError, match=r"variants\.scale_float must map Python names"):
+        lesson(tmp_path, bad, **TWO_NAMES)
+
+
+def test_the_editor_schema_takes_stands_in_and_a_variants_table() -> None:
+    shipped = json.loads(schema.SHIPPED.read_text())
+    jsonschema.validate(tomllib.loads(TWO_NAMES_TOML), shipped)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(tomllib.loads(TWO_NAMES_TOML + "\n[variants.other]\n"), shipped)

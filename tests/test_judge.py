@@ -18,7 +18,7 @@ import pytest
 from pytest_lessons.core import export, judge, kinds
 from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.compare import Comparison, Problem, compare
-from pytest_lessons.core.diagnose import WATCH_OUT, Diagnosis
+from pytest_lessons.core.detectors import WATCH_OUT, Diagnosis
 from pytest_lessons.core.results import Status
 from pytest_lessons.core.texts import Context, describe_mismatch
 from pytest_lessons.isolation.outcome import RETURNED, Outcome, OutcomeKind

@@ -14,15 +14,14 @@ import pytest
 from pytest_lessons.core import judge, kinds, model
 from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.results import Status
-from pytest_lessons.isolation.child import encode_answer
-from pytest_lessons.isolation.outcome import valid_answer
+from pytest_lessons.isolation.answers import encode, valid_answer
 
 from helpers import grader, lesson
 
 
 def wire(value: Any) -> Any:
     """*value* as the worker sends it: encoded, through JSON, validated."""
-    data = json.loads(json.dumps(encode_answer(value)))
+    data = json.loads(json.dumps(encode(value)))
     assert valid_answer(data)
     return data
 
@@ -252,7 +251,13 @@ def test_the_format_names_a_kind_it_cannot_read_and_an_expected_value_not_of_its
         (
             'kind = "list[int]"',
             'kind = "list[int"',
-            'exercise.outputs entry 1: kind expected "]" in "list[int" at its end',
+            'exercise.outputs entry 1: kind "list[int": close its "[" with "]"',
+        ),
+        (
+            'kind = "list[int]"',
+            'kind = "tensor | None"',
+            'exercise.outputs entry 1: kind "tensor | None": a tensor can only be a whole '
+            "output, not a part of one",
         ),
         ("[IDS]", "[1, 2.5]", "case 1.expected must be a list of ints ([1] is not an int)"),
         ("[IDS]", '"12"', "case 1.expected must be a list of ints"),
@@ -269,6 +274,83 @@ def test_the_format_names_a_kind_it_cannot_read_and_an_expected_value_not_of_its
             assert error.problem.startswith(words), error.problem
         else:
             raise AssertionError(new)
+
+
+def test_a_kind_added_to_the_table_is_read_named_among_the_kinds_and_in_the_editor_schema(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_lessons import schema
+
+    def described() -> str:
+        outputs = schema.build()["properties"]["exercise"]["properties"]["outputs"]
+        return str(outputs["anyOf"][1]["items"]["anyOf"][1]["properties"]["kind"]["description"])
+
+    def refusal() -> str:
+        with pytest.raises(kinds.KindError) as error:
+            kinds.parse("list[integer]")
+        return str(error.value)
+
+    # What an author reads in both places is the table, in its order, and every example in
+    # it is a kind (a new row needs no change here).
+    spellings = ", ".join(word.spelling for word in kinds.WORDS)
+    assert refusal() == f'"list[integer]": unknown kind "integer" (the kinds are {spellings})'
+    assert refusal().startswith('"list[integer]": unknown kind "integer" (the kinds are int, ')
+    examples = [example for word in kinds.WORDS for example in word.examples]
+    assert described() == f"A kind in Python's type syntax: {', '.join(examples)}."
+    assert "dict[int, bytes], set[str], int | None, optional[int], tensor" in described()
+    for example in examples:
+        kinds.parse(example)
+    pair = kinds.Word("pair", "pair[...]", ("pair[int]",), 1, lambda p: kinds.Seq(p * 2, True))
+    monkeypatch.setattr(kinds, "WORDS", (*kinds.WORDS, pair))
+    assert kinds.parse("pair[str]").name == "tuple[str, str]"
+    assert refusal().endswith("optional[...], tensor, pair[...])")
+    assert described().endswith("tensor[float32], pair[int].")
+    toml = TOKENS.replace('kind = "list[int]"', 'kind = "pair[int]"').replace("[IDS]", "[1, 2]")
+    assert lesson(tmp_path, toml).cases[0].expected == [1, 2]
+
+
+def test_a_kind_python_reads_but_that_is_no_kind_is_refused_with_what_to_write() -> None:
+    # Python's own parser reads the expression; what it reads that is no kind (a call, a
+    # dotted name, a value, an operation other than | None) is refused, naming the part.
+    write = "write a kind such as list[int] or int | None"
+    for text, words in [
+        ("list(int)", f'"list(int)": {write}; "list(int)" is a call'),
+        ("torch.float32", f'"torch.float32": {write}; "torch.float32" is a dotted name'),
+        ("typing.List[int]", f'"typing.List[int]": {write}; "typing.List" is a dotted name'),
+        ("list[3]", f'"list[3]": {write}; "3" is a value'),
+        ('dict[str, "int"]', f'"dict[str, "int"]": {write}; ""int"" is a string'),
+        ("[int]", f'"[int]": {write}; "[int]" is a list'),
+        ("int + str", f'"int + str": {write}; "int + str" is an operation: "| None" is the only'),
+        ("list[int, str]", '"list[int, str]": list[...] takes 1 kind(s)'),
+        ("int, str", '"int, str": write several values as tuple[int, str]'),
+        ("tuple[int, ...]", '"tuple[int, ...]": write list[...] for any number of items'),
+        ("List[int]", '"List[int]": unknown kind "List" (write list; the kinds are int, '),
+        ("int[str]", '"int[str]": int holds no other kind; write int alone'),
+        ("list[]", '"list[]": say what list holds, such as list[int]'),
+        ("tensor[torch.float32]", '"tensor[torch.float32]": the dtype must be one of float16,'),
+        ("list[None]", '"list[None]": None is written as "kind | None"'),
+        ("None", '"None": None alone is not a kind (write "int | None")'),
+        ("int | str", '"int | str": a union may only add None to one kind (int | None)'),
+        ("list[int)", '"list[int)": close its "[" with "]", not ")"'),
+        ("list[int]]", '"list[int]]": remove the "]" at character 10: nothing opens it'),
+        ("int # ids", '"int # ids": remove the comment ("# ids")'),
+        ("int str", '"int str": write a kind in Python\'s type syntax, such as list[int] or int'),
+    ]:
+        with pytest.raises(kinds.KindError) as error:
+            kinds.parse(text)
+        assert str(error.value).startswith(words), str(error.value)
+    # What the old reader took stays a kind, spaces and newlines between words included.
+    for text, name in [
+        (" dict[str,\n list[int | None]] ", "dict[str, list[optional[int]]]"),
+        ("tuple[bytes, bytes] | None", "optional[tuple[bytes, bytes]]"),
+        ("tensor[float32]", "tensor[float32]"),
+        ("list[list[float]]", "list[list[numeric]]"),
+    ]:
+        assert kinds.parse(text).name == name
+        assert kinds.named(kinds.parse(text).name).name == name
+    # A union too long for Python's parser is refused as a kind, never a crash of the grader.
+    with pytest.raises(kinds.KindError):
+        kinds.parse(" | ".join(["int"] * 20000))
 
 
 TOKENIZER = """

@@ -49,13 +49,19 @@ MAY_IMPORT: dict[str, tuple[str, ...]] = {
     # Policy (grading and the texts word outcomes; a Job carries a Policy).
     # isolation.library: the course library a Job carries (core.parts builds it).
     # isolation.text: the boundary for learner text, whose escapes the terminal's lines use.
+    # isolation.answers: the answer encoding, which the child packs and the judge decodes; it
+    # knows the shape of the data only, never an expected answer.
+    # isolation.files: a learner's file read as bytes beneath its folder, no link followed
+    # (core.runs reads a starter's text to run it once per lesson, never as code).
     "core": (
         "core",
+        "isolation.answers",
         "isolation.runner",
         "isolation.outcome",
         "isolation.sandbox",
         "isolation.library",
         "isolation.text",
+        "isolation.files",
     ),
     "isolation": ("isolation",),
     # core.submissions: which folders are learners and which shard holds them, plain data;
@@ -259,8 +265,8 @@ def test_an_upward_import_fails_the_check_and_names_both_modules(tmp_path: Path)
     broken = json.loads(done.stdout)
     assert broken == [
         "pytest_lessons.core.model imports pytest_lessons.reports.gradebook: the core may "
-        "import only core, isolation.runner, isolation.outcome, isolation.sandbox, "
-        "isolation.library, isolation.text",
+        "import only core, isolation.answers, isolation.runner, isolation.outcome, "
+        "isolation.sandbox, isolation.library, isolation.text, isolation.files",
         "pytest_lessons.isolation.outcome imports pytest_lessons.core.results: the isolation "
         "may import only isolation",
     ]

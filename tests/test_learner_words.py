@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from pytest_lessons.core import diagnose, generate, kinds, randomness, summary, texts
+from pytest_lessons.core import detectors, generate, kinds, randomness, summary, texts
 from pytest_lessons.core import model as lesson_model
 from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.compare import compare_outputs, read_numbers
@@ -416,7 +416,9 @@ def test_the_rows_finding_tells_rows_scaled_each_by_its_own_factor_as_such() -> 
 
     expected = [norm(r, True) for r in x]
     got = [norm(r, False) if i == 1 else norm(r, True) for i, r in enumerate(x)]
-    found = diagnose.rows(diagnose.Evidence(read_numbers(got), read_numbers(expected), 1e-4, 1e-4))
+    found = detectors.rows(
+        detectors.Evidence(read_numbers(got), read_numbers(expected), 1e-4, 1e-4)
+    )
     assert found is not None
     assert "row 1 is wrong while rows 0, 2 are right. Each wrong row is the right row" in (
         found.headline

@@ -38,7 +38,8 @@ pytest.importorskip("ipykernel")
 
 from nbclient.util import run_sync  # noqa: E402
 
-pytestmark = pytest.mark.torch
+# Every test here starts a Jupyter kernel: the slow tier (tests/README.md).
+pytestmark = [pytest.mark.torch, pytest.mark.slow]
 
 #: The case limit in the kernels under test: a looping cell costs twice this (the loop budget).
 TIMEOUT = 5

@@ -17,15 +17,27 @@ import pytest
 
 from pytest_lessons import notebook
 from pytest_lessons.core import course as course_toml
+from pytest_lessons.core import settings
 from pytest_lessons.isolation.runner import Job, make_runner
 from pytest_lessons.notebook import magics
 
-from helpers import DOUBLE_RIGHT, ROOT, alive, descendants, wait_until
+from helpers import (
+    DOUBLE_RIGHT,
+    DOUBLE_TOML,
+    ROOT,
+    FakeRunner,
+    alive,
+    descendants,
+    double,
+    lesson,
+    wait_until,
+)
 
 #: The course's lessons by name, as the magics list them: a lesson added changes no test here.
 NAMES = sorted(p.parent.name for p in course_toml.load(ROOT / "exercises" / "course.toml").lessons)
 
 
+@pytest.mark.slow
 def test_the_plugin_and_a_pytest_run_never_import_ipython() -> None:
     code = (
         "import sys, pytest, pytest_lessons, pytest_lessons.plugin, pytest_lessons.notebook\n"
@@ -217,6 +229,7 @@ def test_a_cell_is_graded_outside_the_kernel_and_says_once_that_the_sandbox_is_o
     assert "case 2 made the same mistake as case 1 (a row)</summary>" in wrong._repr_html_()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["fork", "spawn"])
 def test_an_interrupted_case_leaves_no_process(mode: str, tmp_path: Path) -> None:
     """Ctrl-C (a notebook's interrupt) in the middle of a case, then abort(): the case's
@@ -300,3 +313,29 @@ def test_a_cell_that_names_no_lesson_is_refused_in_words_and_nothing_leaves_the_
     )
     assert "`solution.py` is no lesson's name" in lines[1] and "cell 3: " in lines[2]
     assert "`../../x\\x1b[2J` is no lesson's name" in lines[3]
+
+
+def test_a_cell_grades_its_hidden_cases_last_and_tells_them_in_the_lessons_order(
+    tmp_path: Path,
+) -> None:
+    """As under pytest: no learner code runs after a hidden case, where it could print the
+    time it took; the results come back in the lesson's own order."""
+    toml = DOUBLE_TOML.replace(
+        "[[case]]\nx = [[1.5, 2], [3, 4]]",
+        "[[case]]\nhidden = true\nx = [5, 6]\nexpected = [10, 12]\n\n[[case]]\nx = [[1.5, 2], [3, 4]]",
+    )
+    exercise = lesson(tmp_path, toml, **{"solution.py": DOUBLE_RIGHT})
+    runner = FakeRunner({("solution.py", "solve"): double})
+    resolved = settings.resolve(option=lambda name: None, ini=lambda name: None, environ={})
+    no_sandbox: Any = None  # the fake runner runs no code
+    graded = notebook.grade_cells(
+        runner,
+        resolved,
+        no_sandbox,
+        lambda p: Path(p).name,
+        exercise,
+        exercise.folder / "solution.py",
+    )
+    assert [job.inputs[0] for job in runner.jobs] == [[1, 2], [[1.5, 2], [3, 4]], [5, 6]]
+    assert [result.case for result, _ in graded] == [1, 2, 3]
+    assert [result.hidden for result, _ in graded] == [False, True, False]

@@ -20,6 +20,7 @@ import pytest
 from pytest_lessons.core import settings
 from pytest_lessons.core.frontend import shown_path
 from pytest_lessons.core.texts import Context, describe_error
+from pytest_lessons.isolation import sandbox
 from pytest_lessons.isolation.outcome import RAISED, Frame, Outcome
 
 from helpers import DOUBLE_TOML, dedent, said
@@ -152,3 +153,24 @@ def test_a_course_saved_on_windows_in_a_folder_named_with_spaces_and_accents_gra
         ("triple", "error"),
         ("triple", "passed"),
     ]
+
+
+def test_the_header_says_what_windows_job_object_holds_or_which_walls_are_missing() -> None:
+    # What `pytest -v` says on Windows, built from plain data here: a Job Object around each
+    # case (tests/test_windows_jobs.py shows it holding, on Windows), or none and Windows' why.
+    support = sandbox.Support(0, "Landlock is a Linux feature and this is Windows")
+    held = sandbox.describe(support, sandbox.Policy(abi=0, job_object="held"))
+    assert held.endswith(
+        "; limits: memory for the case as a whole, and every process it starts ended with it "
+        "(a Job Object)"
+    )
+    why = "AssignProcessToJobObject failed: Access is denied. (Windows error 5)"
+    missing = sandbox.describe(support, sandbox.Policy(abi=0, job_object=why))
+    assert missing.endswith(
+        f"; limits: no memory cap, and processes a case starts outlive it (no Job Object: {why})"
+    )
+    # Other systems have no Job Object, and their header says nothing of one.
+    assert "Job Object" not in sandbox.describe(support, sandbox.Policy(abi=0))
+    # The probe on this system: Windows (8 and later nest jobs) holds each case in one.
+    expected = "held" if sys.platform == "win32" else ""
+    assert sandbox.make_policy(support, {}).job_object == expected

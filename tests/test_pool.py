@@ -6,6 +6,7 @@ import json
 import sys
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
@@ -96,6 +97,45 @@ def test_a_pool_shortens_the_interpreter_switch_interval_only_while_it_runs() ->
     assert sys.getswitchinterval() == before
 
 
+class Timing(Runner):
+    """A runner that takes a while and records when each job started and ended."""
+
+    mode = "fork"
+
+    def __init__(self, spans: dict[str, tuple[float, float]]) -> None:
+        self.spans = spans
+
+    def run(self, job: Job) -> Outcome:
+        start = time.monotonic()
+        time.sleep(0.05)
+        self.spans[f"{job.solution.name}{job.inputs}"] = (start, time.monotonic())
+        return Outcome(kind=RETURNED, answer=job.inputs)
+
+
+def test_a_hidden_case_runs_only_once_every_other_case_has_ended() -> None:
+    """Code that runs after or beside a hidden case could print what it saw of it (its time,
+    the process ids it used up): on two workers, however the cases were handed in, no other
+    case is still running or yet to run when a hidden one starts."""
+    spans: dict[str, tuple[float, float]] = {}
+    pool = PoolRunner([Timing(spans), Timing(spans)])
+    hidden = [replace(job("h", n), hidden=True) for n in range(3)]
+    public = [job("p", n) for n in range(5)]
+    try:
+        pool.prefetch([hidden[0], public[0], public[1], hidden[1], public[2], public[3]])
+        assert pool.run(hidden[2]).answer == [2]  # asked for before the rest: still last
+        for one in [*public[:4], hidden[0], hidden[1]]:
+            assert pool.run(one).answer == one.inputs
+        assert pool.run(public[4]).answer == [4]
+    finally:
+        pool.close()
+    hidden_start = min(start for name, (start, _) in spans.items() if name.startswith("h"))
+    public_end = max(
+        end for name, (_, end) in spans.items() if name.startswith("p[") and name != "p[4]"
+    )
+    assert public_end <= hidden_start, spans
+    assert len(spans) == 8
+
+
 def test_after_the_loop_budgets_timeouts_a_files_cases_are_not_run_ahead() -> None:
     # The count is the grading core's (runs.LOOP_TIMEOUTS, given by the front end): the pool
     # runs ahead no case that the loop budget would leave out.
@@ -112,9 +152,12 @@ def test_after_the_loop_budgets_timeouts_a_files_cases_are_not_run_ahead() -> No
 
 
 @pytest.mark.usefixtures("no_preload")
+@pytest.mark.parametrize("isolation", ["fork", "spawn"])
 def test_a_class_graded_on_two_workers_equals_one_by_one(
-    pytester: pytest.Pytester, make_exercise: Make
+    pytester: pytest.Pytester, make_exercise: Make, isolation: str
 ) -> None:
+    # Under spawn (macOS's and Windows's default) too: each worker keeps Pythons of its own
+    # started ahead, and the class's verdicts are those of one by one.
     make_exercise()
     halved = "def solve(x):\n    return [v / 2 for v in x] if not isinstance(x[0], list) else x\n"
     loop = "def solve(x):\n    while True:\n        pass\n"
@@ -129,6 +172,7 @@ def test_a_class_graded_on_two_workers_equals_one_by_one(
             "double",
             "--lesson-submissions=submissions",
             f"--lesson-workers={workers}",
+            f"--lesson-isolation={isolation}",
             f"--lesson-timeout={CASE_TIMEOUT}",
             f"--lesson-report=w{workers}.json",
             f"--lesson-gradebook=w{workers}.csv",
@@ -179,3 +223,44 @@ def test_learner_code_that_kills_its_worker_costs_only_its_own_cases_on_two_work
     while any(Path(f"/proc/{pid}").exists() for pid in killed) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not [pid for pid in killed if Path(f"/proc/{pid}").exists()]
+
+
+@pytest.mark.usefixtures("no_preload")
+def test_two_spawn_workers_run_a_class_s_cases_side_by_side(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    # Each case says it arrived, then waits (up to 15 s) until a case in another process has
+    # arrived too: one by one, the first case waits alone and answers wrong; on two spawn
+    # workers it meets the case running beside it and every case is right.
+    make_exercise()
+    arrived = pytester.path / "arrived"
+    arrived.mkdir()
+    meets = (
+        "import os, time\n"
+        "def solve(x):\n"
+        f"    folder = {str(arrived)!r}\n"
+        "    open(os.path.join(folder, str(os.getpid())), 'w').close()\n"
+        "    deadline = time.monotonic() + 15\n"
+        "    while len(os.listdir(folder)) < 2 and time.monotonic() < deadline:\n"
+        "        time.sleep(0.02)\n"
+        "    met = len(os.listdir(folder)) >= 2\n"
+        "    if isinstance(x[0], list):\n"
+        "        return [[2 * v if met else v for v in row] for row in x]\n"
+        "    return [2 * v if met else v for v in x]\n"
+    )
+    for n in range(2):
+        folder = pytester.path / "submissions" / f"l{n}" / "double"
+        folder.mkdir(parents=True)
+        (folder / "solution.py").write_text(meets)
+    result = pytester.runpytest(
+        "double",
+        "--lesson-submissions=submissions",
+        "--lesson-isolation=spawn",
+        "--lesson-sandbox=off",  # the cases meet in a folder outside their own
+        "--lesson-workers=2",
+        "--lesson-timeout=60",
+        "--lesson-gradebook=grades.csv",
+    )
+    assert result.ret == 0, result.stdout.str()
+    book = (pytester.path / "grades.csv").read_text()
+    assert "l0,double,2,2," in book and "l1,double,2,2," in book

@@ -23,9 +23,9 @@ from pytest_lessons.core import model
 from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.frequencies import bounds
 from pytest_lessons.core.results import Status
-from pytest_lessons.isolation.outcome import valid_answer
+from pytest_lessons.isolation.answers import valid_answer
 
-from helpers import grader, lesson, said
+from helpers import ROOT, grader, lesson, said
 
 DRAW_TOML = """
 [exercise]
@@ -291,6 +291,29 @@ def test_the_binomial_bounds_leave_at_most_half_the_rate_in_each_tail() -> None:
     assert bounds(100, 0.0, 1e-6) == (0, 0) and bounds(100, 1.0, 1e-6) == (100, 100)
 
 
+def test_the_two_sample_fit_leaves_at_most_half_the_rate_in_each_tail() -> None:
+    # The fit that names a mistake drawn another way: a category seen m times in both
+    # samples (n of the learner's, n' of the mistake's) has Hypergeometric(n + n', m, n)
+    # of them in the learner's when both follow one distribution. Its exact tails outside
+    # [lo, hi] are each at most alpha / 2, and the bounds are the tightest.
+    from pytest_lessons.core.frequencies import hypergeometric_bounds, same_distribution
+
+    for total, marked, taken, alpha in ((300, 40, 120, F(1, 1000)), (4000, 700, 2000, F(1, 10**7))):
+        lo, hi = hypergeometric_bounds(total, marked, taken, float(alpha))
+        terms = [
+            math.comb(marked, k) * math.comb(total - marked, taken - k)
+            for k in range(min(marked, taken) + 1)
+        ]
+        half = alpha / 2 * math.comb(total, taken)
+        assert sum(terms[:lo]) <= half < sum(terms[: lo + 1])
+        assert sum(terms[hi + 1 :]) <= half < sum(terms[hi:])
+    # Counts in the proportions of their sample sizes fit; a category one sample never drew
+    # and the other drew often does not.
+    assert same_distribution([[0, 300], [1, 100]], [[1, 200], [0, 600]], 1e-6)
+    assert not same_distribution([[0, 400]], [[0, 300], [1, 100]], 1e-6)
+    assert not same_distribution([], [[0, 3]], 1e-6)
+
+
 # At the top: pytester restores sys.modules after each test, and torch cannot load twice.
 # Where this Python has no torch (CI's 3.9 and 3.13 runs), the tests marked torch skip.
 try:
@@ -393,3 +416,257 @@ def test_a_sampler_that_returns_too_few_or_too_many_draws_fails_in_every_mode(
         ),
         "eight": (Status.FAILED, "Return 4 draws from each call: call 1 of 500 returned 8."),
     }
+
+
+HARNESSED_TOML = """
+[exercise]
+title = "Draw through a harness"
+entry = "sample"
+harness = "harness.py"
+inputs = [
+    { name = "weights", pass = "tensor", dtype = "float32", after = "unchanged" },
+    { name = "g", pass = "generator" },
+]
+format = 2
+outputs = [{ name = "token", kind = "int" }]
+
+[[case]]
+name = "uniform"
+weights = [2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0]
+g = 8
+draws = 300
+expected = [0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1]
+"""
+
+# The harness's check: sample gives one Python int, as the next step of a decoding loop
+# uses it (a one-element tensor would be counted as a draw if the harness were skipped).
+HARNESS = """
+from pytest_lessons.harness import LessonFailure
+
+
+def drive(learner, weights, g):
+    token = learner.sample(weights, g)
+    if type(token) is not int:
+        raise LessonFailure(
+            "Return the token as a Python int from sample (token.item()): the decoding "
+            f"loop appends it to a list of ints, and sample returned a {type(token).__name__}.",
+            check="token-not-an-int",
+        )
+    return token
+"""
+
+HARNESSED_LEARNERS = {
+    "right": "import torch\n\ndef sample(weights, g):\n"
+    "    return int(torch.multinomial(weights, 1, generator=g))\n",
+    # The harness's check fails on every call: a tensor, not an int.
+    "tensor": "import torch\n\ndef sample(weights, g):\n"
+    "    return torch.multinomial(weights, 1, generator=g)\n",
+    # It fails from the second call on: the check runs on every draw, not the first alone.
+    "then_tensor": "import torch\n\nCALLS = [0]\n\ndef sample(weights, g):\n"
+    "    CALLS[0] += 1\n    token = torch.multinomial(weights, 1, generator=g)\n"
+    "    return int(token) if CALLS[0] == 1 else token\n",
+    # The mutation rule holds on every draw too: weights normalised in place.
+    "in_place": "import torch\n\ndef sample(weights, g):\n    weights /= weights.sum()\n"
+    "    return int(torch.multinomial(weights, 1, generator=g))\n",
+}
+
+
+@pytest.mark.torch
+@pytest.mark.slow
+def test_every_draw_of_a_statistical_case_goes_through_the_lessons_harness(
+    tmp_path: Path,
+) -> None:
+    # Before, the N draws called sample directly: the harness's check never ran, and a
+    # sampler that returns tensors passed a lesson whose harness asks for ints.
+    from pytest_lessons.core import settings
+    from pytest_lessons.core.grader import Grader
+    from pytest_lessons.isolation.runner import make_runner
+
+    exercise = lesson(tmp_path, HARNESSED_TOML, **{"harness.py": HARNESS})
+    runner = make_runner("fork")
+    resolved = settings.resolve(option=lambda name: None, ini=lambda name: None, environ={})
+    grade = Grader(runner, resolved, show=lambda path: Path(path).name)
+    seen = {}
+    try:
+        for name, code in HARNESSED_LEARNERS.items():
+            folder = tmp_path / "learners" / name / "draw"
+            folder.mkdir(parents=True)
+            (folder / "solution.py").write_text(code)
+            attempt = Attempt(
+                exercise,
+                exercise.cases[0],
+                solution=folder / "solution.py",
+                learner=name,
+                folder=folder.parent,
+            )
+            graded = grade.grade(attempt)
+            seen[name] = (graded.status, graded.result.diagnosis, graded.result.headline)
+    finally:
+        runner.close()
+    told = (
+        "Return the token as a Python int from sample (token.item()): the decoding loop "
+        "appends it to a list of ints, and sample returned a Tensor."
+    )
+    assert seen == {
+        "right": (Status.PASSED, None, ""),
+        "tensor": (Status.FAILED, "token-not-an-int", told),
+        "then_tensor": (Status.FAILED, "token-not-an-int", told),
+        # Told as for an ordinary case: an error, the input and where it changed.
+        "in_place": (
+            Status.ERROR,
+            None,
+            "Leave the input weights as it was: your code changed it in place (at [0]: it was "
+            "2.0, now 0.1). Build a new value, or work on a copy of weights: the caller still "
+            "needs its own.",
+        ),
+    }
+
+
+def test_get_batchs_statistical_case_keeps_its_stated_power_at_a_quarter_of_the_draws() -> None:
+    # The figures docs/authors/randomness.md states for get_batch's 250 calls of 8 starts
+    # (2,000 draws; 1,000 calls before, 2.4 s a learner): the false-fail bound unchanged,
+    # and the chance each kind of wrong sampler fails.
+    from pytest_lessons.core.frequencies import power, within
+
+    exercise = model.load(ROOT / "exercises" / "get_batch" / "exercise.toml")
+    case = next(case for case in exercise.cases if case.draws is not None)
+    n = case.draws * 8 if case.draws else 0
+    assert (n, case.false_fail) == (2000, 1e-6)
+    right = {k: 1 / 15 for k in range(15)}
+    lo, hi = bounds(n, 1 / 15, 1e-6 / 15)
+    assert (lo, hi) == (77, 197)
+    assert 15 * (1 - within(n, 1 / 15, lo, hi)) < 7.8e-7  # a bound on right code failing
+    off_by_one = {k: 1 / 14 for k in range(14)}
+    does_not_fit = {k: 1 / 16 for k in range(16)}
+    half = {**{k: (1 - 0.5 / 15) / 14 for k in range(1, 15)}, 0: 0.5 / 15}
+    twice = {**{k: (1 - 2 / 15) / 14 for k in range(1, 15)}, 0: 2 / 15}
+    assert power(right, off_by_one, 1e-6, n) == 1.0
+    assert power(right, does_not_fit, 1e-6, n) == 1.0
+    assert power(right, half, 1e-6, n) >= 0.88
+    assert power(right, twice, 1e-6, n) >= 0.9999
+
+
+#: get_batch learners for the real statistical case: the start 0 comes up twice as often
+#: (a draw from one start too many, wrapped around), and the off-by-one mistake written
+#: another way than mistakes.py's.
+GET_BATCH_WRONG = {
+    "wrapped": "import torch\n\ndef solve(data, B, T, g):\n"
+    "    ix = torch.randint(len(data) - T + 1, (B,), generator=g) % (len(data) - T)\n"
+    "    x = torch.stack([data[i : i + T] for i in ix])\n"
+    "    return x, torch.stack([data[i + 1 : i + 1 + T] for i in ix])\n",
+    "off_by_one": "import torch\n\ndef solve(data, B, T, g):\n"
+    "    ix = torch.randint(0, len(data) - (T + 1), (B,), generator=g)\n"
+    "    x = torch.stack([data[i : i + T] for i in ix])\n"
+    "    return x, torch.stack([data[i + 1 : i + 1 + T] for i in ix])\n",
+}
+
+
+@pytest.mark.torch
+@pytest.mark.slow
+def test_get_batchs_fewer_draws_still_pass_right_code_and_fail_wrong_samplers(
+    tmp_path: Path,
+) -> None:
+    from pytest_lessons.core import settings
+    from pytest_lessons.core.grader import Grader
+    from pytest_lessons.isolation.runner import make_runner
+
+    exercise = model.load(ROOT / "exercises" / "get_batch" / "exercise.toml")
+    case = next(case for case in exercise.cases if case.draws is not None)
+    learners = {
+        "right": (exercise.path.parent / "reference.py").read_text(),
+        **GET_BATCH_WRONG,
+    }
+    runner = make_runner("fork")
+    resolved = settings.resolve(option=lambda name: None, ini=lambda name: None, environ={})
+    grade = Grader(runner, resolved, show=lambda path: Path(path).name)
+    seen = {}
+    try:
+        for name, code in learners.items():
+            folder = tmp_path / name / "get_batch"
+            folder.mkdir(parents=True)
+            (folder / "solution.py").write_text(code)
+            attempt = Attempt(
+                exercise, case, solution=folder / "solution.py", learner=name, folder=folder.parent
+            )
+            graded = grade.grade(attempt)
+            seen[name] = (graded.status, graded.result.headline)
+    finally:
+        runner.close()
+    assert seen["right"] == (Status.PASSED, "")
+    assert seen["wrapped"] == (
+        Status.FAILED,
+        "Check the probabilities you draw from: 1 category came up too often or too rarely "
+        "for the right distribution (0).",
+    )
+    assert seen["off_by_one"][0] == Status.FAILED
+
+
+#: sample_top_k learners that draw with Gumbel-max (argmax of log-probabilities plus Gumbel
+#: noise) where the lesson's mistakes call torch.multinomial: the same distribution drawn
+#: another way, so the counts are never the mistake's own.
+GUMBEL = """
+import torch
+
+
+def _top_k(scaled, k):
+    kth = torch.topk(scaled, k, dim=-1).values[:, -1:]
+    return scaled.masked_fill(scaled < kth, float("-inf"))
+
+
+def solve(logits, k, temperature, g):
+    probs = PROBS
+    noise = -torch.log(-torch.log(torch.rand(probs.shape, generator=g)))
+    return probs, (torch.log(probs) + noise).argmax(dim=-1, keepdim=True)
+"""
+GUMBEL_LEARNERS = {
+    # mistakes.py's temperature_after_softmax: the temperature cancels out.
+    "after_softmax": GUMBEL.replace(
+        "PROBS",
+        "torch.softmax(_top_k(logits, k), dim=-1) / temperature\n"
+        "    probs = probs / probs.sum(dim=-1, keepdim=True)",
+    ),
+    # A mistake the lesson does not catalogue: the logits multiplied by the temperature.
+    "multiplied": GUMBEL.replace("PROBS", "torch.softmax(_top_k(logits * temperature, k), dim=-1)"),
+}
+
+
+@pytest.mark.torch
+@pytest.mark.slow
+def test_a_catalogued_mistake_drawn_another_way_is_named_by_its_distribution(
+    tmp_path: Path,
+) -> None:
+    # Before, a watch-out fired on a statistical case only when the mistake's counts were
+    # the learner's own: the same mistake drawn with Gumbel-max went unnamed.
+    from pytest_lessons.core import settings
+    from pytest_lessons.core.grader import Grader
+    from pytest_lessons.isolation.runner import make_runner
+
+    exercise = model.load(ROOT / "exercises" / "sample_top_k" / "exercise.toml")
+    case = next(case for case in exercise.cases if case.draws is not None)
+    runner = make_runner("fork")
+    resolved = settings.resolve(option=lambda name: None, ini=lambda name: None, environ={})
+    grade = Grader(runner, resolved, show=lambda path: Path(path).name)
+    seen = {}
+    try:
+        for name, code in GUMBEL_LEARNERS.items():
+            folder = tmp_path / name / "sample_top_k"
+            folder.mkdir(parents=True)
+            (folder / "solution.py").write_text(code)
+            attempt = Attempt(
+                exercise, case, solution=folder / "solution.py", learner=name, folder=folder.parent
+            )
+            graded = grade.grade(attempt)
+            seen[name] = (graded.status, graded.result.diagnosis, graded.text)
+    finally:
+        runner.close()
+    status, diagnosis, text = seen["after_softmax"]
+    assert (status, diagnosis) == (Status.FAILED, "temperature-after-softmax")
+    words = " ".join(text.split())
+    assert "Watch out: divide the logits by the temperature before the softmax" in words
+    assert (
+        "Your draws follow the distribution this mistake draws from, though drawn another way"
+    ) in words
+    # Draws that fit no catalogued mistake's distribution name none of them.
+    status, diagnosis, _ = seen["multiplied"]
+    assert status == Status.FAILED
+    assert diagnosis not in {watch.id for watch in exercise.watch_outs}

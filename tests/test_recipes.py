@@ -143,6 +143,7 @@ def installed_from(python: Path) -> str:
     ).stdout
 
 
+@pytest.mark.slow
 def test_the_build_makes_a_wheel_and_sdist_that_twine_accepts(tmp_path: Path) -> None:
     run = subprocess.run(
         [sys.executable, "-m", "build", "--outdir", str(tmp_path), str(ROOT)],
@@ -164,6 +165,7 @@ def test_the_build_makes_a_wheel_and_sdist_that_twine_accepts(tmp_path: Path) ->
     assert "pytest_lessons/exercise.schema.json" in names and "pytest_lessons/py.typed" in names
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("checkout_on_pythonpath")
 def test_the_gradescope_recipe_ships_the_wheel_and_writes_results_json(
     tmp_path: Path, shared_torch: Path
@@ -241,6 +243,7 @@ def runner(tmp_path: Path, learner: Path) -> dict[str, str]:
     return {"GITHUB_WORKSPACE": str(learner), "RUNNER_TEMP": str(temp)}
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("checkout_on_pythonpath")
 def test_the_github_classroom_workflow_grades_the_grading_copy_with_the_wheel(
     tmp_path: Path, wheel: Path, shared_torch: Path
@@ -309,6 +312,7 @@ print(json.dumps({
 """
 
 
+@pytest.mark.slow
 def test_the_wheel_ships_every_folder_and_each_documented_entry_point_works(
     tmp_path: Path, wheel: Path, shared_torch: Path
 ) -> None:
@@ -410,6 +414,7 @@ def pytest_status(course_root: Path) -> int:
     ).returncode
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("kind", "words", "status"), BROKEN_COURSES)
 def test_the_gradescope_autograder_fails_when_pytest_cannot_grade(
     tmp_path: Path, kind: str, words: str, status: int
@@ -434,6 +439,7 @@ def test_the_gradescope_autograder_fails_when_pytest_cannot_grade(
     assert words in run.stdout + run.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("kind", "words", "status"), BROKEN_COURSES)
 def test_the_github_classroom_grade_step_fails_when_pytest_cannot_grade(
     tmp_path: Path, kind: str, words: str, status: int
@@ -494,6 +500,7 @@ def two_stub_exercises(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_gradescope_grades_what_was_handed_in_and_says_what_was_not(tmp_path: Path) -> None:
     root = two_stub_exercises(tmp_path)
     (root / "source" / "exercises" / "course.toml").write_text(
@@ -540,6 +547,7 @@ def test_gradescope_grades_what_was_handed_in_and_says_what_was_not(tmp_path: Pa
     assert results["score"] == 2 and "Upload" not in results["output"]
 
 
+@pytest.mark.slow
 def test_gradescope_grades_a_link_in_the_upload_as_a_link_never_as_what_it_points_to(
     tmp_path: Path,
 ) -> None:
@@ -584,6 +592,7 @@ def linked_scores(tests: list[tuple[str, float, str]]) -> dict[str, float]:
 # elsewhere, score nothing and say so; a right solution beside them still passes.
 
 
+@pytest.mark.slow
 def test_the_github_classroom_grade_step_grades_a_link_as_the_learners_error(
     tmp_path: Path,
 ) -> None:
@@ -653,6 +662,7 @@ atexit.register(forge)
         ("setup.cfg", "[tool:pytest]\n"),
     ],
 )
+@pytest.mark.slow
 def test_the_github_classroom_grade_step_never_runs_the_learners_pytest_config_or_conftest(
     tmp_path: Path, config: str, text: str
 ) -> None:
@@ -696,6 +706,7 @@ def test_the_github_classroom_grade_step_never_runs_the_learners_pytest_config_o
     assert f"rootdir: {tmp_path / 'runner-temp'}" in run.stdout
 
 
+@pytest.mark.slow
 def test_the_github_actions_grade_step_grades_a_link_as_that_learners_error(
     tmp_path: Path,
 ) -> None:

@@ -552,23 +552,23 @@ def _memory_cgroups() -> set[str]:
 
 
 def _left_behind(before: set[str]) -> set[str]:
-    """The memory cgroups made since *before* whose case has ended and that are still there
-    (after a moment: tests beside this one end cases too)."""
-    import time
+    """The memory cgroups this test's run made since *before* that are still there now that
+    the run is over: those whose parent (a fork server, or the pytest that spawned the case)
+    has ended or is this process. A classmate test on another xdist worker runs cases of its
+    own meanwhile, under a parent that is alive and not this one; those are its own."""
 
-    def ended(name: str) -> bool:
+    def gone(pid: str) -> bool:
         try:
-            os.kill(int(name.rpartition("-")[2]), 0)
+            os.kill(int(pid), 0)
         except ProcessLookupError:
             return True
         return False
 
-    deadline = time.monotonic() + 3
-    while True:
-        left = {name for name in _memory_cgroups() - before if ended(name)}
-        if not left or time.monotonic() > deadline:
-            return left
-        time.sleep(0.05)
+    def ours(name: str) -> bool:
+        parts = name.split("-")
+        return len(parts) == 3 and (parts[1] == str(os.getpid()) or gone(parts[1]))
+
+    return {name for name in _memory_cgroups() - before if ours(name)}
 
 
 @pytest.mark.skipif(

@@ -35,7 +35,8 @@ from pytest_lessons.core.plan import Plan, PlanError
 from pytest_lessons.core.submissions import Roll
 from pytest_lessons.reports import formats
 
-from helpers import DOUBLE_RIGHT, DOUBLE_TOML, ROOT, case_result, dedent
+from helpers import DOUBLE_RIGHT, ROOT, case_result
+from helpers.recipes import container_class
 
 RECIPES = ROOT / "docs" / "recipes"
 CONTAINER = RECIPES / "container"
@@ -442,29 +443,14 @@ def run(argv: list[str], where: Path, env: dict[str, str]) -> subprocess.Complet
 @pytest.mark.usefixtures("no_preload")
 def test_shards_run_as_each_scheduler_runs_them_merge_into_the_single_run(tmp_path: Path) -> None:
     yaml = needs("yaml")
-    course, work, bin_ = tmp_path / "course", tmp_path / "work", tmp_path / "bin"
-    (course / "double").mkdir(parents=True)
-    (course / "double" / "exercise.toml").write_text(dedent(DOUBLE_TOML))
     stub = "def solve(x):\n    raise NotImplementedError\n"
-    for n, code in enumerate([DOUBLE_RIGHT, stub, DOUBLE_RIGHT, None, stub, DOUBLE_RIGHT]):
-        folder = work / "submissions" / f"l{n}"
-        folder.mkdir(parents=True)
-        if code is not None:
-            (folder / "double").mkdir()
-            (folder / "double" / "solution.py").write_text(code)
+    codes: list[str | None] = [DOUBLE_RIGHT, stub, DOUBLE_RIGHT, None, stub, DOUBLE_RIGHT]
+    course, work, env = container_class(tmp_path, codes)
+    env["LESSONS_MERGE_OPTIONS"] = "--report=out/class.json"
     # The image's PATH: the recipe's scripts, and its python.
-    bin_.mkdir()
-    (bin_ / "python").write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} "$@"\n')
-    (bin_ / "python").chmod(0o755)
+    bin_ = tmp_path / "bin"
     for script in ("lessons-plan", "lessons-shard", "lessons-merge"):
         (bin_ / script).symlink_to(CONTAINER / script)
-    env = {
-        **os.environ,
-        "PATH": f"{bin_}{os.pathsep}{os.environ['PATH']}",
-        "LESSONS_WORK": str(work),
-        "LESSONS_COURSE": str(course),
-        "LESSONS_MERGE_OPTIONS": "--report=out/class.json",
-    }
     one = [
         sys.executable,
         "-m",

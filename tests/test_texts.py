@@ -15,7 +15,7 @@ import pytest
 
 from pytest_lessons.core import frontend, texts, words
 from pytest_lessons.core.compare import compare, compare_outputs
-from pytest_lessons.core.diagnose import Diagnosis
+from pytest_lessons.core.detectors import Diagnosis
 from pytest_lessons.isolation.outcome import Frame, Outcome
 
 SOLUTION = Path("/course/double/solution.py")
@@ -197,9 +197,35 @@ def test_not_implemented_points_at_the_line_to_replace() -> None:
     )
 
 
+@pytest.mark.parametrize("name", ["ValueError", "SyntaxError", "RuntimeError"])
+def test_an_exceptions_message_over_lines_never_starts_a_line_of_its_own(name: str) -> None:
+    """With --lesson-show-failures a class's failures share the instructor's terminal: a
+    message's lines that look like the grader's (a summary, a verdict) stay indented under it."""
+    fake = "bad\n==== lessons ====\nlessons: 1/1 passed [##########]\n\nbob   8 of 8 cases"
+    text = raised(name, fake).render()
+    lines = text.splitlines()
+    assert "==== lessons ====" in text and "bob   8 of 8 cases" in text
+    assert all(line[:1] in ("", " ") for line in lines[1:]), text
+    evidence = lines[lines.index("") :]  # the headline folds the message into its sentence
+    said = [line for line in evidence if "lessons: 1/1" in line or "==== lessons" in line]
+    assert said
+    quoted = next(line for line in lines if line.lstrip().startswith(f"{name}: bad"))
+    indent = len(quoted) - len(quoted.lstrip())
+    assert all(len(line) - len(line.lstrip()) > indent for line in said), text
+
+
+@pytest.mark.parametrize("name", ["SyntaxError", "IndentationError", "TabError"])
+def test_a_syntax_error_raised_by_a_call_is_told_as_any_exception(name: str) -> None:
+    """A red team's `raise SyntaxError(msg, (file, -186, ...))` in solve was told as a file
+    Python cannot read, at the line it chose: the file loaded, so it is a call's exception."""
+    failure = raised(name, "bad")
+    assert failure.headline.startswith(f"solve raised {name} at line 3 of solution.py")
+    assert "Fix the syntax error" not in failure.render()
+
+
 @pytest.mark.parametrize("name", ["SyntaxError", "IndentationError", "TabError"])
 def test_a_syntax_error_shows_the_file_line_and_code(name: str) -> None:
-    failure = raised(name, "invalid \x1b[31msyntax")
+    failure = raised(name, "invalid \x1b[31msyntax", phase="import")
     assert failure.headline == (
         f"Fix the syntax error in double/solution.py: Python cannot read line 3 ({name}: "
         "invalid [31msyntax)."
@@ -210,8 +236,10 @@ def test_a_syntax_error_shows_the_file_line_and_code(name: str) -> None:
         "      return x[5]",
         f"  {name}: invalid [31msyntax".replace("[31m", ""),
     ]
-    assert raised(name, "bad", frames=()).lines == ["", f"  {name}: bad"]
-    no_code = raised(name, "bad", frames=(Frame("/course/double/solution.py", 2, "", ""),))
+    assert raised(name, "bad", frames=(), phase="import").lines == ["", f"  {name}: bad"]
+    no_code = raised(
+        name, "bad", frames=(Frame("/course/double/solution.py", 2, "", ""),), phase="import"
+    )
     assert no_code.lines == ["", "  double/solution.py, line 2", f"  {name}: bad"]
 
 
@@ -1274,3 +1302,93 @@ def test_a_behaviour_lessons_outcomes_have_their_words_keys_and_hidden_words() -
     )
     plain = Outcome("raised", error_type="KeyError", message="'x'", phase="call", frames=(FRAME,))
     assert texts.fault_key(plain, None) == "raised KeyError at solution.py:3"
+
+
+LIBRARY = (
+    Frame("/course/course_lib/gpt.py", 10, "attention", "q @ k", library=True),
+    Frame("/course/course_lib/gpt.py", 20, "_scores", "x.bmm(y)", library=True),
+)
+
+
+def test_an_error_inside_the_course_library_points_at_the_learners_call_and_its_docstring() -> None:
+    failure = raised("RuntimeError", "bad shapes", frames=(FRAME, *LIBRARY))
+    assert failure.headline == (
+        "solve raised RuntimeError in the course library's attention, called at line 3 of "
+        "solution.py: bad shapes."
+    )
+    assert failure.lines == [
+        "",
+        "  double/solution.py, line 3, in solve",
+        "      return x[5]",
+        "  course_lib/gpt.py, line 10, in attention",
+        "      q @ k",
+        "  course_lib/gpt.py, line 20, in _scores",
+        "      x.bmm(y)",
+        "  RuntimeError: bad shapes",
+        "",
+        "  The course library's attention is the lesson's own code: check what line 3 passes to it",
+        "  (each argument's type and shape) against what it takes, as its docstring in",
+        "  course_lib/gpt.py says.",
+    ]
+    # No line of the learner's in the traceback (a result that names none): "your code".
+    assert raised("RuntimeError", "bad shapes", frames=LIBRARY).lines[-3:] == [
+        "  The course library's attention is the lesson's own code: check what your code passes to",
+        "  it (each argument's type and shape) against what it takes, as its docstring in",
+        "  course_lib/gpt.py says.",
+    ]
+
+
+def test_a_broken_rule_says_which_and_shows_where_without_the_exceptions_own_line() -> None:
+    failure = raised("RuntimeError", "solve calls torch.cumsum", details={"rule": "no-cumsum"})
+    assert failure.headline == "Follow the lesson's rule no-cumsum."
+    assert failure.lines == ["", "  double/solution.py, line 3, in solve", "      return x[5]"]
+
+
+def test_a_file_python_cannot_read_with_no_line_or_words_says_the_file() -> None:
+    failure = raised("SyntaxError", "", frames=(), phase="import")
+    assert failure.headline == (
+        "Fix the syntax error in double/solution.py: Python cannot read the file."
+    )
+
+
+RULE = Outcome(
+    "raised",
+    error_type="RuntimeError",
+    message="solve has a Python loop",
+    phase="call",
+    frames=(FRAME,),
+    details={"rule": "no-loop"},
+)
+
+
+def test_a_rules_own_words_come_first_then_its_details_then_where() -> None:
+    said = Diagnosis(
+        "no-loop",
+        "Compute it without a Python loop: the lesson grades the vectorised form.",
+        details=("first detail", "second"),
+        kind="rule",
+    )
+    failure = texts.describe(RULE, None, context(), said)
+    assert failure.headline == said.headline
+    assert failure.lines[:6] == [
+        "",
+        "  first detail",
+        "  second",
+        "",
+        "  double/solution.py, line 3, in solve",
+        "      return x[5]",
+    ]
+    # A generic finding's details are not the rule's: the error's own words stay.
+    finding = Diagnosis("rows", "Detector words.", details=("x",), kind="detector")
+    failure = texts.describe(RULE, None, context(), finding)
+    assert failure.headline == "Follow the lesson's rule no-loop."
+    assert failure.lines[:3] == ["", "  double/solution.py, line 3, in solve", "      return x[5]"]
+
+
+def test_a_hidden_case_names_the_broken_rule_only_for_an_exception() -> None:
+    failure = texts.describe_hidden(RULE, None, context(), "hidden case 5")
+    assert failure.headline == "Hidden case 5 failed: your code breaks the lesson's rule no-loop."
+    timed_out = Outcome("timeout", details={"rule": "no-loop"})
+    assert texts.describe_hidden(timed_out, None, context(), "hidden case 5").headline == (
+        "Hidden case 5 failed: solve ran longer than 10 s and was stopped."
+    )

@@ -430,6 +430,7 @@ def _replace_with_link(path: Path, target: Path) -> None:
     path.symlink_to(target)
 
 
+@pytest.mark.slow
 def test_a_case_folder_is_removed_whatever_learner_code_left_in_it(tmp_path: Path) -> None:
     case = tmp_path / "case"
     outside = tmp_path / "outside"

@@ -9,7 +9,9 @@ calls save_checkpoint(model, optimizer, steps_before, path) with a path in the c
 working folder, and trains the original model on (so the file must hold a copy, not the live
 tensors). The saved file must load with torch.load(path, weights_only=True). Then it builds a
 fresh model with other weights and a fresh optimizer, calls
-load_checkpoint(path, model, optimizer), and trains steps_after more steps from there. The
+load_checkpoint(path, model, optimizer), and trains steps_after more steps from there. Before
+loading, it saves a second checkpoint of the moved-on model elsewhere and gives the first
+file another name: what load_checkpoint restores must come from the file it is given. The
 observables are the iteration load_checkpoint returns, the fresh model's parameters and the
 fresh optimizer's momentum buffers right after loading, and the losses of the resumed steps,
 which equal those of a run that never stopped.
@@ -135,6 +137,31 @@ def _momentum(optimizer, model):
     )
 
 
+def _tensors(value):
+    """Every tensor in a loaded checkpoint (dicts, lists and tuples, at any depth)."""
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _tensors(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _tensors(item)
+
+
+def _holds_the_model(saved, model):
+    """The file holds each of the model's parameters as they were when it was saved: a
+    checkpoint that restores from anything but its file fails here."""
+    tensors = list(_tensors(saved))
+    for name, parameter in model.state_dict().items():
+        if not any(t.shape == parameter.shape and torch.equal(t, parameter) for t in tensors):
+            raise LessonFailure(
+                'Save the model\'s state in the file: torch.save({"model": '
+                f"model.state_dict(), ...}}, path). The file holds no tensor equal to {name} "
+                "as it was when save_checkpoint was called, so no run can resume from it."
+            )
+
+
 def drive(learner, seed, width, steps_before, steps_after, lr, momentum):
     generator = torch.Generator().manual_seed(seed)
     batches = [
@@ -154,7 +181,7 @@ def drive(learner, seed, width, steps_before, steps_after, lr, momentum):
                 "torch.save(..., path): after your save_checkpoint there is no file there."
             )
         try:
-            torch.load(path, weights_only=True)
+            saved = torch.load(path, weights_only=True)
         except Exception as error:
             raise LessonFailure(
                 "Save state dicts, not the model or optimizer objects: torch.save("
@@ -163,10 +190,19 @@ def drive(learner, seed, width, steps_before, steps_after, lr, momentum):
                 f"refuses your file ({type(error).__name__}): it loads only tensors and plain "
                 "containers, because unpickling an object can run any code."
             ) from None
+        _holds_the_model(saved, model)
         _train(model, optimizer, batches, steps_before, 2)  # the live model moves on
+        # A later checkpoint of the moved-on model, then the first one under another name:
+        # what load_checkpoint restores must come from the file it is given, not from the
+        # last save remembered in memory or from a path it saw before.
+        learner.save_checkpoint(
+            model, optimizer, steps_before + 2, os.path.join(folder, "later.pt")
+        )
+        moved = os.path.join(folder, "resume-from.pt")
+        os.replace(path, moved)
         fresh = _model(generator, width)
         fresh_optimizer = MomentumSGD(fresh.parameters(), lr, momentum)
-        iteration = learner.load_checkpoint(path, fresh, fresh_optimizer)
+        iteration = learner.load_checkpoint(moved, fresh, fresh_optimizer)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     if isinstance(iteration, torch.Tensor) and iteration.numel() == 1:

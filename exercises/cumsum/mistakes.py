@@ -30,3 +30,17 @@ def total_everywhere(a):
     # A matrix of all ones in place of the triangle: every entry is the whole sum, the
     # Tensor-Puzzles "sum" puzzle's answer (a @ ones) broadcast over the positions.
     return a @ torch.ones(len(a), len(a), dtype=torch.int64)
+
+
+def with_torch_cumsum(a):
+    # The right answer the way the lesson's rule no-cumsum forbids.
+    return torch.cumsum(a, dim=0)
+
+
+def with_a_loop(a):
+    # The right answer the way the lesson's rule no-loop forbids: a running total, entry by
+    # entry.
+    out = a.clone()
+    for k in range(1, len(a)):
+        out[k] = out[k - 1] + a[k]
+    return out

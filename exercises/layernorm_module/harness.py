@@ -16,17 +16,25 @@ DEFAULT_EPS = 1e-5
 
 
 def _initial_values(norm):
+    # Every parameter that starts wrong is named in one failure: told only of the weight, a
+    # learner who fixed it would hear of the bias on the next run.
+    wrong = []
     for name, start, words in (("weight", 1.0, "ones"), ("bias", 0.0, "zeros")):
         value = getattr(norm, name).detach()
         if not bool((value == start).all()):
             shown = [round(v, 4) for v in value.flatten()[:4].tolist()]
-            more = "..." if value.numel() > 4 else "."
-            raise LessonFailure(
-                f"Start `{name}` as {words}, torch.{words}(normalized_shape), as nn.LayerNorm "
-                f"does: a new norm then only normalises, and training learns the scale and "
-                f"shift from there. Yours starts as {shown}{more}",
-                check="initial-values",
-            )
+            more = "..." if value.numel() > 4 else ""
+            wrong.append((name, words, f"{shown}{more}"))
+    if not wrong:
+        return
+    starts = " and ".join(f"`{name}` as {words}" for name, words, _ in wrong)
+    calls = " and ".join(f"torch.{words}(normalized_shape)" for _, words, _ in wrong)
+    yours = "; ".join(f"`{name}` starts as {shown}" for name, _, shown in wrong)
+    raise LessonFailure(
+        f"Start {starts}, {calls}, as nn.LayerNorm does: a new norm then only normalises, and "
+        f"training learns the scale and shift from there. Yours: {yours}.",
+        check="initial-values",
+    )
 
 
 def drive(learner, x, weight, bias, eps):

@@ -35,3 +35,12 @@ def ones_upstream(x, W, b, dY):
     # these formulas from the right ones; the grader draws a non-uniform dY for this reason.
     ones = dY * 0 + 1
     return ones @ W, ones.T @ x, ones.sum(0)
+
+
+def with_autograd(x, W, b, dY):
+    # The right gradients the way the lesson's rule no-autograd forbids.
+    import torch
+
+    x, W, b = (t.detach().requires_grad_(True) for t in (x, W, b))
+    Y = x @ W.T + b
+    return torch.autograd.grad(Y, (x, W, b), dY)

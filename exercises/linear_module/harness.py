@@ -31,18 +31,28 @@ SPREAD = (0.2, 2.0)
 
 
 def _initial_values(layer, in_features):
+    # Every parameter that starts out of range is told in one failure: told only of the
+    # weight, a learner who fixed it would hear of the bias on the next run.
     scale = math.sqrt(in_features)
+    found = []
     for name, _ in layer.named_parameters():
-        check_initial(
-            layer,
-            name,
-            "Linear",
-            within=WITHIN,
-            spread=SPREAD if name == "weight" else None,
-            scale=scale,
-            scale_words="sqrt(in_features)",
-            random=name == "weight",
-        )
+        try:
+            check_initial(
+                layer,
+                name,
+                "Linear",
+                within=WITHIN,
+                spread=SPREAD if name == "weight" else None,
+                scale=scale,
+                scale_words="sqrt(in_features)",
+                random=name == "weight",
+            )
+        except LessonFailure as failure:
+            found.append(failure)
+    if len(found) == 1:
+        raise found[0]
+    if found:
+        raise LessonFailure(" Also: ".join(str(f) for f in found), check=found[0].check)
 
 
 def drive(learner, x, weight, bias, has_bias):

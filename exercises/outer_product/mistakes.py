@@ -29,3 +29,16 @@ def broadcast_sum(a, b):
     # "a + b" for a row and a column before its first puzzle. Kept as +, it gives the right
     # shape and the wrong values.
     return a[:, None] + b[None, :]
+
+
+def with_torch_outer(a, b):
+    # The right answer the way the lesson's rule no-outer forbids.
+    return torch.outer(a, b)
+
+
+def with_a_loop(a, b):
+    # The right answer the way the lesson's rule no-loop forbids: entry by entry.
+    out = torch.zeros(len(a), len(b), dtype=torch.int64)
+    for r in range(len(a)):
+        out[r] = a[r] * b
+    return out

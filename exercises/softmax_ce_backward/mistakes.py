@@ -37,3 +37,12 @@ def softmax_over_examples(logits, targets):
     d = logits.softmax(0)
     d[torch.arange(logits.shape[0]), targets] -= 1
     return d / logits.shape[0]
+
+
+def with_autograd(logits, targets):
+    # The right gradient the way the lesson's rule no-autograd forbids.
+    import torch.nn.functional as F
+
+    logits = logits.detach().requires_grad_(True)
+    F.cross_entropy(logits, targets).backward()
+    return logits.grad

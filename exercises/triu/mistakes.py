@@ -27,3 +27,16 @@ def booleans(n):
     # The comparison returned as it is, a bool tensor: srush/Tensor-Puzzles#9, where the
     # maintainer multiplies a comparison by 1 to make numbers of it.
     return torch.arange(n)[:, None] <= torch.arange(n)
+
+
+def with_torch_triu(n):
+    # The right answer the way the lesson's rule no-triu forbids.
+    return torch.triu(torch.ones(n, n, dtype=torch.int64))
+
+
+def with_a_loop(n):
+    # The right answer the way the lesson's rule no-loop forbids: entry by entry.
+    out = torch.zeros(n, n, dtype=torch.int64)
+    for r in range(n):
+        out[r, r:] = 1
+    return out

@@ -30,7 +30,7 @@ from typing import Any, Callable
 
 from pytest_lessons.core import behaviour, course, courselib, export, model, parts, statistical
 from pytest_lessons.core.attempt import Attempt
-from pytest_lessons.core.compare import Problem, read_numbers, split_outputs
+from pytest_lessons.core.compare import Problem, read_numbers, spent, split_outputs
 from pytest_lessons.core.explain import BUILT_IN, Diagnoser
 from pytest_lessons.core.generate import draw
 from pytest_lessons.core.grader import Graded, Grader
@@ -38,7 +38,8 @@ from pytest_lessons.core.judge import judge
 from pytest_lessons.core.kinds import kind_for
 from pytest_lessons.core.results import Status
 from pytest_lessons.core.words import HEADLINE_LIMIT, abbreviate, case_list, first_sentence, plural
-from pytest_lessons.isolation.outcome import RAISED, RETURNED, TAG
+from pytest_lessons.isolation.answers import COUNTS, TAG, TENSOR, tag_of
+from pytest_lessons.isolation.outcome import RAISED, RETURNED
 
 #: Extra inputs drawn to find one that tells two look-alike mistakes apart.
 SEARCH = 40
@@ -279,12 +280,37 @@ class LessonCheck:
                 )
             for what, numbers in wrong.items():
                 problems.append(f"{where}: on {case_list(numbers)} {what}")
+        problems += self._rules(mistakes)
         problems += self._look_alikes(answers)
         problems += self._library_undeclared()
         problems += self._library_answers(scratch)
         self.notes = margins(self.grader, exercise, right, wrong_lists) + raising_notes
         if not problems:
             problems += self._learner_copy(graded_by)
+        return problems
+
+    def _rules(self, mistakes: Path) -> list[str]:
+        """Each rule with a ``mistake`` (the right answer computed the forbidden way) proven:
+        graded as a learner's answer, it fails every case with that rule."""
+        exercise = self.exercise
+        problems = []
+        for rule in exercise.rules:
+            if not rule.mistake:
+                continue
+            where = f"{exercise.slug}: rule {rule.id} (mistake {rule.mistake})"
+            other: dict[str, list[int]] = {}
+            for case, graded in self.grade(mistakes, rule.mistake):
+                if graded.status == Status.INTERNAL and graded.result.lesson_error:
+                    continue  # the reference failed there: a problem of its own
+                if not graded.passed and graded.result.diagnosis == rule.id:
+                    continue
+                why = "it passes" if graded.passed else self._why(graded, rule.mistake)
+                other.setdefault(why, []).append(case.number)
+            for why, numbers in other.items():
+                problems.append(
+                    f"{where}: the rule does not stop it on {case_list(numbers)} ({why}); "
+                    "forbid the call it makes, or make the mistake make it on every case"
+                )
         return problems
 
     def _learner_copy(self, graded_by: dict[str, tuple[Path, str, Grades]]) -> list[str]:
@@ -450,7 +476,7 @@ class LessonCheck:
     def _same(self, a: Any, b: Any) -> bool:
         if a is None or b is None or isinstance(a, tuple) or isinstance(b, tuple):
             return bool(a == b)
-        if isinstance(a, dict) and a.get(TAG) == "counts":  # a statistical case's draws
+        if tag_of(a) == COUNTS:  # a statistical case's draws
             return bool(a == b)
         case = self.exercise.cases[0]
         try:
@@ -484,7 +510,7 @@ class LessonCheck:
             results = []
             for watch_id in (first, second):
                 job = self.grader.runs.job(exercise, mistakes, str(functions[watch_id]), inputs)
-                outcome = self.grader.runs.runner.run(job)
+                outcome = self.grader.runs.run(exercise, job)
                 results.append(outcome.answer if outcome.kind == RETURNED else None)
             if not self._same(*results):
                 shown = ", ".join(f"{k} = {abbreviate(v, 80)}" for k, v in inputs.items())
@@ -596,7 +622,8 @@ def variant_names(path: Path, classes: bool = False) -> list[str]:
 
 def gap(exercise: model.Exercise, expected: Any, answer: Any, rtol: float, atol: float) -> float:
     """How far *answer* is from *expected*, in tolerances: the largest, over every value, of
-    ``|got - expected| / (atol + rtol * |expected|)``; 1 is the edge (above it fails).
+    ``|got - expected| / (atol + rtol * |expected|)`` (:func:`~pytest_lessons.core.compare
+    .spent`, the judge's own rule); 1 is the edge (above it fails).
     Outputs of an exact kind are left out. NaN when no output has a tolerance, or the two are
     not numbers of the same shape (no margin to speak of)."""
     pairs = [(expected, answer)]
@@ -631,15 +658,12 @@ def gap(exercise: model.Exercise, expected: Any, answer: Any, rtol: float, atol:
             if math.isnan(x) or math.isnan(y):
                 worst = max(worst, 0.0 if math.isnan(x) and math.isnan(y) else math.inf)
                 continue
-            allowed = atol + rtol * abs(x)
-            if x == y:
-                continue
-            worst = max(worst, abs(y - x) / allowed if allowed > 0 else math.inf)
+            worst = max(worst, spent(y, x, rtol, atol))
     return worst if measured else math.nan
 
 
 def _tensor_values(value: Any) -> Any:
-    if isinstance(value, dict) and value.get(TAG) == "tensor" and "values" in value:
+    if tag_of(value) == TENSOR and "values" in value:
         return value["values"]
     return value
 

@@ -27,10 +27,12 @@ from pytest_lessons.isolation.outcome import RAISED, Outcome
 _READ: dict[tuple[str, int, int], str] = {}
 
 
-def request(exercise: model.Exercise, entry: str) -> dict[str, Any] | None:
-    """The ``behaviour`` part of a job that runs *entry* of a file on a case of *exercise*
-    (its learner's, reference, mistake or variant); None for a lesson without a harness or
-    mutation rules."""
+def request(
+    exercise: model.Exercise, entry: str, solution: Path | None = None
+) -> dict[str, Any] | None:
+    """The ``behaviour`` part of a job that runs *entry* of a file (*solution*) on a case of
+    *exercise* (its learner's, reference, mistake or variant); None for a lesson without a
+    harness or mutation rules."""
     if exercise.harness is None and not exercise.after:
         return None
     part: dict[str, Any] = {
@@ -38,7 +40,11 @@ def request(exercise: model.Exercise, entry: str) -> dict[str, Any] | None:
         "after": dict(exercise.after),
         "observed": list(exercise.observed),
         # A mistake's (or a variant's) class stands in for what the harness asks for.
-        "alias": {exercise.entry: entry},
+        "alias": {
+            exercise.entry: entry,
+            # ... and for the other names a mistake or a variant stands in for.
+            **exercise.stands_in.get((str(solution), entry), {}),
+        },
     }
     if exercise.harness is not None:
         part["harness"] = {"file": str(exercise.harness), "source": _source(exercise.harness)}

@@ -2,7 +2,8 @@
 the expected value, element by element, within tolerance.
 
 The rule is torch's: ``|got - expected| <= atol + rtol * |expected|``, in float64; it is written
-once, in :func:`agrees`, and every comparison goes through it. Ints and floats are numbers;
+once, in :func:`agrees` (over :func:`allowance`), and every comparison goes through it; a
+lesson check's margin measures against it (:func:`spent`). Ints and floats are numbers;
 bools are not. Nothing is broadcast or coerced: the answer must be a nested
 list (tuples count as lists) of exactly the expected shape. Every other answer gets a problem code
 and a headline that says what to do, then why.
@@ -10,7 +11,6 @@ and a headline that says what to do, then why.
 
 from __future__ import annotations
 
-import base64
 import math
 import re
 from array import array
@@ -21,7 +21,18 @@ from itertools import count
 from typing import Any, Callable
 
 from pytest_lessons.core.words import fmt_index, fmt_number, fmt_shape, noun, plural
-from pytest_lessons.isolation.outcome import TAG, as_lists, rectangular
+from pytest_lessons.isolation import answers
+from pytest_lessons.isolation.answers import (
+    CUT,
+    DENSE,
+    NDARRAY,
+    TENSOR,
+    TUPLE,
+    as_lists,
+    rectangular,
+    tag_of,
+    type_name,
+)
 
 #: How many mismatched elements a report lists.
 ROWS = 5
@@ -149,10 +160,7 @@ class _Problem(Exception):
 
 def nested(numbers: Numbers) -> Any:
     """*numbers* as a nested list again (a number for shape ``()``), for display."""
-    values: list[Any] = list(numbers.flat)
-    for size in reversed(numbers.shape[1:]):
-        values = [values[i : i + size] for i in range(0, len(values), size)]
-    return values[0] if numbers.shape == () else values
+    return answers.nest(numbers.shape, list(numbers.flat))
 
 
 def read_numbers(value: Any) -> Numbers:
@@ -161,24 +169,18 @@ def read_numbers(value: Any) -> Numbers:
 
 
 def _decode_dense(tag: dict[str, Any]) -> Numbers:
-    packed = array("d")
-    if "int64le" in tag:  # ints, read as numbers: float64, as every value here
-        ints = array("q")
-        ints.frombytes(base64.b64decode(tag["int64le"]))
-        packed = array("d", ints)
-    else:
-        packed.frombytes(base64.b64decode(tag["float64le"]))
-    if packed.itemsize != 8:  # pragma: no cover
-        raise ValueError("float64 arrays are not 8 bytes here")
-    shape = tuple(int(s) for s in tag["shape"])
-    if math.prod(shape) != len(packed):
-        raise _Problem(Problem.OBJECT, (), "a damaged answer")
+    try:
+        shape, packed = answers.dense_values(tag)
+    except answers.Damaged:
+        raise _Problem(Problem.OBJECT, (), "a damaged answer") from None
+    if packed.typecode == "q":  # ints, read as numbers: float64, as every value here
+        packed = array("d", packed)
     return Numbers(shape, packed)
 
 
 def _to_numbers(value: Any, path: tuple[int, ...] = ()) -> Numbers:
     value = as_lists(value)
-    if isinstance(value, dict) and value.get(TAG) == "dense":
+    if tag_of(value) == DENSE:
         return _decode_dense(value)
     fast = rectangular(value)
     if fast is not None:
@@ -228,11 +230,9 @@ def _walk(value: Any, path: tuple[int, ...]) -> tuple[int, ...]:
     if value is None:
         raise _Problem(Problem.INNER_NONE, path)
     if isinstance(value, dict):
-        tag = value.get(TAG)
-        if tag == "dense":
-            numbers = _decode_dense(value)
-            return numbers.shape
-        raise _Problem(Problem.INNER_OBJECT, path, str(value.get("type", tag)))
+        if tag_of(value) == DENSE:
+            return _decode_dense(value).shape
+        raise _Problem(Problem.INNER_OBJECT, path, type_name(value))
     raise _Problem(Problem.INNER_OBJECT, path, kind.__name__)  # pragma: no cover - not in JSON
 
 
@@ -389,6 +389,18 @@ def agrees(got: Any, expected: Any, rtol: float, atol: float, lib: Any = math) -
     )
 
 
+def spent(got: float, expected: float, rtol: float, atol: float) -> float:
+    """How much of its tolerance *got* uses at *expected*, by :func:`agrees`' rule: 0 when it
+    is *expected* itself, 1 at the edge, above 1 wrong (infinite when *expected* is not finite
+    or has no tolerance, and *got* is not it). NaN for a NaN *got* (the caller decides)."""
+    if got == expected:
+        return 0.0
+    if not math.isfinite(expected):
+        return math.inf
+    allowed = allowance(expected, rtol, atol)
+    return float(abs(got - expected) / allowed) if allowed > 0 else math.inf
+
+
 def outside(got: Sequence[float], want: Sequence[float], rtol: float, atol: float) -> list[int]:
     """Positions where *got* does not :func:`agree <agrees>` with *want*."""
     if len(want) >= VECTOR_FROM:
@@ -445,11 +457,11 @@ def _top_level(
     if isinstance(answer, (str, bool)):
         what = "the string " if isinstance(answer, str) else ""
         return Problem.OBJECT, f"Return {expected_form}: solve returned {what}{_short(answer)}.", []
-    if not isinstance(answer, dict) or answer.get(TAG) == "dense":
+    tag = tag_of(answer)
+    if tag is None or tag == DENSE:
         return None
-    tag = answer.get(TAG)
-    if tag in ("tensor", "ndarray"):
-        kind = "tensor" if tag == "tensor" else "NumPy array"
+    if tag in (TENSOR, NDARRAY):
+        kind = "tensor" if tag == TENSOR else "NumPy array"
         shape = tuple(answer.get("shape", ()))
         notes = []
         if "values" in answer:
@@ -468,13 +480,13 @@ def _top_level(
             Problem(tag),
             (
                 "Return plain Python numbers: add .tolist() to your result. solve returned a "
-                f"{answer.get('type', kind)} ({answer.get('dtype', '')}, "
+                f"{type_name(answer, kind)} ({answer.get('dtype', '')}, "
                 f"shape {fmt_shape(shape)}), "
                 f"and the grader compares {expected_form}."
             ),
             notes,
         )
-    if tag == "cut":
+    if tag == CUT:
         return (
             Problem.CUT,
             (
@@ -483,20 +495,18 @@ def _top_level(
             ),
             [],
         )
-    type_name = str(answer.get("type", "object"))
-    if type_name in ("generator", "map", "filter", "zip", "range") or type_name.endswith(
-        "iterator"
-    ):
+    named = type_name(answer, "object")
+    if named in ("generator", "map", "filter", "zip", "range") or named.endswith("iterator"):
         return (
             Problem.GENERATOR,
             (
                 f"Build a list, for example with list(...) or [... for ...]: solve returned a "
-                f"{type_name}, which only produces values when asked, and the grader needs "
+                f"{named}, which only produces values when asked, and the grader needs "
                 f"{expected_form}."
             ),
             [],
         )
-    return Problem.OBJECT, (f"Return {expected_form}: solve returned a {type_name}."), []
+    return Problem.OBJECT, (f"Return {expected_form}: solve returned a {named}."), []
 
 
 def compare_values(values: Any, want: Numbers, rtol: float, atol: float) -> bool:
@@ -597,9 +607,9 @@ def _nonfinite_headline(got: Numbers, want: Numbers, positions: list[int]) -> st
 def split_outputs(answer: Any, count: int) -> list[Any] | None:
     """The *count* parts of a several-output answer (a tuple or list), or None if it is not
     one. A packed answer (parts of equal shape) is unpacked; a tuple's tag is its list."""
-    if isinstance(answer, dict) and answer.get(TAG) == "tuple":
+    if tag_of(answer) == TUPLE:
         answer = answer.get("items")
-    if isinstance(answer, dict) and answer.get(TAG) == "dense":
+    if tag_of(answer) == DENSE:
         answer = nested(_decode_dense(answer))
     if isinstance(answer, list) and len(answer) == count:
         return answer
@@ -621,9 +631,9 @@ def compare_outputs(
     """Judge an answer made of several named outputs, returned in *names*' order: the first
     output that is wrong speaks for the whole answer. *judges* judge each output (by its
     kind of expected value, :mod:`pytest_lessons.core.kinds`); :func:`compare` by default."""
-    if isinstance(answer, dict) and answer.get(TAG) == "tuple":
+    if tag_of(answer) == TUPLE:
         answer = answer.get("items")
-    if isinstance(answer, dict) and answer.get(TAG) == "dense":
+    if tag_of(answer) == DENSE:
         # Unpacked first, so a wrong count is told in values, never as the packing's tag.
         answer = nested(_decode_dense(answer))
     parts = split_outputs(answer, len(names))
@@ -670,5 +680,5 @@ def _kind_of(answer: Any) -> str:
     if isinstance(answer, list):
         return plural(len(answer), "value")
     if isinstance(answer, dict):
-        return f"a {answer.get('type', answer.get(TAG, 'value'))}"
+        return f"a {type_name(answer)}"
     return f"a {type(answer).__name__}"

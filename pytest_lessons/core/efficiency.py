@@ -16,7 +16,7 @@ from typing import Any
 from pytest_lessons.core import model
 from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.budget import FEEDBACK, FEEDBACK_NOTE, MEASURES, NEAR, CaseWork, Limit
-from pytest_lessons.core.diagnose import WATCH_OUT, Diagnosis
+from pytest_lessons.core.detectors import WATCH_OUT, Diagnosis
 from pytest_lessons.core.runs import Runs
 from pytest_lessons.core.texts import Failure
 from pytest_lessons.core.words import wrap

@@ -2,7 +2,7 @@
 
 The built-in diagnosis is the core's own, applied by :func:`wrong_answer` as a plain call: the
 lesson's watch-outs (:class:`~pytest_lessons.core.watchouts.WatchOuts`) and the generic
-detectors (:func:`~pytest_lessons.core.diagnose.detect`). A front end may add to it with a
+detectors (:func:`~pytest_lessons.core.detectors.detect`). A front end may add to it with a
 :data:`Diagnoser` (pytest's ``pytest_lessons_diagnose`` hook, for plugins and a lesson's
 ``conftest.py``) and may turn a built-in part off (pytest's ``-p no:lessons.detectors``): the
 lowest rank wins among all of them, the front end's first among equals, so a watch-out
@@ -19,10 +19,10 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any, Callable
 
-from pytest_lessons.core import diagnose, randomness, statistical
+from pytest_lessons.core import detectors, randomness, statistical
 from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.compare import Comparison
-from pytest_lessons.core.diagnose import WATCH_OUT, Diagnosis, Evidence
+from pytest_lessons.core.detectors import WATCH_OUT, Diagnosis, Evidence
 from pytest_lessons.core.kinds import named
 from pytest_lessons.core.runs import Runs
 from pytest_lessons.core.watchouts import WatchOuts
@@ -78,8 +78,8 @@ def ranked(
     if WATCH_OUTS in built_in:
         diagnoses.append(watch_outs.match(attempt, found))
     if DETECTORS in built_in:
-        diagnoses.append(diagnose.detect(found))
-    return diagnose.best(diagnoses)
+        diagnoses.append(detectors.detect(found))
+    return detectors.best(diagnoses)
 
 
 def wrong_answer(

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from pytest_lessons.core import behaviour, gradients, model, statistical
+from pytest_lessons.core import behaviour, gradients, model, rules, statistical
 from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.compare import Comparison
-from pytest_lessons.core.diagnose import Diagnosis
+from pytest_lessons.core.detectors import Diagnosis
 from pytest_lessons.core.efficiency import Over
 from pytest_lessons.core.ledger import Ledger
 from pytest_lessons.core.results import Status
@@ -78,7 +78,8 @@ class Feedback:
         context = self.context(attempt.exercise, case, attempt.entry, attempt.solution)
         # A harness's check found a fault: the code ran and did the wrong thing, as a wrong
         # answer is (it did not raise, crash or time out).
-        checked = behaviour.check_id(outcome) is not None
+        broke = rules.broken(outcome)
+        checked = behaviour.check_id(outcome) is not None or broke is not None
         status = Status.FAILED if outcome.kind == RETURNED or checked else Status.ERROR
         if outcome.kind == INTERNAL:
             status = Status.INTERNAL
@@ -93,6 +94,8 @@ class Feedback:
             return Verdict(status, text, text, headline=hidden.headline, lesson_error=lesson_error)
         # A check's cases fold into one by its key, as a fault does, watch-out or not.
         fault = "" if diagnosis is not None and not checked else fault_key(outcome, comparison)
+        if broke is not None:  # a rule's cases fold into one by the rule
+            fault = f"{rules.RULE} {broke[0]}"
         failure = describe(outcome, comparison, context, diagnosis)
         # Reports get the whole text, which does not depend on which cases ran before in this
         # process (so they are the same under pytest-xdist); the terminal gets what is new.
@@ -100,7 +103,11 @@ class Feedback:
         if diagnosis is not None:
             # A watch-out's words may hold this case's numbers (a fitted value): its id says
             # whether it is the same mistake.
-            said = diagnosis.id if diagnosis.kind in ("watch_out", CHECK) else diagnosis.headline
+            said = (
+                diagnosis.id
+                if diagnosis.kind in ("watch_out", CHECK, rules.RULE)
+                else diagnosis.headline
+            )
             repeat_of = self.ledger.first_case(attempt.mine, said, case.label)
         fault_first = self.ledger.first_case(attempt.mine, fault, case.label) if fault else ""
         full = failure.render()

@@ -19,6 +19,12 @@ the rate is an upper bound). Because the grader seeds the generator, the verdict
 of code is the same every run: a false failure would be reproducible, and ``--lesson-check``
 shows the reference and the variants pass.
 
+:func:`power` bounds the chance a sampler of another distribution fails, for choosing N: as
+few calls as keep the power against the mistakes a case is there to catch. The test is not
+sequential (stopping once the verdict is sure): a right sampler's verdict is never sure before
+the last draw unless some power is given up, and stopping early at all would need the child
+to hold the bounds, within reach of the learner's code in the same process.
+
 :class:`Frequencies` is the kind that words the verdict (``Comparison.kind == "frequencies"``).
 """
 
@@ -31,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_lessons.core.compare import Comparison, Problem, read_numbers
-from pytest_lessons.isolation.outcome import TAG
+from pytest_lessons.isolation.answers import COUNTS, DENSE, DICT, TAG, TENSOR, tag_of, type_name
 
 #: The false-failure rate of a statistical case when the lesson sets none.
 FALSE_FAIL = 1e-6
@@ -80,20 +86,136 @@ def bounds(n: int, p: float, alpha: float) -> tuple[int, int]:
     return lo, hi
 
 
+def within(n: int, q: float, lo: int, hi: int) -> float:
+    """P(lo <= X <= hi) for X ~ Binomial(n, q), summed exactly from its terms."""
+    if q <= 0.0:
+        return 1.0 if lo <= 0 <= hi else 0.0
+    if q >= 1.0:
+        return 1.0 if lo <= n <= hi else 0.0
+    log_q, log_r, base = math.log(q), math.log1p(-q), math.lgamma(n + 1)
+    return min(
+        1.0,
+        sum(
+            math.exp(
+                base - math.lgamma(k + 1) - math.lgamma(n - k + 1) + k * log_q + (n - k) * log_r
+            )
+            for k in range(max(0, lo), min(n, hi) + 1)
+        ),
+    )
+
+
+def power(
+    probabilities: dict[int, float], other: dict[int, float], false_fail: float, n: int
+) -> float:
+    """A lower bound on the chance that the test of *n* draws against *probabilities* (at
+    *false_fail*) fails a sampler that draws from *other* instead: the largest, over the
+    categories, of the exact chance that that one category's count leaves its bounds (the
+    test fails when any does), and the chance that a category of probability 0 comes up.
+    What an author reads to choose a statistical case's number of calls: as few as keep
+    the power against the mistakes the case is there to catch."""
+    tested = [k for k, p in probabilities.items() if p > 0]
+    alpha = false_fail / max(1, len(tested))
+    never = sum(q for k, q in other.items() if probabilities.get(k, 0.0) <= 0)
+    best = 1.0 - (1.0 - min(1.0, never)) ** n
+    for k in tested:
+        lo, hi = bounds(n, probabilities[k], alpha)
+        best = max(best, 1.0 - within(n, other.get(k, 0.0), lo, hi))
+    return best
+
+
+def hypergeometric_bounds(total: int, marked: int, taken: int, alpha: float) -> tuple[int, int]:
+    """The counts (lo, hi) of marked items among *taken* of *total* (of which *marked* are
+    marked), drawn without replacement, that the count stays within but for probability at
+    most *alpha* (at most *alpha*/2 in each tail)."""
+    first, last = max(0, taken - (total - marked)), min(marked, taken)
+    if first == last:
+        return first, last
+    mean = taken * marked / total
+    sd = math.sqrt(taken * (marked / total) * (1 - marked / total))
+    # Beyond 40 standard deviations (and 10 counts) the mass is below 1e-300, as for bounds.
+    start = max(first, math.floor(mean - 40 * sd - 10))
+    end = min(last, math.ceil(mean + 40 * sd + 10))
+    base = (
+        math.lgamma(marked + 1)
+        + math.lgamma(total - marked + 1)
+        + math.lgamma(taken + 1)
+        + math.lgamma(total - taken + 1)
+        - math.lgamma(total + 1)
+    )
+
+    def pmf(k: int) -> float:
+        return math.exp(
+            base
+            - math.lgamma(k + 1)
+            - math.lgamma(marked - k + 1)
+            - math.lgamma(taken - k + 1)
+            - math.lgamma(total - marked - taken + k + 1)
+        )
+
+    tail, lo = 0.0, start
+    for k in range(start, end + 1):
+        tail += pmf(k)
+        if tail > alpha / 2:
+            lo = k
+            break
+    tail, hi = 0.0, end
+    for k in range(end, start - 1, -1):
+        tail += pmf(k)
+        if tail > alpha / 2:
+            hi = k
+            break
+    return lo, hi
+
+
+def same_distribution(mine: list[Any], other: list[Any], false_fail: float) -> bool:
+    """Whether two samples' counts (``[category, count]`` pairs, as a counts tag holds them)
+    fit one distribution: the test that names a catalogued mistake drawn another way, the
+    mistake's own draws (from another seed) being *other*. Given each category's count in
+    both, m, the count of *mine* among them is hypergeometric when both samples come from one
+    distribution (m items of *mine*'s n and *other*'s n' together, taken as n of n + n'); it
+    must lie within bounds that hold but for ``false_fail / K`` over the K categories drawn
+    (Bonferroni), so draws that do come from the mistake's distribution fit with probability
+    at least ``1 - false_fail``. Sorted and merged, never hashed (the counts are untrusted)."""
+    a = sorted(([int(k), int(c)] for k, c in mine), key=operator.itemgetter(0))
+    b = sorted(([int(k), int(c)] for k, c in other), key=operator.itemgetter(0))
+    n_a, n_b = sum(c for _, c in a), sum(c for _, c in b)
+    if n_a <= 0 or n_b <= 0:
+        return False
+    merged: list[tuple[int, int]] = []  # (count in mine, count in both), category by category
+    i = j = 0
+    while i < len(a) or j < len(b):
+        category = a[i][0] if j == len(b) or (i < len(a) and a[i][0] <= b[j][0]) else b[j][0]
+        here = there = 0
+        while i < len(a) and a[i][0] == category:  # a forged tag may repeat one
+            here += a[i][1]
+            i += 1
+        while j < len(b) and b[j][0] == category:
+            there += b[j][1]
+            j += 1
+        if here + there:
+            merged.append((here, here + there))
+    alpha = false_fail / max(1, len(merged))
+    for here, both in merged:
+        lo, hi = hypergeometric_bounds(n_a + n_b, both, n_a, alpha)
+        if not lo <= here <= hi:
+            return False
+    return True
+
+
 def read_probabilities(value: Any) -> dict[int, float] | None:
     """A distribution as ``distribution()`` returns it or a case writes it: probabilities by
     category, from a list (the index is the category), a 1-D tensor's values, or a mapping of
     int categories; normalised when it sums to 1 within 1e-6, else None (as for anything
     that is not such numbers)."""
-    if isinstance(value, dict) and value.get(TAG) == "tensor":
+    if tag_of(value) == TENSOR:
         value = value.get("values")
-    if isinstance(value, dict) and value.get(TAG) == "dense":
+    if tag_of(value) == DENSE:
         from_dense = _dense(value)
         if from_dense is None:
             return None
         value = from_dense
     pairs: list[tuple[Any, Any]]
-    if isinstance(value, dict) and value.get(TAG) == "dict":
+    if tag_of(value) == DICT:
         pairs = [(k, v) for k, v in value.get("items", [])]
     elif isinstance(value, list):
         pairs = list(enumerate(value))
@@ -200,7 +322,7 @@ def compare(
     a case of *calls* calls that each return *per_call* draws (the reference's; None when
     there is no reference to ask: then every call must give as many as the first). The test
     is on calls x per-call draws, once each call is found to have given its share."""
-    if not isinstance(answer, dict) or answer.get(TAG) != "counts":
+    if tag_of(answer) != COUNTS:
         return _failed(Problem.TYPE, "Return ints: the draws did not come back as counts.", ())
     if "bad" in answer:
         call = answer["bad"]["call"]
@@ -298,12 +420,12 @@ def _failed(problem: Problem, headline: str, evidence: Sequence[tuple[str, str]]
 
 
 def _what(answer: Any) -> str:
-    if isinstance(answer, dict) and answer.get(TAG) == "tensor":
+    if tag_of(answer) == TENSOR:
         return f"a {str(answer.get('dtype', '')).replace('torch.', '')} tensor"
     if answer is None:
         return "None"
     if isinstance(answer, dict) and TAG in answer:
-        return f"a {answer.get('type', answer[TAG])}"
+        return f"a {type_name(answer)}"
     return f"a {type(answer).__name__}"
 
 

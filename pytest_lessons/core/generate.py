@@ -4,7 +4,9 @@ Each case draws one size per named axis, all different from each other, so an an
 axes swapped cannot pass by accident; then fills every input with values from a range. An input
 written as a table (:class:`InputSpec`) says its own kind: floats, integers (token ids below a
 vocabulary axis, seeds), booleans, strings from an alphabet, and rows of their own lengths
-(ragged). Expected answers are not drawn here: they come from the lesson's ``reference.py`` when
+(ragged). An input written as a file table (``{ file = "merges.json" }``) is not drawn: every
+case reads the same file, beside the drawn inputs (:attr:`GenerateSpec.fixed`). Expected
+answers are not drawn here: they come from the lesson's ``reference.py`` when
 the case runs. When a generated case fails, :func:`smaller` proposes smaller inputs, so the
 report can show a small input that fails the same way.
 
@@ -97,6 +99,15 @@ class GenerateSpec:
     kinds: dict[str, InputSpec] = field(default_factory=dict)
     """Input name -> how it is drawn, for inputs written as a table (their axes are also in
     :attr:`inputs`); the others are floats from ``values``, as in format version 1."""
+    fixed: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Input name -> the file table (``{ file, key }``) every case reads it from, the same in
+    each case: a tokenizer's merges or a weight file beside drawn inputs. These inputs are
+    not in :attr:`inputs`, which holds the drawn ones."""
+
+    def with_fixed(self, drawn: dict[str, Any]) -> dict[str, Any]:
+        """A case's *drawn* inputs with the fixed ones added (each case its own copy of the
+        file table, so no case can change another's)."""
+        return {**drawn, **{name: dict(table) for name, table in self.fixed.items()}}
 
 
 def distinct_possible(axes: dict[str, tuple[int, int]]) -> bool:
@@ -198,7 +209,7 @@ def draw(spec: GenerateSpec) -> list[tuple[dict[str, int], dict[str, Any]]]:
         rng = random.Random(f"pytest-lessons:{spec.seed}:{index}")
         sizes = _sizes(spec, rng)
         inputs = {name: _input(name, axes, sizes, spec, rng) for name, axes in spec.inputs.items()}
-        cases.append((sizes, inputs))
+        cases.append((sizes, spec.with_fixed(inputs)))
     return cases
 
 
@@ -212,7 +223,7 @@ def _cut(value: Any, depth: int, size: int) -> Any:
 def _floats(spec: GenerateSpec, name: str) -> bool:
     """Whether input *name* is drawn as floats (rounding them makes a simpler input; rounding
     an int, a bool or a string would change its kind)."""
-    if isinstance(spec.inputs[name], str):
+    if name in spec.fixed or isinstance(spec.inputs[name], str):
         return False
     kind = spec.kinds.get(name)
     return kind is None or kind.kind == "float"
@@ -245,6 +256,9 @@ def smaller(
         shorter = dict(sizes, **{axis: sizes[axis] - 1})
         cut = {}
         for name, value in inputs.items():
+            if name in spec.fixed:  # read from a file: the same in every variant
+                cut[name] = value
+                continue
             axes = spec.inputs[name]
             if isinstance(axes, str):
                 cut[name] = shorter[axes]
@@ -264,11 +278,13 @@ def draw_at(spec: GenerateSpec, sizes: dict[str, int], key: str) -> dict[str, An
     """Inputs drawn as :func:`draw` draws them, at the given axis *sizes* (a work budget's
     case), the same for the same *key*."""
     rng = random.Random(f"pytest-lessons:{spec.seed}:{key}")
-    return {name: _input(name, axes, sizes, spec, rng) for name, axes in spec.inputs.items()}
+    drawn = {name: _input(name, axes, sizes, spec, rng) for name, axes in spec.inputs.items()}
+    return spec.with_fixed(drawn)
 
 
 def elements_at(spec: GenerateSpec, sizes: dict[str, int]) -> int:
-    """The most values the inputs hold at the given axis *sizes*."""
+    """The most values the drawn inputs hold at the given axis *sizes* (a file input travels
+    as raw bytes, and the file's own limit bounds it)."""
     fixed = {name: (size, size) for name, size in sizes.items()}
     total = 0
     for name, axes in spec.inputs.items():

@@ -13,7 +13,7 @@ Read :meth:`Grader.grade` first. A case goes through these steps::
       |                   tolerance
       |  wrong answer?  -> explain.wrong_answer: the lesson's watch-outs     explain.py,
       |                    and the generic detectors, with what a front      watchouts.py,
-      |                    end adds (pytest's hook); the lowest rank wins    diagnose.py
+      |                    end adds (pytest's hook); the lowest rank wins    detectors.py
       v
     Feedback.words() ---- the learner's words; repeats shortened, output     feedback.py,
       |                   capped per exercise                                 texts.py, ledger.py
@@ -39,10 +39,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from pytest_lessons.core import explain, gradients, statistical
+from pytest_lessons.core import explain, gradients, rules, statistical
 from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.compare import Comparison
-from pytest_lessons.core.diagnose import Diagnosis
+from pytest_lessons.core.detectors import WATCH_OUT, Diagnosis
 from pytest_lessons.core.efficiency import Efficiency
 from pytest_lessons.core.explain import BUILT_IN, Diagnoser
 from pytest_lessons.core.feedback import Feedback, Verdict, over
@@ -188,6 +188,9 @@ class Grader:
                 diagnose,
                 built_in,
             )
+        elif (broke := rules.words(exercise.rules, outcome)) is not None:
+            # A rule of the lesson on how the answer is computed, broken: its author's words.
+            diagnosis = Diagnosis(broke[0], broke[1], WATCH_OUT, (broke[2],), kind=rules.RULE)
         else:  # a check of the lesson's harness that failed: the check, or its watch-out
             diagnosis = explain.checked(self.watch_outs, attempt, outcome)
         verdict = self.feedback.words(attempt, outcome, comparison, diagnosis)

@@ -10,7 +10,8 @@ other output. Two ways to get the learner's gradients:
   ``torch.autograd.Function``, an ``nn.Module`` it builds); the child calls it, draws the
   upstream gradient in the output's shape and runs autograd back to the flagged inputs. The
   observables are ``output``, then ``grad of <input>`` for each flagged input, then
-  ``gradcheck`` when asked for (``torch.autograd.gradcheck`` on the entry, in float64).
+  ``gradcheck`` when asked for: torch.autograd.gradcheck's test of the entry in float64,
+  made here from data the child returns (:func:`checked`), never in the child.
 * **by hand** (``upstream = "dY"``): the learner's entry is a backward; the grader draws the
   upstream gradient and passes it as one more, last, argument (its shape written as
   ``upstream_shape``); the entry returns the gradients of the flagged inputs in their order.
@@ -27,11 +28,14 @@ and the same in every mode and every child. The child's side is
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from pytest_lessons.core.compare import Comparison, split_outputs
+from pytest_lessons.core.compare import Comparison, Numbers, read_numbers, split_outputs
+from pytest_lessons.isolation.answers import TAG, TENSOR, TUPLE, tag_of
 
 #: What a lesson's gradient outputs are called: ``grad of x``.
 PREFIX = "grad of "
@@ -40,6 +44,21 @@ OUTPUT = "output"
 #: The name of the gradcheck verdict among a lesson's outputs, and what it is when it passes.
 GRADCHECK = "gradcheck"
 PASSED = "passed"
+#: gradcheck's own step and tolerances (``torch.autograd.gradcheck(eps, atol, rtol)``): its
+#: central differences with step EPS, and a backward's entry passes within ATOL + RTOL times
+#: the finite difference's size.
+EPS, ATOL, RTOL = 1e-6, 1e-5, 1e-3
+#: The most elements of an output (the Jacobian's rows) and of an input (its columns) the
+#: check probes, and the most entries of one input's Jacobian: a bound on the child's work
+#: (two forwards a column, one backward a row) and on the answer's size (three numbers an
+#: entry). Past them, evenly spread elements are probed (:func:`spread`).
+MAX_PROBED = 4096
+MAX_ENTRIES = 1 << 16
+#: The verdicts only the grader makes: the child's data cannot be read as the check's (a
+#: forward that returned no tensor there, or learner code that changed what the child sends),
+#: or its outputs a step from the inputs disagree with its graded output at them.
+UNCHECKED = "gives no values the check can read"
+UNSTEADY = "gives outputs a step from its inputs that disagree with its output at them"
 #: Floating dtypes a gradient can be taken in.
 FLOATING = ("float64", "float32", "float16", "bfloat16")
 
@@ -209,8 +228,9 @@ def job_parts(
     request["mode"] = "autograd"
     request["grad"] = [inputs.index(name) for name in spec.grads]
     request["observe"] = "all"
-    request["gradcheck"] = spec.gradcheck
-    request["names"] = list(spec.grads)
+    request["gradcheck"] = (
+        {"eps": EPS, "rows": MAX_PROBED, "entries": MAX_ENTRIES} if spec.gradcheck else False
+    )
     return entry, (), request
 
 
@@ -235,6 +255,136 @@ def upstream_text(spec: GradientSpec) -> str:
         f"torch.randn({shape}, generator=torch.Generator().manual_seed({spec.seed}), "
         f"dtype=torch.float64){cast}"
     )
+
+
+# --- the check, from the child's data -------------------------------------------------------
+
+
+def spread(count: int, limit: int) -> list[int]:
+    """The flat positions probed of *count* elements: all of them up to *limit*, else *limit*
+    of them spread evenly (the child's :func:`pytest_lessons.isolation.gradients.spread`,
+    which must agree)."""
+    if count <= limit:
+        return list(range(count))
+    return [step * count // limit for step in range(limit)]
+
+
+def checked(spec: GradientSpec, names: tuple[str, ...], answer: Any) -> Any:
+    """*answer* (encoded, as a child returned it) with its ``gradcheck`` part made the
+    verdict: :data:`PASSED`, ``"grad of x at [1, 2]"`` (the first input whose backward
+    disagrees with the finite differences of the forward, and the element where most),
+    what learner code raised (``"raises TypeError: ..."``), :data:`UNCHECKED` or
+    :data:`UNSTEADY`. The child sends data only
+    (:func:`~pytest_lessons.isolation.gradients.probes`): it runs learner code, which may
+    replace any function there, so no verdict it could send is read, and data of the wrong
+    shape is the learner's failure. An answer that is not one
+    part per output is left as it is (the judge fails it)."""
+    if not spec.gradcheck or spec.by_hand or GRADCHECK not in names:
+        return answer
+    parts = split_outputs(answer, len(names))
+    if parts is None:
+        return answer
+    at = names.index(GRADCHECK)
+    grads = [parts[names.index(PREFIX + name)] for name in spec.grads]
+    items = list(parts)
+    items[at] = _verdict(spec, parts[names.index(OUTPUT)], grads, parts[at])
+    if isinstance(answer, dict):
+        return {**answer, TAG: TUPLE, "items": items}
+    return items
+
+
+def _verdict(spec: GradientSpec, output: Any, grads: list[Any], data: Any) -> str:
+    if isinstance(data, str):  # what learner code raised there: a failure, whatever it says
+        return data[:300] if data.startswith("raises ") else UNCHECKED
+    values = _tensor_numbers(output)
+    inputs = _items(data)
+    if values is None or inputs is None or len(inputs) != len(spec.grads):
+        return UNCHECKED
+    out_shape, out_values = values
+    rows = spread(math.prod(out_shape), MAX_PROBED)
+    limit = max(1, min(MAX_PROBED, MAX_ENTRIES // max(1, len(rows))))
+    unsteady = False
+    for name, grad, item in zip(spec.grads, grads, inputs):
+        shape = _tensor_shape(grad)  # judged against the reference's: x's own shape
+        parts = _items(item)
+        if shape is None or parts is None or len(parts) != 3:
+            return UNCHECKED
+        columns = spread(math.prod(shape), limit) if rows else []
+        width, height = len(columns), len(rows)
+        plus = _block(parts[0], width, height)  # the forward a step up, column by column
+        minus = _block(parts[1], width, height)
+        jacobian = _block(parts[2], height, width)  # the backward, row by row
+        if plus is None or minus is None or jacobian is None:
+            return UNCHECKED
+        # gradcheck's test, entry by entry: |analytic - numeric| <= ATOL + RTOL * |numeric|;
+        # the element named is the column with the largest excess (NaN the largest).
+        worst, where = 0.0, -1
+        for t in range(width):
+            for r in range(height):
+                up, down = plus[t * height + r], minus[t * height + r]
+                numeric = (up - down) / (2 * EPS)
+                gap = abs(jacobian[r * width + t] - numeric) - (ATOL + RTOL * abs(numeric))
+                if math.isnan(gap):
+                    gap = math.inf
+                if gap > worst:
+                    worst, where = gap, t
+                # The steps straddle the graded output: else the data is not the forward's.
+                centre, want = (up + down) / 2, out_values[rows[r]]
+                if not abs(centre - want) <= ATOL + RTOL * abs(want):
+                    unsteady = True
+        if where >= 0:
+            index = ", ".join(str(i) for i in _unravel(columns[where], shape))
+            return f"{PREFIX}{name} at [{index}]"
+    return UNSTEADY if unsteady else PASSED
+
+
+def _items(value: Any) -> list[Any] | None:
+    """The items of an encoded tuple (or list), or None."""
+    if tag_of(value) == TUPLE:
+        value = value.get("items")
+    return value if isinstance(value, list) else None
+
+
+def _tensor_shape(value: Any) -> tuple[int, ...] | None:
+    shape = value.get("shape") if tag_of(value) == TENSOR else None
+    if not isinstance(shape, list) or not all(type(s) is int and s >= 0 for s in shape):
+        return None
+    return tuple(shape)
+
+
+def _tensor_numbers(value: Any) -> tuple[tuple[int, ...], Sequence[float]] | None:
+    """An encoded tensor's shape and flat values, read as numbers, or None."""
+    shape = _tensor_shape(value)
+    numbers = _numbers(value.get("values")) if shape is not None else None
+    if shape is None or numbers is None or len(numbers.flat) != math.prod(shape):
+        return None
+    return shape, numbers.flat
+
+
+def _numbers(value: Any) -> Numbers | None:
+    try:
+        return read_numbers(value)
+    except Exception:  # not numbers: the learner's data cannot be read
+        return None
+
+
+def _block(value: Any, rows: int, columns: int) -> Sequence[float] | None:
+    """The flat values of an encoded *rows* x *columns* list of lists (None when it is
+    anything else); an empty block may be written ``[]``."""
+    numbers = _numbers(value)
+    if numbers is None or len(numbers.flat) != rows * columns:
+        return None
+    if rows * columns and tuple(numbers.shape) != (rows, columns):
+        return None
+    return numbers.flat
+
+
+def _unravel(flat: int, shape: tuple[int, ...]) -> list[int]:
+    index = []
+    for size in reversed(shape):
+        index.append(flat % size)
+        flat //= size
+    return list(reversed(index))
 
 
 # --- what a learner reads ---------------------------------------------------------------------
@@ -273,8 +423,20 @@ def reword(
 
 
 def gradcheck_words(verdict: str) -> str:
-    """What a learner is told of a gradcheck verdict (the child's
-    :func:`~pytest_lessons.isolation.gradients.gradcheck`)."""
+    """What a learner is told of a gradcheck verdict (:func:`checked`'s)."""
+    if verdict == UNCHECKED:
+        return (
+            "make your function run under torch.autograd.gradcheck as a plain function of its "
+            "float64 inputs, returning a tensor: the check could not read its forward and "
+            "backward there (leave torch's own functions as they are)."
+        )
+    if verdict == UNSTEADY:
+        return (
+            "make your forward give the same output for the same input: under "
+            "torch.autograd.gradcheck, in float64, its outputs a step of 1e-06 from the "
+            "inputs disagree with its output at them (a forward that changes its inputs or "
+            "draws random numbers, or torch's own functions replaced)."
+        )
     if verdict.startswith(PREFIX):
         name, _, where = verdict[len(PREFIX) :].partition(" at ")
         at = f" (most at {name}{where})" if where else ""

@@ -24,7 +24,7 @@ from typing import Any
 from pytest_lessons.core import gradients, model
 from pytest_lessons.core.compare import Comparison, compare_outputs, split_outputs
 from pytest_lessons.core.kinds import Kind, infer, kind_for, loosely_same, named
-from pytest_lessons.isolation.outcome import TAG
+from pytest_lessons.isolation.answers import TAG
 
 
 def output_kind(exercise: model.Exercise, index: int, value: Any) -> Kind:
@@ -32,9 +32,9 @@ def output_kind(exercise: model.Exercise, index: int, value: Any) -> Kind:
     reference's or mistake's answer, is *value*."""
     declared = exercise.kinds[index] if index < len(exercise.kinds) else None
     if declared:
-        return named(declared)  # type: ignore[no-any-return]
+        return named(declared)
     if exercise.format >= 2:
-        return infer(value)  # type: ignore[no-any-return]
+        return infer(value)
     return kind_for(value)
 
 

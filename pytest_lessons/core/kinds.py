@@ -12,14 +12,14 @@ declares it. A kind
   one as ``expected`` is written (:meth:`Kind.plain`, for the learner's copy);
 - gives the evidence lines the texts show under a failure's headline (:meth:`Kind.facts`,
   :meth:`Kind.listing`);
-- says whether it offers detector :class:`~pytest_lessons.core.diagnose.Evidence`
+- says whether it offers detector :class:`~pytest_lessons.core.detectors.Evidence`
   (:attr:`Kind.offers_evidence`): only numeric kinds do, since every detector reasons about
   blocks of numbers.
 
 Format version 1 has one kind, :class:`Numeric` (a number or a rectangular nested list of
 numbers, within tolerance), and it is the default: a value no other kind claims is judged as
 numbers, as format version 1 always did (:func:`kind_for`). :mod:`~pytest_lessons.core.compare`
-and :mod:`~pytest_lessons.core.diagnose` are the numeric kind's own machinery.
+and :mod:`~pytest_lessons.core.detectors` are the numeric kind's own machinery.
 
 Format version 2 adds the exact and structured kinds (:class:`Scalar` for ``int``, ``bool``,
 ``str`` and ``bytes``; :class:`Seq` for lists and tuples, :class:`Mapping`, :class:`Group` for
@@ -35,7 +35,7 @@ kind words in its own language.
 To add a kind: a class with the members of :class:`Kind` (its comparisons carry
 ``kind=`` its :attr:`~Kind.name`, and a :class:`~pytest_lessons.core.compare.Problem` code,
 new members there if none fits). A kind lessons declare by name (the usual case, as every
-format-2 kind is) goes into :func:`parse` and stays out of :data:`KINDS`, which is empty:
+format-2 kind is) is a row of :data:`WORDS` and stays out of :data:`KINDS`, which is empty:
 :data:`KINDS` is only for a kind that every ``exercise.toml``, format 1 included, must
 recognise from the value alone, since a kind there makes the values it accepts valid
 ``expected`` values in every lesson at once. ``tests/test_judge.py`` plugs a sketched ``Exact``
@@ -46,7 +46,7 @@ changes.
 
 from __future__ import annotations
 
-import base64
+import ast
 import bisect
 import functools
 import itertools
@@ -54,8 +54,7 @@ import math
 import operator
 import re
 import reprlib
-import sys
-from array import array
+import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from itertools import count
@@ -63,7 +62,6 @@ from typing import Any, Callable, Protocol
 
 from pytest_lessons.core.compare import (
     Comparison,
-    Numbers,
     Problem,
     agrees,
     allowance,
@@ -74,7 +72,17 @@ from pytest_lessons.core.compare import (
 )
 from pytest_lessons.core.frequencies import FREQUENCIES
 from pytest_lessons.core.words import float_text, fmt_index, fmt_number, fmt_shape, noun, plural
-from pytest_lessons.isolation.outcome import TAG, as_lists, rectangular
+from pytest_lessons.isolation import answers
+from pytest_lessons.isolation.answers import (
+    DENSE,
+    TAG,
+    TENSOR,
+    Other,
+    TensorAnswer,
+    as_lists,
+    rectangular,
+    tag_of,
+)
 
 
 class Kind(Protocol):
@@ -84,10 +92,11 @@ class Kind(Protocol):
     """Its name: in :attr:`Comparison.kind`, and what a lesson would declare."""
     offers_evidence: bool
     """Whether this kind's comparisons fill :attr:`Comparison.got` and ``expected`` with
-    numbers, which the detectors reason about. ``Grader._diagnosis`` builds
-    :class:`~pytest_lessons.core.diagnose.Evidence` from those two fields; ``Grader._verdict``
-    reads this flag: a wrong answer of a kind without evidence (or with no ``got``) has its
-    watch-outs matched by the kind's own sameness (``WatchOuts.exact``) instead."""
+    numbers, which the detectors reason about. ``explain.evidence`` builds
+    :class:`~pytest_lessons.core.detectors.Evidence` from those two fields;
+    ``explain.wrong_answer`` reads this flag: a wrong answer of a kind without evidence (or
+    with no ``got``) has its watch-outs matched by the kind's own sameness
+    (``WatchOuts.exact``) instead."""
 
     def accepts(self, value: Any) -> bool:
         """Whether *value* (as TOML gives it, or encoded from the worker) is of this kind:
@@ -119,6 +128,24 @@ class Kind(Protocol):
         none) and how many more places are not listed."""
 
 
+class Part(Kind, Protocol):
+    """A kind that can also be a part of a value (``list[Part]``, a mapping's keys): numbers
+    and every :class:`Exact` kind, never a tensor."""
+
+    def describe(self, many: bool = False) -> str:
+        """What a value of this kind is, in words: ``an int`` (``ints`` when *many*)."""
+
+    def read(self, value: Any, path: tuple[Any, ...] = ()) -> Any:
+        """*value* (TOML, or decoded) as a Python value of this kind; :class:`Unreadable`
+        when it is not one."""
+
+    def toml(self, value: Any) -> Any:
+        """A Python value of this kind as ``exercise.toml`` writes it."""
+
+    def diff(self, want: Any, got: Any, path: tuple[Any, ...], tol: Tolerance) -> Difference | None:
+        """Where *got* first differs from *want* (at *path*), or None when it does not."""
+
+
 class Numeric:
     """A number or a rectangular nested list of numbers, compared within tolerance by
     :func:`pytest_lessons.core.compare.compare` (torch's rule, in float64)."""
@@ -128,7 +155,7 @@ class Numeric:
 
     def accepts(self, value: Any) -> bool:
         if isinstance(value, dict):
-            return value.get(TAG) == "dense"
+            return tag_of(value) == DENSE
         return rectangular(value) is not None or self.problem(value) is None
 
     def problem(self, value: Any) -> str | None:
@@ -200,7 +227,7 @@ class Numeric:
         return "numbers" if many else "a number"
 
     def read(self, value: Any, path: tuple[Any, ...] = ()) -> Any:
-        if isinstance(value, dict) and value.get(TAG) == "dense":
+        if tag_of(value) == DENSE:
             return nested(read_numbers(value))
         value = as_lists(_listed(value))
         if self.problem(value) is not None:
@@ -311,37 +338,20 @@ class Unreadable(ValueError):
         return self.want
 
 
-@dataclass(frozen=True, eq=False)
-class Other:
-    """A part of an answer the judge cannot read as a value, named in words (``a generator``)."""
-
-    what: str
-
-
-@dataclass(frozen=True, eq=False)
-class TensorAnswer:
-    """A tensor (or NumPy array) as the child packed it: its dtype, shape and values."""
-
-    type: str
-    dtype: str
-    """Without its module: ``float32``."""
-    shape: tuple[int, ...]
-    values: Any
-    """The encoded values (a list or a dense tag), or None when they were not sent."""
-
-
 def decode(value: Any) -> Any:
-    """An encoded answer (:mod:`pytest_lessons.isolation.outcome`) as Python values again:
-    ints stay ints, a tuple a tuple, a mapping :class:`Pairs` (its keys as they were), a set
-    :class:`Items`, bytes bytes; a tensor a :class:`TensorAnswer`, anything else an
-    :class:`Other`. Nesting is bounded by the validation of the answer; a list of plain
-    values is the list itself (decoded in one C-speed pass). The last answers decoded are kept
+    """An encoded answer as Python values again (:func:`pytest_lessons.isolation.answers
+    .decode`): a mapping as :class:`Pairs` (its keys as they were), a set as :class:`Items`,
+    a tensor a :class:`TensorAnswer`, anything unreadable an :class:`Other`. The last answers
+    decoded are kept
     with their decodings until :func:`forget_decoded`: the judge, the watch-outs and the words each
     ask for it, and a learner's answer of a million nested lists took 0.8 s a decoding."""
     for encoded, decoded in _LAST:
         if encoded is value:
             return decoded
-    decoded = _decode(value)
+    try:
+        decoded = answers.decode(value, Pairs.of, Items.of)
+    except answers.Damaged:
+        raise Unreadable("a damaged answer") from None
     if type(value) in (list, dict):
         # A few: a case's judge and watch-outs alternate between the learner's answer, the
         # expected one and a mistake's.
@@ -359,60 +369,6 @@ def forget_decoded() -> None:
     _LAST.clear()
 
 
-def _decode(value: Any) -> Any:
-    kind = type(value)
-    if kind is list:
-        if set(map(type, value)) <= _PLAIN_JSON:
-            return value
-        return [_decode(item) for item in value]
-    if kind is not dict:
-        return value
-    tag = value.get(TAG)
-    if tag == "dense":
-        return _dense_values(value)
-    if tag == "tuple":
-        return tuple(_decode(item) for item in value["items"])
-    if tag == "dict":
-        items = value["items"]
-        keys = _members(list(map(_FIRST, items)))
-        values = list(map(_SECOND, items))
-        if not set(map(type, values)) <= _PLAIN_JSON:
-            values = [_decode(item) for item in values]
-        return Pairs.of(keys, values)
-    if tag == "set":
-        return Items.of(_members(value["items"]))
-    if tag == "bytes":
-        return bytes.fromhex(value["hex"])
-    if tag in ("tensor", "ndarray"):
-        dtype = str(value.get("dtype", "")).rpartition(".")[2]
-        shape = tuple(int(s) for s in value.get("shape", ()))
-        return TensorAnswer(str(value.get("type", tag)), dtype, shape, value.get("values"))
-    if tag == "cut":
-        return Other(f"an answer too large to send ({value.get('reason', 'too large')})")
-    # A forged tag's type may be empty.
-    return Other(f"a {value['type']}" if value.get("type") else "an object")
-
-
-#: The types json makes that hold no other value: a list of them decodes as itself.
-_PLAIN_JSON = frozenset({bool, int, float, str, type(None)})
-
-
-def _dense_values(tag: dict[str, Any]) -> Any:
-    """A dense tag's values as nested lists: ints for ``int64le``, floats for ``float64le``."""
-    if "int64le" in tag:
-        ints = array("q")
-        ints.frombytes(base64.b64decode(tag["int64le"]))
-        if sys.byteorder != "little":  # pragma: no cover
-            ints.byteswap()
-        flat: list[Any] = ints.tolist()
-        del ints
-        shape = tuple(int(s) for s in tag["shape"])
-        if math.prod(shape) != len(flat):
-            raise Unreadable("a damaged answer")
-        return flat if len(shape) == 1 else nested(Numbers(shape, flat))
-    return nested(read_numbers(tag))
-
-
 def _hashable(value: Any) -> Any:
     """*value* as a key of a dict or an item of a set: lists as tuples. For an expected value
     only (the author's, from TOML or the reference): a learner's answer is never hashed
@@ -423,32 +379,6 @@ def _hashable(value: Any) -> Any:
         hash(value)
     except TypeError:
         return Other(f"a {type(value).__name__}")
-    return value
-
-
-_FIRST, _SECOND = operator.itemgetter(0), operator.itemgetter(1)
-
-
-def _members(values: list[Any]) -> list[Any]:
-    """Encoded members of a set (or keys of a mapping), decoded as :func:`_member` makes
-    them: in C-speed passes where they are plain values, or lists of plain values."""
-    types = set(map(type, values))
-    if types <= _PLAIN_JSON:
-        return values
-    if types == {list} and set(map(type, itertools.chain.from_iterable(values))) <= _PLAIN_JSON:
-        return list(map(tuple, values))
-    return [_member(_decode(item)) for item in values]
-
-
-def _member(value: Any) -> Any:
-    """*value* as a key of a mapping or a member of a set: lists as tuples; a mapping (which
-    no set holds) as an :class:`Other`."""
-    if isinstance(value, list):
-        return tuple(_member(item) for item in value)
-    if isinstance(value, tuple):
-        return tuple(_member(item) for item in value)
-    if isinstance(value, Pairs):
-        return Other("a dict")
     return value
 
 
@@ -742,7 +672,7 @@ def _alike(a: Any, b: Any, rtol: float, atol: float) -> bool:
             return a == b
         if math.isnan(a) or math.isnan(b):
             return math.isnan(a) and math.isnan(b)
-        return a == b or abs(a - b) <= atol + rtol * abs(b)
+        return bool(agrees(a, b, rtol, atol))
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(_alike(x, y, rtol, atol) for x, y in zip(a, b))
     if isinstance(a, Pairs) and isinstance(b, Pairs):
@@ -1061,7 +991,6 @@ INT = Scalar("int", int, "an int", "ints")
 BOOL = Scalar("bool", bool, "a bool (True or False)", "bools")
 STR = Scalar("str", str, "a string", "strings")
 BYTES = Scalar("bytes", bytes, "bytes", "bytes")
-_SCALARS = {kind.name: kind for kind in (INT, BOOL, STR, BYTES)}
 
 
 class Seq(Exact):
@@ -1070,7 +999,7 @@ class Seq(Exact):
     for either: the order and the items decide, as Python's own sequences compare by
     value."""
 
-    def __init__(self, items: tuple[Any, ...], fixed: bool) -> None:
+    def __init__(self, items: tuple[Part, ...], fixed: bool) -> None:
         self.items, self.fixed = items, fixed
         inner = ", ".join(item.name for item in items)
         self.name = f"tuple[{inner}]" if fixed else f"list[{inner}]"
@@ -1092,8 +1021,12 @@ class Seq(Exact):
         if self.fixed and len(value) != len(self.items):
             raise Unreadable(self.describe(), path)
         item = self.items[0]
-        scalar = not self.fixed and isinstance(item, Scalar) and item.type is not bytes
-        if scalar and set(map(type, value)) <= {item.type}:  # the common case, in one pass
+        if (
+            isinstance(item, Scalar)
+            and not self.fixed
+            and item.type is not bytes
+            and set(map(type, value)) <= {item.type}
+        ):  # the common case, in one pass
             return list(value)
         read = [self.item(i).read(v, (*path, (i,))) for i, v in enumerate(value)]
         return tuple(read) if self.fixed else read
@@ -1179,7 +1112,7 @@ class Mapping(Exact):
     kind. In TOML a table (its keys read by the key kind: ``"256"`` for the int 256, hex
     digits for bytes) or a list of ``[key, value]`` pairs (any key kind, tuples too)."""
 
-    def __init__(self, key: Any, value: Any) -> None:
+    def __init__(self, key: Part, value: Part) -> None:
         self.key, self.value = key, value
         self.name = f"dict[{key.name}, {value.name}]"
 
@@ -1284,7 +1217,7 @@ def _keys(keys: list[Any], total: int) -> str:
     return f"{noun(total, 'key')} {shown}{more}"
 
 
-def _first_wrong(kind: Any, values: Sequence[Any], path: tuple[Any, ...], tol: Tolerance) -> Any:
+def _first_wrong(kind: Part, values: Sequence[Any], path: tuple[Any, ...], tol: Tolerance) -> Any:
     """The first of *values* that is not a value of *kind* (a set's member, a mapping's key),
     else None: in one C-speed pass over their types for a scalar kind."""
     if isinstance(kind, Scalar):
@@ -1305,7 +1238,7 @@ class Group(Exact):
     """A set (``set[str]``): the same items in any order, missing and extra ones named. In
     TOML a list."""
 
-    def __init__(self, item: Any) -> None:
+    def __init__(self, item: Part) -> None:
         self.item = item
         self.name = f"set[{item.name}]"
 
@@ -1370,7 +1303,7 @@ class Optional(Exact):
     """A value of its kind or None (``int | None``, ``optional[int]``). TOML has no null:
     None is written ``{ none = true }``."""
 
-    def __init__(self, inner: Any) -> None:
+    def __init__(self, inner: Part) -> None:
         self.inner = inner
         self.name = f"optional[{inner.name}]"
 
@@ -1410,8 +1343,8 @@ class Auto(Exact):
         return "values" if many else "a value"
 
     def read(self, value: Any, path: tuple[Any, ...] = ()) -> Any:
-        kind = infer(value)
-        return kind.read(value, path)
+        # infer's own last step: only the kinds a part can be have a read (KINDS' need not).
+        return _kind_of_value(_toml_value(value)).read(value, path)
 
     def toml(self, value: Any) -> Any:
         return _kind_of_value(value).toml(value)
@@ -1464,7 +1397,7 @@ class Tensor:
 
     def expected(self, value: Any) -> tuple[str, tuple[int, ...], Any]:
         """The expected dtype, shape and values (encoded or TOML) of *value*."""
-        if isinstance(value, dict) and value.get(TAG) == "tensor" and "values" in value:
+        if tag_of(value) == TENSOR and "values" in value:
             dtype = str(value.get("dtype", "")).rpartition(".")[2]
             return dtype, tuple(int(s) for s in value.get("shape", ())), value["values"]
         plain = decode(value) if isinstance(value, dict) and TAG in value else value
@@ -1501,7 +1434,7 @@ class Tensor:
     def compare(self, expected: Any, answer: Any, rtol: float, atol: float) -> Comparison:
         dtype, shape, values = self.expected(expected)
         want = f"a {dtype} tensor of shape {fmt_index(shape)}"
-        if not (isinstance(answer, dict) and answer.get(TAG) == "tensor"):
+        if tag_of(answer) != TENSOR:
             got = what_is(_safe_decode(answer))
             return Comparison(
                 False,
@@ -1616,110 +1549,212 @@ class KindError(ValueError):
     """A kind expression that cannot be read; the message says why."""
 
 
-_TOKEN = re.compile(r"\s*(?:([A-Za-z_][A-Za-z0-9_]*)|(.))")
+@dataclass(frozen=True)
+class Word:
+    """One word of the kind language, as a lesson writes it in ``outputs``: a kind alone
+    (``int``) or one that holds others in brackets (``list[int]``). :data:`WORDS` is the one
+    list of them: :func:`parse` reads by it and names it when a word is unknown, and the editor
+    schema (``pytest_lessons/schema.py``) describes the ``kind`` key with its examples."""
+
+    #: The word itself.
+    name: str
+    #: How the list of kinds shows it (``dict[..., ...]``).
+    spelling: str
+    #: Expressions that use it, for the schema's description.
+    examples: tuple[str, ...]
+    #: How many kinds its brackets hold: 0 for a kind alone, :data:`ANY` for any number.
+    holds: int
+    #: The kind, from the kinds in its brackets (none for a kind alone).
+    build: Callable[[tuple[Part, ...]], Kind]
 
 
-def parse(text: str) -> Any:
-    """The kind a declared expression names, in Python's own type syntax: ``int``, ``float``,
-    ``bool``, ``str``, ``bytes``, ``list[int]``, ``tuple[int, int]``, ``dict[int, bytes]``,
-    ``set[str]``, ``int | None`` (or ``optional[int]``), ``tensor`` and ``tensor[float32]``;
-    nested as deep as needed (``list[tuple[bytes, bytes]]``). :class:`KindError` if it
-    cannot be read."""
-    tokens = [(m.group(1) or m.group(2)) for m in _TOKEN.finditer(text) if m.group(0).strip()]
-    position = 0
+#: :attr:`Word.holds` of a word whose brackets hold any number of kinds (a tuple's).
+ANY = -1
 
-    def peek() -> str:
-        return tokens[position] if position < len(tokens) else ""
+#: The words of the kind language, in the order the author's documentation lists them. A
+#: kind lessons declare by name is one row here (see docs/contributors/recipes.md).
+WORDS: tuple[Word, ...] = (
+    Word("int", "int", ("int",), 0, lambda _: INT),
+    Word("float", "float", ("float",), 0, lambda _: NUMERIC),
+    Word("bool", "bool", ("bool",), 0, lambda _: BOOL),
+    Word("str", "str", ("str",), 0, lambda _: STR),
+    Word("bytes", "bytes", ("bytes",), 0, lambda _: BYTES),
+    Word("list", "list[...]", ("list[int]",), 1, lambda parts: Seq(parts, fixed=False)),
+    Word("tuple", "tuple[...]", ("tuple[int, str]",), ANY, lambda parts: Seq(parts, fixed=True)),
+    Word("dict", "dict[..., ...]", ("dict[int, bytes]",), 2, lambda parts: Mapping(*parts)),
+    Word("set", "set[...]", ("set[str]",), 1, lambda parts: Group(parts[0])),
+    Word("optional", "optional[...]", ("int | None", "optional[int]"), 1, lambda p: Optional(p[0])),
+    # tensor[float32]: its brackets hold a dtype, not a kind (parse reads them against DTYPES)
+    Word("tensor", "tensor", ("tensor", "tensor[float32]"), 0, lambda _: Tensor(None)),
+)
 
-    def take(expected: str | None = None) -> str:
-        nonlocal position
-        token = peek()
-        if not token or (expected is not None and token != expected):
-            wanted = f'"{expected}"' if expected else "a kind"
-            raise KindError(
-                f'expected {wanted} in "{text}"'
-                + (f', found "{token}"' if token else " at its end")
-            )
-        position += 1
-        return token
+#: The words a comparison's kind may hold that no lesson writes: the default kind's name and a
+#: part no kind was declared for (:func:`named` reads them back).
+_UNWRITTEN: dict[str, Callable[[], Kind]] = {"numeric": lambda: NUMERIC, "auto": lambda: AUTO}
 
-    def union() -> Any:
-        parts = [term()]
-        while peek() == "|":
-            take("|")
-            parts.append(term())
-        nones = [p for p in parts if p is None]
-        kinds = [p for p in parts if p is not None]
-        if len(kinds) != 1:
-            raise KindError(f'"{text}": a union may only add None to one kind (int | None)')
-        return Optional(kinds[0]) if nones else kinds[0]
 
-    def arguments() -> list[Any]:
-        take("[")
-        found = [union()]
-        while peek() == ",":
-            take(",")
-            found.append(union())
-        take("]")
-        return found
+def known_kinds() -> str:
+    """The kinds a lesson may write, as an error names them (from :data:`WORDS`)."""
+    return ", ".join(word.spelling for word in WORDS)
 
-    def term() -> Any:
-        word = take()
-        if word == "None":
-            return None
-        if word == "auto":  # a part no kind was declared for (as Comparison.kind names it)
-            return AUTO
-        if word in ("float", "numeric"):
-            return NUMERIC
-        if word in _SCALARS:
-            return _SCALARS[word]
-        if word == "tensor":
-            if peek() != "[":
-                return Tensor(None)
-            take("[")
-            dtype = take()
-            take("]")
-            if dtype not in DTYPES:
-                raise KindError(f'"{text}": the dtype must be one of ' + ", ".join(DTYPES))
-            return Tensor(dtype)
-        shapes = {"list": 1, "set": 1, "optional": 1, "dict": 2}
-        if word in shapes or word == "tuple":
-            if peek() != "[":
-                raise KindError(f'"{text}": say what {word} holds, such as {word}[int]')
-            args = arguments()
-            if word != "tuple" and len(args) != shapes[word]:
-                raise KindError(f'"{text}": {word}[...] takes {shapes[word]} kind(s)')
-            if any(a is None for a in args):
-                raise KindError(f'"{text}": None is written as "kind | None"')
-            if word == "list":
-                return Seq((_part(args[0]),), fixed=False)
-            if word == "tuple":
-                return Seq(tuple(_part(a) for a in args), fixed=True)
-            if word == "set":
-                return Group(_part(args[0]))
-            if word == "optional":
-                return Optional(_part(args[0]))
-            return Mapping(_part(args[0]), _part(args[1]))
-        known = (
-            "int, float, bool, str, bytes, list[...], tuple[...], dict[..., ...], set[...], tensor"
-        )
-        raise KindError(f'"{text}": unknown kind "{word}" (the kinds are {known})')
 
-    kind = union()
-    if position != len(tokens):
-        raise KindError(f'"{text}": unexpected "{peek()}"')
+def kind_examples() -> list[str]:
+    """Every example expression of :data:`WORDS`, in order (for the editor schema)."""
+    return [example for word in WORDS for example in word.examples]
+
+
+def parse(text: str) -> Kind:
+    """The kind a declared expression names, in Python's own type syntax: a word of
+    :data:`WORDS` (``int``, ``float``, ``bool``, ``str``, ``bytes``, ``list[int]``,
+    ``tuple[int, int]``, ``dict[int, bytes]``, ``set[str]``, ``optional[int]``, ``tensor`` and
+    ``tensor[float32]``) or ``int | None``; nested as deep as needed
+    (``list[tuple[bytes, bytes]]``). Python's own parser reads it (:func:`ast.parse`), and
+    anything it reads that is no kind (a call, a dotted name, a number...) is refused.
+    :class:`KindError`, whose words name what to change, if it cannot be read."""
+    # Whitespace is free between words, newlines too, as the tokens of a TOML string.
+    source = " ".join(text.split())
+    if "#" in source:
+        raise KindError(f'"{text}": remove the comment ("{source[source.index("#") :]}")')
+    try:
+        with warnings.catch_warnings():  # an escape in a string is refused, not warned of
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source, mode="eval").body
+    except SyntaxError as error:
+        raise KindError(_unreadable(text, source, error.offset)) from None
+    except (ValueError, RecursionError, MemoryError):  # a NUL byte; thousands of "|"
+        raise KindError(_unreadable(text, source, None)) from None
+    kind = _read(tree, text, source)
     if kind is None:
         raise KindError(f'"{text}": None alone is not a kind (write "int | None")')
     return kind
 
 
-def _part(kind: Any) -> Any:
-    if isinstance(kind, Tensor):
-        raise KindError("a tensor can only be a whole output, not a part of one")
+def _read(node: ast.expr, text: str, source: str) -> Kind | None:
+    """The kind *node* of the expression *text* names, None for ``None``."""
+    if isinstance(node, ast.Constant) and node.value is None:
+        return None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        members: list[Kind | None] = []
+        stack: list[ast.expr] = [node]
+        while stack:  # a loop, not recursion: int | int | ... may be long
+            last = stack.pop()
+            if isinstance(last, ast.BinOp) and isinstance(last.op, ast.BitOr):
+                stack += [last.right, last.left]
+            else:
+                members.append(_read(last, text, source))
+        kinds = [member for member in members if member is not None]
+        if len(kinds) != 1:
+            raise KindError(f'"{text}": a union may only add None to one kind (int | None)')
+        return Optional(_part(kinds[0], text)) if len(members) > 1 else kinds[0]
+    if isinstance(node, ast.Name):
+        word, inner = node.id, None
+    elif isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+        word, inner = node.value.id, node.slice
+    else:
+        raise KindError(_refused(node, text, source))
+    if word in _UNWRITTEN and inner is None:
+        return _UNWRITTEN[word]()
+    entry = next((w for w in WORDS if w.name == word), None)
+    if entry is None:
+        lower = f"write {word.lower()}; " if any(w.name == word.lower() for w in WORDS) else ""
+        raise KindError(f'"{text}": unknown kind "{word}" ({lower}the kinds are {known_kinds()})')
+    if inner is None:
+        if entry.holds:
+            raise KindError(f'"{text}": say what {word} holds, such as {word}[int]')
+        return entry.build(())
+    args = inner.elts if isinstance(inner, ast.Tuple) else [inner]
+    if word == "tensor":
+        dtype = args[0].id if len(args) == 1 and isinstance(args[0], ast.Name) else None
+        if dtype not in DTYPES:
+            raise KindError(f'"{text}": the dtype must be one of ' + ", ".join(DTYPES))
+        return Tensor(dtype)
+    if not entry.holds:
+        raise KindError(f'"{text}": {word} holds no other kind; write {word} alone')
+    if word == "tuple" and any(_is_ellipsis(a) for a in args):
+        raise KindError(f'"{text}": write list[...] for any number of items; tuple[...] names each')
+    if not args:  # tuple[()]
+        raise KindError(f'"{text}": say what {word} holds, such as {word}[int]')
+    if entry.holds != ANY and len(args) != entry.holds:
+        raise KindError(f'"{text}": {word}[...] takes {entry.holds} kind(s)')
+    parts = [_read(arg, text, source) for arg in args]
+    if any(part is None for part in parts):
+        raise KindError(f'"{text}": None is written as "kind | None"')
+    return entry.build(tuple(_part(part, text) for part in parts))
+
+
+def _is_ellipsis(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is Ellipsis
+
+
+#: What each kind of Python expression that is no kind is called when it is refused.
+_NOT_KINDS: dict[type, str] = {
+    ast.Call: "a call",
+    ast.Attribute: "a dotted name",
+    ast.List: "a list",
+    ast.Tuple: "several kinds without a tuple[...] around them",
+    ast.Set: "a set",
+    ast.Dict: "a dict",
+    ast.Starred: "a starred expression",
+    ast.Slice: "a slice",
+    ast.BinOp: 'an operation: "| None" is the only one between kinds',
+    ast.BoolOp: 'an operation: "| None" is the only one between kinds',
+}
+
+
+def _refused(node: ast.expr, text: str, source: str) -> str:
+    """Why *node*, which Python reads but is no kind, is refused, and what to write."""
+    while isinstance(node, ast.Subscript):  # typing.List[int]: what is wrong is typing.List
+        node = node.value
+    shown = ast.get_source_segment(source, node) or source
+    if isinstance(node, ast.Constant):
+        what = "a string" if isinstance(node.value, (str, bytes)) else "a value"
+    else:
+        what = _NOT_KINDS.get(type(node), "not a kind")
+    if isinstance(node, ast.Tuple) and shown == source:
+        return f'"{text}": write several values as tuple[{shown}]'
+    return f'"{text}": write a kind such as list[int] or int | None; "{shown}" is {what}'
+
+
+_CLOSER = {"[": "]", "(": ")", "{": "}"}
+
+
+def _unreadable(text: str, source: str, offset: int | None) -> str:
+    """What to change in *source*, which Python cannot read: a bracket left open, closed
+    twice or by the wrong one; else where Python stops. Python's own message is not shown:
+    it differs from version to version."""
+    pairs = {closer: opener for opener, closer in _CLOSER.items()}
+    opened: list[str] = []
+    for at, char in enumerate(source, 1):
+        if char in "[({":
+            opened.append(char)
+        elif char in pairs and not opened:
+            return f'"{text}": remove the "{char}" at character {at}: nothing opens it'
+        elif char in pairs and opened[-1] != pairs[char]:
+            return f'"{text}": close its "{opened[-1]}" with "{_CLOSER[opened[-1]]}", not "{char}"'
+        elif char in pairs:
+            opened.pop()
+    if opened:
+        return f'"{text}": close its "{opened[-1]}" with "{_CLOSER[opened[-1]]}"'
+    empty = re.search(r"([A-Za-z_]\w*)\s*\[\s*\]", source)
+    if empty and empty.group(1) == "tensor":
+        return f'"{text}": the dtype must be one of ' + ", ".join(DTYPES)
+    if empty:
+        return f'"{text}": say what {empty.group(1)} holds, such as {empty.group(1)}[int]'
+    rest = (
+        f'; it cannot be read from "{source[offset - 1 :]}"'
+        if offset and 0 < offset <= len(source)
+        else ""
+    )
+    return f'"{text}": write a kind in Python\'s type syntax, such as list[int] or int | None{rest}'
+
+
+def _part(kind: Kind | None, text: str) -> Part:
+    if not isinstance(kind, (Numeric, Exact)):  # a tensor (None is refused before)
+        raise KindError(f'"{text}": a tensor can only be a whole output, not a part of one')
     return kind
 
 
-def _kind_of_value(value: Any) -> Any:
+def _kind_of_value(value: Any) -> Part:
     """The kind a Python value (read or decoded) has, for the parts of an expected value no
     kind was declared for: numbers stay numbers (within tolerance)."""
     if isinstance(value, bool):
@@ -1742,7 +1777,7 @@ def _kind_of_value(value: Any) -> Any:
     return NUMERIC
 
 
-def infer(value: Any) -> Any:
+def infer(value: Any) -> Kind:
     """The kind of an expected value of a format-2 lesson no kind was declared for (as TOML or
     the worker gives it): one of :data:`KINDS` that accepts it; else text for a string, bools
     for a bool or lists of them, bytes for ``{ hex = "..." }``, a mapping for another table,
@@ -1767,7 +1802,7 @@ def _toml_value(value: Any) -> Any:
     return value
 
 
-def named(name: str) -> Any:
+def named(name: str) -> Kind:
     """The kind called *name* (as :attr:`Comparison.kind` holds it, or a lesson declares it);
     KeyError if none is."""
     for kind in KINDS:
@@ -1786,7 +1821,7 @@ def named(name: str) -> Any:
 
 
 @functools.lru_cache(maxsize=256)
-def _parsed(name: str) -> Any:
+def _parsed(name: str) -> Kind:
     return parse(name)
 
 
@@ -1796,7 +1831,7 @@ def expected_problem(value: Any) -> str | None:
 
 
 #: The default kind: every value no other kind claims (all of format version 1).
-NUMERIC = Numeric()
+NUMERIC: Numeric = Numeric()
 
 #: The kinds the factory tries, in order, before the default :data:`NUMERIC` (approx()'s
 #: chain of ``isinstance`` tests, most specific first): the place a plug-in kind goes. Format

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from pytest_lessons.core import budget, datafiles, fit, generate, gradients, randomness
+from pytest_lessons.core import budget, datafiles, fit, generate, gradients, randomness, rules
 from pytest_lessons.core import kinds as kind_names
 from pytest_lessons.core.budget import CaseWork
 from pytest_lessons.core.frequencies import FALSE_FAIL, FREQUENCIES
@@ -146,7 +146,7 @@ def _id_part(name: str, limit: int = 40) -> str:
     return slug
 
 
-#: The generic detectors (see diagnose.py) a watch-out may word in a lesson's terms.
+#: The generic detectors (see detectors.py) a watch-out may word in a lesson's terms.
 DETECTORS = ("layout", "offset", "scaled", "triangle", "rows", "shuffled")
 
 
@@ -178,6 +178,10 @@ class WatchOut:
     message, where its mistake's answer is the learner's, as any watch-out), so a mistake the
     harness stops can be proven by the lesson check. Its message may then be empty: the
     harness's own words are the headline."""
+    stands_in: tuple[tuple[str, str], ...] = ()
+    """(name the harness asks for, name in ``mistakes.py``) for the other names this mistake
+    stands in for besides the entry (a module with several entry points, or one mistaken
+    helper shared by several names)."""
 
 
 @dataclass(frozen=True)
@@ -216,6 +220,10 @@ class Exercise:
     generate: GenerateSpec | None = None
     outputs: tuple[str, ...] = ()
     """Names of the several values the entry function returns, in order; empty for one."""
+    stands_in: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
+    """(author file, its name standing in for the entry) -> the other names the harness asks
+    for and that file's names standing in for them: a watch-out's ``stands_in`` (keyed by
+    ``mistakes.py``) and the ``[variants]`` table's (keyed by ``variants.py``)."""
     variants: Path | None = None
     """The author's ``variants.py`` (absolute): known-correct alternatives to the reference,
     each of which ``--lesson-check`` requires to pass every case."""
@@ -253,6 +261,9 @@ class Exercise:
     preload: tuple[str, ...] = ()
     """Modules the lesson's code needs imported before it runs (``preload``), besides its
     course's (:func:`pytest_lessons.core.parts.preload` joins the two)."""
+    rules: tuple[rules.Rule, ...] = ()
+    """The lesson's rules on how an answer is computed (``[[rule]]``: calls it forbids, Python
+    loops), kept in the child (:mod:`pytest_lessons.core.rules`)."""
 
     @property
     def points(self) -> float:
@@ -296,6 +307,15 @@ def _text(value: Any) -> str | None:
 def _identifier(value: Any) -> str | None:
     if not isinstance(value, str) or not _NAME.match(value):
         return 'must be a Python name such as "solve"'
+    return None
+
+
+def _stands_in(value: Any) -> str | None:
+    if not isinstance(value, dict) or not value:
+        return 'must be a table: name the harness asks for = "name in the author\'s file"'
+    for name, target in value.items():
+        if not _NAME.match(name) or _identifier(target) is not None:
+            return f'must map Python names to Python names: {name} = "{target}" is not one'
     return None
 
 
@@ -344,8 +364,14 @@ def _outputs(value: Any) -> str | None:
     return None
 
 
+#: The format versions of ``exercise.toml`` this plugin reads.
+FORMAT_VERSIONS = (1, 2)
+
+
 def _format(value: Any) -> str | None:
-    return None if type(value) is int and value in (1, 2) else "must be 1 or 2"
+    if type(value) is int and value in FORMAT_VERSIONS:
+        return None
+    return "must be " + " or ".join(str(version) for version in FORMAT_VERSIONS)
 
 
 def _input_list(value: Any) -> str | None:
@@ -572,10 +598,14 @@ def _labels(value: Any) -> str | None:
     return None
 
 
+#: Whose parts an exercise grades: the course library's or the learner's own.
+PARTS = ("library", "own")
+
+
 def _parts(value: Any) -> str | None:
-    if value in ("library", "own"):
+    if value in PARTS:
         return None
-    return 'must be "library" or "own"'
+    return "must be " + " or ".join(f'"{part}"' for part in PARTS)
 
 
 def _strings(value: Any) -> str | None:
@@ -734,6 +764,13 @@ WATCH_OUT_FIELDS: tuple[Field, ...] = (
         _slug,
         "The id of the harness's check (LessonFailure(..., check=...)) that stops this "
         "mistake: the watch-out fires when that check fails a case.",
+        default=None,
+    ),
+    Field(
+        "stands_in",
+        _stands_in,
+        "Other names the harness asks for -> the names in mistakes.py that stand in for them "
+        "with the mistake (the entry's is mistake).",
         default=None,
     ),
 )
@@ -899,6 +936,8 @@ TOP_LEVEL = (
     "generate",
     "budget",
     "gradients",
+    "variants",
+    "rule",
 )
 
 #: Exercise keys that are run settings, overridable from the command line (see settings.py).
@@ -1070,7 +1109,7 @@ def _build(
                 raise ExerciseError(path, f"case {number}.{error}", line) from None
         cases.append(case)
 
-    spec = _generate_spec(data["generate"], inputs, path) if "generate" in data else None
+    spec = _generate_spec(data["generate"], inputs, path, tensors) if "generate" in data else None
     if spec is not None:
         if not (path.parent / ex["reference"]).is_file():
             raise ExerciseError(
@@ -1135,6 +1174,14 @@ def _build(
     steps: list[str] = []
     if "solution" in data:
         steps = _read_table(data["solution"], SOLUTION_FIELDS, "solution", path, None)["steps"]
+    try:
+        lesson_rules = rules.parse(data.get("rule"))
+    except rules.RuleError as error:
+        raise ExerciseError(path, str(error)) from None
+    if any(r.mistake for r in lesson_rules) and not (path.parent / ex["mistakes"]).is_file():
+        raise ExerciseError(
+            path, f"a rule names a mistake function, but {ex['mistakes']} is missing"
+        )
     solution = path.parent / ex["solution"]
     limits = {key: float(ex[key]) for key in LIMIT_KEYS if ex[key] is not None}
     return Exercise(
@@ -1154,6 +1201,7 @@ def _build(
         mistakes=path.parent / ex["mistakes"],
         reference=path.parent / ex["reference"],
         variants=path.parent / ex["variants"],
+        stands_in=_stand_ins(data, ex, watch_outs, path),
         generate=spec,
         outputs=tuple(ex["outputs"] or ()),
         kinds=ex["kinds"],
@@ -1166,7 +1214,39 @@ def _build(
         parts=ex["parts"],
         gradients=grad_spec,
         preload=tuple(ex["preload"]),
+        rules=lesson_rules,
     )
+
+
+def _stand_ins(
+    data: dict[str, Any], ex: dict[str, Any], watch_outs: tuple[WatchOut, ...], path: Path
+) -> dict[tuple[str, str], dict[str, str]]:
+    """The names each mistake and variant stands in for besides the entry (see
+    :attr:`Exercise.stands_in`); the ``[variants]`` table checked."""
+    found = {
+        (str(path.parent / ex["mistakes"]), w.mistake): dict(w.stands_in)
+        for w in watch_outs
+        if w.mistake and w.stands_in
+    }
+    raw = data.get("variants")
+    if raw is None:
+        return found
+    if not ex["harness"]:
+        raise ExerciseError(
+            path, "[variants] names what the lesson's harness asks for, and it has none"
+        )
+    if not isinstance(raw, dict):
+        raise ExerciseError(path, "[variants] must be a table: variant name = { name = ... }")
+    for variant, table in raw.items():
+        complaint = _identifier(variant) or _stands_in(table)
+        if complaint:
+            raise ExerciseError(path, f"variants.{variant} {complaint}")
+        if ex["entry"] in table:
+            raise ExerciseError(
+                path, f"variants.{variant}: leave out {ex['entry']}: the variant stands in for it"
+            )
+        found[(str(path.parent / ex["variants"]), variant)] = dict(table)
+    return found
 
 
 def _observed(raw: Any) -> tuple[str, ...]:
@@ -1239,7 +1319,9 @@ def _expected_problem(value: Any, index: int, ex: dict[str, Any]) -> str | None:
     return expected_problem(value)
 
 
-def _generate_spec(raw: Any, inputs: tuple[str, ...], path: Path) -> GenerateSpec:
+def _generate_spec(
+    raw: Any, inputs: tuple[str, ...], path: Path, tensors: dict[str, str | None] | None = None
+) -> GenerateSpec:
     table = _read_table(raw, GENERATE_FIELDS, "generate", path, None)
     axes = {name: (bounds[0], bounds[1]) for name, bounds in table["axes"].items()}
     if not distinct_possible(axes):
@@ -1253,9 +1335,13 @@ def _generate_spec(raw: Any, inputs: tuple[str, ...], path: Path) -> GenerateSpe
         if name not in shapes:
             raise ExerciseError(path, f'generate.inputs lacks input "{name}"')
     kinds: dict[str, generate.InputSpec] = {}
+    fixed: dict[str, dict[str, Any]] = {}
     for name, names in shapes.items():
         if name not in inputs:
             raise ExerciseError(path, f'generate.inputs has unknown input "{name}"')
+        if datafiles.is_file_input(names):
+            fixed[name] = _fixed_input(names, name, path, tensors or {})
+            continue
         if isinstance(names, dict):
             kinds[name] = _input_spec(names, name, axes, path, table["values"])
             names = list(kinds[name].axes)
@@ -1283,19 +1369,48 @@ def _generate_spec(raw: Any, inputs: tuple[str, ...], path: Path) -> GenerateSpe
             raise ExerciseError(
                 path, f"generate.ranges.{name}: this input is a table: give its range there"
             )
+        if name in fixed:
+            raise ExerciseError(
+                path,
+                f"generate.ranges.{name}: leave this range out: the input is read from "
+                f"{fixed[name]['file']}, the same in every case, so nothing is drawn for it",
+            )
     _size_limits(table, axes, shapes, kinds, path)
     return GenerateSpec(
+        fixed=fixed,
         kinds=kinds,
         ranges={name: (float(b[0]), float(b[1])) for name, b in ranges.items()},
         count=table["count"],
         seed=table["seed"],
         axes=axes,
-        inputs={name: _axes_of(shapes[name], kinds.get(name)) for name in inputs},
+        inputs={
+            name: _axes_of(shapes[name], kinds.get(name)) for name in inputs if name not in fixed
+        },
         values=(float(table["values"][0]), float(table["values"][1])),
         decimals=table["decimals"],
         points=float(table["points"]),
         hidden=table["hidden"],
     )
+
+
+def _fixed_input(
+    raw: dict[str, Any], name: str, path: Path, tensors: dict[str, str | None]
+) -> dict[str, Any]:
+    """An input of ``[generate.inputs]`` read from a file (``{ file, key }``), the same in every
+    drawn case; its file, key and dtype checked as a case's file input is."""
+    where = f"generate.inputs.{name}"
+    for key in ("kind", "axes", "range"):
+        if key in raw:
+            raise ExerciseError(
+                path,
+                f"{where}: leave out {key}, or the file: an input is either read from a file "
+                "(file, key) or drawn (kind, axes, range), not both",
+            )
+    try:
+        datafiles.check(path.parent, raw, name in tensors, tensors.get(name))
+    except datafiles.DataFileError as error:
+        raise ExerciseError(path, f"{where}: {error}") from None
+    return dict(raw)
 
 
 def _axes_of(shape: Any, kind: generate.InputSpec | None) -> tuple[str, ...] | str:
@@ -1404,6 +1519,16 @@ def _watch_out(
         raise ExerciseError(
             path, f"{where}: check names a check of the lesson's harness, and it has none"
         )
+    if w["stands_in"] is not None and not (ex["harness"] and w["mistake"]):
+        raise ExerciseError(
+            path,
+            f"{where}: stands_in names what the lesson's harness asks for besides the entry: "
+            "it needs a harness and a mistake",
+        )
+    if w["stands_in"] is not None and ex["entry"] in w["stands_in"]:
+        raise ExerciseError(
+            path, f"{where}.stands_in: leave out {ex['entry']}: mistake stands in for the entry"
+        )
     if w["check"] is not None and (w["detector"] or w["fit"] is not None):
         raise ExerciseError(path, f"{where}: check is matched alone: leave out detector and fit")
     fitted = w["fit"] is not None
@@ -1448,6 +1573,7 @@ def _watch_out(
         named=tuple((w["named"] or {}).items()),
         code=w["code"],
         check=w["check"],
+        stands_in=tuple((w["stands_in"] or {}).items()),
     )
 
 

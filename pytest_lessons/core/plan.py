@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -67,17 +68,19 @@ class Plan:
         """The number of shards."""
         return len(self.shards)
 
-    @property
+    # Computed once a plan: a merge checks each of its hundreds of shards against them, and
+    # each is a sort (and a hash) of the whole class.
+    @cached_property
     def learners(self) -> tuple[str, ...]:
         """Every learner of the class, in name order."""
         return tuple(sorted(who for part in self.shards for who in part))
 
-    @property
+    @cached_property
     def roster(self) -> str:
         """The class's fingerprint: :attr:`Roll.id` of the whole class, as one run records it."""
         return Roll(self.learners).id
 
-    @property
+    @cached_property
     def id(self) -> str:
         """The plan's fingerprint: the class and its split. Shards of one plan share it."""
         digest = hashlib.sha256(f"{FORMAT} {VERSION}\n".encode())

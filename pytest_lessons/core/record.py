@@ -11,7 +11,7 @@ from typing import Any
 
 from pytest_lessons.core import budget, datafiles, gradients, model
 from pytest_lessons.core.attempt import Attempt
-from pytest_lessons.core.diagnose import Diagnosis
+from pytest_lessons.core.detectors import Diagnosis
 from pytest_lessons.core.feedback import Verdict
 from pytest_lessons.core.results import CaseResult, Status
 from pytest_lessons.core.words import abbreviate

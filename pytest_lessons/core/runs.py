@@ -20,12 +20,16 @@ from pathlib import Path
 from typing import Any, Callable
 
 from pytest_lessons.core import behaviour, datafiles, fit, gradients, model, parts, randomness
+from pytest_lessons.core import rules as lesson_rules
 from pytest_lessons.core.attempt import Attempt, sizes
 from pytest_lessons.core.budget import CaseWork, job_work
 from pytest_lessons.core.compare import Numbers, read_numbers, split_outputs
 from pytest_lessons.core.judge import usable_reference
 from pytest_lessons.core.settings import Limits, Settings
-from pytest_lessons.isolation.outcome import RETURNED, TAG, TIMEOUT, Outcome
+from pytest_lessons.core.stubs import MAX_STUB_BYTES, is_stub
+from pytest_lessons.isolation.answers import TENSOR, tag_of
+from pytest_lessons.isolation.files import Unreadable, read_beneath
+from pytest_lessons.isolation.outcome import RAISED, RETURNED, TIMEOUT, Outcome
 from pytest_lessons.isolation.runner import Job, Runner
 from pytest_lessons.isolation.sandbox import Policy
 
@@ -65,6 +69,10 @@ class Runs:
     broken_mistakes: dict[tuple[str, str, str], Outcome] = field(default_factory=dict)
     """(exercise file, case's run as JSON, watch-out) -> the mistake function's outcome
     where it failed."""
+    stubs: dict[tuple[str, str, str], Outcome] = field(default_factory=dict)
+    """(learner's file, entry, exercise file) -> the ``NotImplementedError`` its first case
+    raised, where the file is a starter as shipped (:mod:`pytest_lessons.core.stubs`): the
+    lesson's other cases take it without running."""
     _graded_last: tuple[str, str] = ("", "")
     """(file, exercise file) whose outcomes are kept whole (see :meth:`_forget_others`)."""
 
@@ -131,10 +139,11 @@ class Runs:
             sandbox=self.sandbox(),
             beneath=beneath,
             answer_bytes=int(limits.answer_mb * (1 << 20)),
-            behaviour=behaviour.request(exercise, entry),
+            behaviour=behaviour.request(exercise, entry, solution),
             library=parts.code(exercise),
             work=job_work(work, pack),
             gradients=request,
+            rules=lesson_rules.request(exercise.rules),
             preload=parts.preload(exercise),
         )
 
@@ -158,7 +167,20 @@ class Runs:
         if attempt.exercise.parts == "own":  # the learner's own solutions as the library's parts
             mine = parts.code(attempt.exercise, own=True, learner=attempt.folder)
             job = dataclasses.replace(job, library=mine)
+        if attempt.case.hidden:
+            job = dataclasses.replace(job, hidden=True)
         return job
+
+    def run(self, exercise: model.Exercise, job: Job) -> Outcome:
+        """The outcome of *job* (of *exercise*), with what the grader makes of the child's data
+        before anything reads it: a gradient lesson's gradcheck verdict
+        (:func:`pytest_lessons.core.gradients.checked`)."""
+        outcome = self.runner.run(job)
+        spec = exercise.gradients
+        if outcome.kind == RETURNED and spec is not None and spec.gradcheck and job.gradients:
+            answer = gradients.checked(spec, exercise.outputs, outcome.answer)
+            outcome = dataclasses.replace(outcome, answer=answer)
+        return outcome
 
     # --- the learner's code ----------------------------------------------------------------
 
@@ -177,9 +199,20 @@ class Runs:
         self._forget_others(attempt)
         if key not in self.outcomes:
             job = self.learner_job(attempt)
-            outcome = self.runner.run(job)
+            plain = (
+                attempt.argument is None
+                and randomness.plan(attempt.exercise, case) is None
+                and _plain(job)
+            )
+            stub = (str(attempt.solution), attempt.entry, str(attempt.exercise.path))
+            if plain and stub in self.stubs:
+                self.outcomes[key] = self.stubs[stub]
+                return self.outcomes[key]
+            outcome = self.run(attempt.exercise, job)
             if outcome.kind == TIMEOUT:
                 self.timed_out.setdefault(attempt.mine, []).append((case, job.timeout))
+            if plain and _not_implemented(outcome) and _stub_file(job, attempt.entry):
+                self.stubs[stub] = outcome
             self.outcomes[key] = outcome
         return self.outcomes[key]
 
@@ -210,7 +243,7 @@ class Runs:
             answer = None
             if exercise.reference is not None:
                 job = self.job(exercise, exercise.reference, exercise.entry, inputs, expected=True)
-                outcome = self.runner.run(job)
+                outcome = self.run(exercise, job)
                 if outcome.kind == RETURNED and usable_reference(exercise, outcome.answer):
                     answer = outcome.answer
                 if answer is None:
@@ -245,7 +278,7 @@ class Runs:
                 job = self.job(
                     exercise, exercise.mistakes, watch.mistake, case.inputs, extra, draws=draws
                 )
-                outcome = self.runner.run(job)
+                outcome = self.run(exercise, job)
                 if outcome.kind == RETURNED:
                     answer = outcome.answer
                 elif attempt.solution != exercise.mistakes:
@@ -268,7 +301,7 @@ class Runs:
         if part >= 0:
             parts = split_outputs(raw, len(attempt.exercise.outputs))
             raw = parts[part] if parts is not None else None
-        if isinstance(raw, dict) and raw.get(TAG) == "tensor" and "values" in raw:
+        if tag_of(raw) == TENSOR and "values" in raw:
             raw = raw["values"]  # a tensor kind's answer: its values are the numbers
         try:
             return read_numbers(raw)
@@ -295,3 +328,27 @@ def _run_key(exercise: model.Exercise, case: model.Case) -> str:
     work = None if case.work is None else repr(case.work)
     plan = randomness.plan(exercise, case)
     return json.dumps({"inputs": case.inputs, "draws": plan, "work": work}, sort_keys=True)
+
+
+def _plain(job: Job) -> bool:
+    """A call of the entry with no harness, gradients or work count."""
+    return job.behaviour is None and job.gradients is None and job.work is None
+
+
+def _not_implemented(outcome: Outcome) -> bool:
+    return (
+        outcome.kind == RAISED
+        and outcome.phase == "call"
+        and outcome.error_type == "NotImplementedError"
+    )
+
+
+def _stub_file(job: Job, entry: str) -> bool:
+    """Whether the job's file is a starter as shipped (read as text beneath its folder, never
+    run here: :func:`pytest_lessons.core.stubs.is_stub`)."""
+    folder = job.beneath or job.solution.parent
+    try:
+        source = read_beneath(folder, job.solution.relative_to(folder), limit=MAX_STUB_BYTES)
+    except (Unreadable, ValueError, OSError):
+        return False
+    return is_stub(source, entry)

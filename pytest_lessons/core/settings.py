@@ -158,7 +158,7 @@ SETTINGS: tuple[Setting, ...] = (
         metavar="MIB",
         per_exercise=True,
         help="MiB of memory learner code may allocate in one case, on top of what torch "
-        "itself holds; 0 for no cap (default 2048; enforced on Linux).",
+        "itself holds; 0 for no cap (default 2048; enforced on Linux and Windows).",
     ),
     Setting(
         "output_cap",

@@ -21,7 +21,8 @@ from pytest_lessons.core.judge import judge
 from pytest_lessons.core.kinds import decode
 from pytest_lessons.core.runs import Runs
 from pytest_lessons.core.words import abbreviate
-from pytest_lessons.isolation.outcome import RAISED, RETURNED, TAG, Outcome
+from pytest_lessons.isolation.answers import BYTES, DICT, SET, TAG, TUPLE, type_name
+from pytest_lessons.isolation.outcome import RAISED, RETURNED, Outcome
 
 #: How many smaller inputs the shrinker may try for one failing generated case (each try runs
 #: the reference and the learner's code once).
@@ -85,7 +86,7 @@ class Shrinker:
             inputs,
             beneath=attempt.folder or attempt.solution.parent,
         )
-        outcome = self.runs.runner.run(job)
+        outcome = self.runs.run(exercise, job)
         shown = abbreviate(_rounded(view(expected)))
         if original.kind == RAISED:
             if outcome.kind == RAISED and outcome.error_type == original.error_type:
@@ -114,7 +115,7 @@ def view(answer: Any) -> Any:
     if isinstance(answer, list):
         return [view(part) for part in answer]
     if isinstance(answer, dict) and (
-        answer.get(TAG) in ("tuple", "dict", "set", "bytes") or "int64le" in answer
+        answer.get(TAG) in (TUPLE, DICT, SET, BYTES) or "int64le" in answer
     ):
         with contextlib.suppress(Exception):  # format 2's kinds, as the Python values they are
             return decode(answer)
@@ -123,7 +124,7 @@ def view(answer: Any) -> Any:
     except Exception:
         pass
     if isinstance(answer, dict) and TAG in answer:
-        kind = str(answer.get("type", answer[TAG]))
+        kind = type_name(answer)
         if "values" in answer:
             return _Shown(f"{kind}({abbreviate(_rounded(view(answer['values'])))})")
         return _Shown(f"<a {kind}>")

@@ -10,7 +10,8 @@ the words that tell "right distribution, different stream" from a wrong distribu
 * :func:`judge`: the counts against them (:func:`pytest_lessons.core.frequencies.compare`),
   once each call is found to have given its draws.
 * :func:`watch_out`: a watch-out fires on a statistical case when its mistake function, run
-  the same N times with the same seed, draws exactly the learner's counts.
+  the same N times with the same seed, draws exactly the learner's counts, or when its
+  draws from another seed fit the learner's (the mistake drawn another way).
 * :func:`stream`: a seeded case failed, but every statistical case of the lesson passed: the
   learner's draws follow the right distribution from another random stream, and the words
   name the draw the task prescribes.
@@ -21,15 +22,17 @@ returned. Timeouts, not-run and grader errors are the runner's and the grader's,
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import TYPE_CHECKING, Any
 
-from pytest_lessons.core import diagnose, frequencies, model, randomness
+from pytest_lessons.core import detectors, frequencies, model, randomness
 from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.compare import Comparison, Problem
-from pytest_lessons.core.diagnose import Diagnosis
+from pytest_lessons.core.detectors import Diagnosis
 from pytest_lessons.core.runs import Runs
-from pytest_lessons.isolation.outcome import RETURNED, TAG
+from pytest_lessons.isolation.answers import COUNTS, tag_of
+from pytest_lessons.isolation.outcome import RETURNED
 
 if TYPE_CHECKING:  # pragma: no cover - for the type checker only
     from pytest_lessons.core.watchouts import WatchOuts
@@ -68,9 +71,9 @@ def per_call(runs: Runs, exercise: model.Exercise, case: model.Case) -> int | No
             exercise, exercise.reference, exercise.entry, case.inputs, draws=(1, plan[1])
         )
         outcome = runs.runner.run(job)
-        answer = outcome.answer if outcome.kind == RETURNED else None
+        answer: Any = outcome.answer if outcome.kind == RETURNED else None
         found = None
-        if isinstance(answer, dict) and answer.get(TAG) == "counts" and "bad" not in answer:
+        if tag_of(answer) == COUNTS and "bad" not in answer:
             sizes = answer.get("sizes") or []
             if len(sizes) == 1 and sizes[0][0] >= 1:
                 found = int(sizes[0][0])
@@ -136,16 +139,66 @@ def judge(probabilities: Any, answer: Any, case: model.Case) -> Comparison:
     return frequencies.compare(probabilities or {}, answer, case.false_fail, case.draws or 0, asked)
 
 
+def _counted(answer: Any) -> bool:
+    return isinstance(answer, dict) and tag_of(answer) == COUNTS and "bad" not in answer
+
+
+def reseeded(exercise: model.Exercise, case: model.Case) -> model.Case:
+    """*case* with other seeds for its generator inputs: the draws of a mistake that are a
+    sample of its distribution independent of the learner's (drawn with the case's seed,
+    code that uses the stream another way may share some of its numbers)."""
+    inputs = dict(case.inputs)
+    for name in exercise.generators:
+        seed = inputs.get(name)
+        if type(seed) is int:
+            inputs[name] = (seed + _OTHER_SEED) % (randomness.MAX_SEED + 1)
+    return dataclasses.replace(case, inputs=inputs)
+
+
+#: What :func:`reseeded` adds to a seed: 2**64 over the golden ratio, a stride that lands
+#: far from the small seeds cases are written with.
+_OTHER_SEED = 0x9E3779B97F4A7C15
+
+
 def watch_out(watch_outs: WatchOuts, attempt: Attempt, answer: Any) -> Diagnosis | None:
-    """The watch-out whose mistake, called the case's N times with its seed, draws exactly the
-    learner's counts (the same code with the same stream: the same mistake)."""
-    for watch in attempt.exercise.watch_outs:
-        if not watch.mistake or watch.fit is not None or not watch_outs.code_fits(attempt, watch):
-            continue
-        mistake = watch_outs.runs.mistake_raw(attempt, watch, attempt.case)
-        if isinstance(mistake, dict) and mistake.get(TAG) == "counts" and mistake == answer:
+    """The watch-out whose mistake draws the learner's distribution: first, one whose mistake,
+    called the case's N times with its seed, draws exactly the learner's counts (the same code
+    with the same stream); then one whose mistake's draws from another seed fit the learner's
+    (:func:`~pytest_lessons.core.frequencies.same_distribution` at the case's false-fail
+    rate, each call giving as many draws): the mistake drawn another way, say Gumbel-max
+    where the mistake calls ``multinomial``. The learner's counts already failed the
+    reference's distribution, or no watch-out would be asked."""
+    watches = [
+        watch
+        for watch in attempt.exercise.watch_outs
+        if watch.mistake and watch.fit is None and watch_outs.code_fits(attempt, watch)
+    ]
+    runs, case = watch_outs.runs, attempt.case
+    for watch in watches:
+        mistake = runs.mistake_raw(attempt, watch, case)
+        if _counted(mistake) and mistake == answer:
             return Diagnosis(
-                watch.id, f"Watch out: {watch.message}", diagnose.WATCH_OUT, kind="watch_out"
+                watch.id, f"Watch out: {watch.message}", detectors.WATCH_OUT, kind="watch_out"
+            )
+    if not _counted(answer):
+        return None
+    other = reseeded(attempt.exercise, case)
+    for watch in watches:
+        mistake = runs.mistake_raw(attempt, watch, other)
+        if not _counted(mistake) or mistake.get("sizes") != answer.get("sizes"):
+            continue
+        if frequencies.same_distribution(answer["items"], mistake["items"], case.false_fail):
+            detail = (
+                "Your draws follow the distribution this mistake draws from, though drawn "
+                "another way: its counts and yours agree within a test that misses a true "
+                f"match with probability at most {case.false_fail:g}."
+            )
+            return Diagnosis(
+                watch.id,
+                f"Watch out: {watch.message}",
+                detectors.WATCH_OUT,
+                (detail,),
+                kind="watch_out",
             )
     return None
 
@@ -157,7 +210,12 @@ def stream(runs: Runs, attempt: Attempt, comparison: Comparison) -> Diagnosis | 
     the prescribed draw. None otherwise (a wrong type, shape or another output is its own
     mistake)."""
     exercise = attempt.exercise
-    statistical = [case for case in exercise.cases if case.draws is not None]
+    # A public case never runs a hidden one's code: that runs after every public case.
+    statistical = [
+        case
+        for case in exercise.cases
+        if case.draws is not None and (attempt.case.hidden or not case.hidden)
+    ]
     if attempt.case.draws is not None or not statistical or not exercise.generators:
         return None
     if comparison.problem != Problem.VALUES:
@@ -182,4 +240,4 @@ def stream(runs: Runs, attempt: Attempt, comparison: Comparison) -> Diagnosis | 
         "Gumbel-max or an inverse CDF each use the generator's numbers in another order. A "
         "seeded case expects the values of the prescribed call.",
     )
-    return Diagnosis(STREAM, headline, diagnose.WATCH_OUT, details, kind="watch_out")
+    return Diagnosis(STREAM, headline, detectors.WATCH_OUT, details, kind="watch_out")

@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 from pytest_lessons.core import behaviour
 from pytest_lessons.core.compare import Comparison, Problem, size_one_positions
-from pytest_lessons.core.diagnose import Diagnosis
+from pytest_lessons.core.detectors import Diagnosis
 from pytest_lessons.core.kinds import named
 from pytest_lessons.core.words import (
     HEADLINE_LIMIT,
@@ -105,7 +105,20 @@ class Failure:
     def render(self) -> str:
         """The whole text: the headline wrapped, its continuation indented, then the lines."""
         wrapped = wrap(self.headline) or [""]
-        return "\n".join([wrapped[0], *_indent(wrapped[1:]), *self.lines]).rstrip() + "\n"
+        lines = [part for line in self.lines for part in _hang(line)]
+        return "\n".join([wrapped[0], *_indent(wrapped[1:]), *lines]).rstrip() + "\n"
+
+
+def _hang(line: str) -> list[str]:
+    """A line of evidence that holds line breaks (an exception's message quoted, which the
+    learner wrote) as lines indented under its first, one step further: its text never starts
+    a line of the terminal or the report, where it could pass for the grader's own lines (a
+    summary, a verdict, another learner's header)."""
+    first, *rest = line.split("\n")
+    if not rest:
+        return [line]
+    under = first[: len(first) - len(first.lstrip())] + "  "
+    return [first, *(under + part if part.strip() else "" for part in rest)]
 
 
 @dataclass(frozen=True)
@@ -282,6 +295,11 @@ def _raised(outcome: Outcome, ctx: Context, where: str) -> Failure:
     if harness is not None:  # a harness's words, an input changed in place
         return Failure(*harness)
     name = outcome.error_type
+    rule = outcome.details.get("rule")
+    if isinstance(rule, str):  # a rule of the lesson on how the answer is computed
+        return Failure(
+            f"Follow the lesson's rule {rule}.", ["", *_indent(_traceback(outcome, ctx)[:-1])]
+        )
     if name == "NotImplementedError":
         line = outcome.frames[-1].line if outcome.frames else None
         at = f" (line {line})" if line else ""
@@ -289,7 +307,9 @@ def _raised(outcome: Outcome, ctx: Context, where: str) -> Failure:
             f"Write your solution: {ctx.slug} is not implemented yet. Open {where} and replace "
             f"`raise NotImplementedError`{at} in {ctx.entry} with your code."
         )
-    if name == "SyntaxError" or name == "IndentationError" or name == "TabError":
+    # Python could not read the file only when the error came as it was loaded: one raised
+    # by a call (compile() or exec() in solve, or `raise SyntaxError(...)`) is as any other.
+    if name in ("SyntaxError", "IndentationError", "TabError") and outcome.phase != "call":
         frame = outcome.frames[-1] if outcome.frames else None
         lines = []
         if frame:
@@ -777,7 +797,7 @@ def describe(
     shown."""
     if comparison is None:
         failure = describe_error(outcome, ctx)
-        if diagnosis is not None and diagnosis.kind == "watch_out" and diagnosis.details:
+        if diagnosis is not None and diagnosis.kind in ("watch_out", "rule") and diagnosis.details:
             # A watch-out that names a check of the lesson's harness: its words first, the
             # check's own under them.
             details = [line for detail in diagnosis.details for line in _indent(wrap(detail))]
@@ -870,6 +890,8 @@ def describe_hidden(
             what = "your answer does not have the expected type or shape"
         if comparison is not None and comparison.part:
             what += f" (in {comparison.part})"
+    elif outcome.kind == RAISED and isinstance(outcome.details.get("rule"), str):
+        what = f"your code breaks the lesson's rule {outcome.details['rule']}"
     elif outcome.kind == RAISED and behaviour.hidden_words(outcome):
         what = str(behaviour.hidden_words(outcome))
         changed = outcome.details.get("changed")

@@ -7,7 +7,7 @@ case alone must not name a mistake). A watch-out with ``fit`` has a free paramet
 is found among the author's named values, else by a search (:func:`fit.golden_section`).
 
 Every piece of code runs through :class:`~pytest_lessons.core.runs.Runs`; the words and the
-choice among several diagnoses are :mod:`~pytest_lessons.core.diagnose`'s.
+choice among several diagnoses are :mod:`~pytest_lessons.core.detectors`'s.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_lessons.core import behaviour, diagnose, fit, model
+from pytest_lessons.core import behaviour, detectors, fit, model
 from pytest_lessons.core.attempt import Attempt, sizes
 from pytest_lessons.core.compare import Numbers
-from pytest_lessons.core.diagnose import Diagnosis, Evidence
+from pytest_lessons.core.detectors import Diagnosis, Evidence
 from pytest_lessons.core.judge import judge, same_answer, same_values
 from pytest_lessons.core.kinds import same_type
 from pytest_lessons.core.runs import Runs
@@ -56,8 +56,8 @@ class WatchOuts:
             for w in watch_outs
             if w.mistake and w.fit is None and self.code_fits(attempt, w)
         }
-        generic = diagnose.detect(evidence) if any(w.detector for w in watch_outs) else None
-        return diagnose.match_watch_outs(
+        generic = detectors.detect(evidence) if any(w.detector for w in watch_outs) else None
+        return detectors.match_watch_outs(
             evidence,
             watch_outs,
             answers,
@@ -97,7 +97,7 @@ class WatchOuts:
         for watch, _ in sorted(found, key=lambda pair: not pair[1]):
             if self.consistent(attempt, watch, None):
                 return Diagnosis(
-                    watch.id, f"Watch out: {watch.message}", diagnose.WATCH_OUT, kind="watch_out"
+                    watch.id, f"Watch out: {watch.message}", detectors.WATCH_OUT, kind="watch_out"
                 )
         return None
 
@@ -114,16 +114,16 @@ class WatchOuts:
                 if not watch.message:  # the harness's words, which may hold the case's values
                     headline = outcome.message.strip()
                     return Diagnosis(
-                        watch.id, headline, diagnose.WATCH_OUT, shows_values=True, kind="watch_out"
+                        watch.id, headline, detectors.WATCH_OUT, shows_values=True, kind="watch_out"
                     )
                 return Diagnosis(
                     watch.id,
                     f"Watch out: {watch.message}",
-                    diagnose.WATCH_OUT,
+                    detectors.WATCH_OUT,
                     details=(outcome.message.strip(),),
                     kind="watch_out",
                 )
-        return Diagnosis(found, outcome.message.strip(), diagnose.WATCH_OUT, kind=CHECK)
+        return Diagnosis(found, outcome.message.strip(), detectors.WATCH_OUT, kind=CHECK)
 
     def code_fits(self, attempt: Attempt, watch: model.WatchOut) -> bool:
         """Whether the graded file's source matches *watch*'s ``code`` (True without one).
@@ -141,7 +141,7 @@ class WatchOuts:
 
     def fitted(
         self, attempt: Attempt, watch: model.WatchOut, evidence: Evidence
-    ) -> diagnose.Fitted | None:
+    ) -> detectors.Fitted | None:
         """The value of *watch*'s free parameter that gives the learner's answer on the
         attempt's case, within its bounds: the author's named values first, then a search."""
         assert watch.fit is not None
@@ -164,8 +164,8 @@ class WatchOuts:
             mine = answer(value)
             return (
                 mine is not None
-                and not diagnose.close(mine, want, rtol, atol)
-                and diagnose.close(got, mine, rtol, atol)
+                and not detectors.close(mine, want, rtol, atol)
+                and detectors.close(got, mine, rtol, atol)
             )
 
         for expression, label in watch.named:
@@ -177,7 +177,7 @@ class WatchOuts:
                 shown = fit.numeric(expression, axes)
                 if shown != words:
                     words += f" = {shown}"
-                found = diagnose.Fitted(value, f"{words}, {label}", right, expression)
+                found = detectors.Fitted(value, f"{words}, {label}", right, expression)
                 # Two expressions may give the same value on this case (√(2·2) = 2): the one
                 # that explains the other cases too is the learner's.
                 if self.consistent(attempt, watch, found):
@@ -208,14 +208,14 @@ class WatchOuts:
                 break
         else:
             return None
-        found = diagnose.Fitted(value, fit.fmt(value), right)
+        found = detectors.Fitted(value, fit.fmt(value), right)
         if not self.consistent(attempt, watch, found):
             return None
         self.fit_failed.discard(searched)
         return found
 
     def consistent(
-        self, attempt: Attempt, watch: model.WatchOut, found: diagnose.Fitted | None
+        self, attempt: Attempt, watch: model.WatchOut, found: detectors.Fitted | None
     ) -> bool:
         """Whether *watch* explains every other failing case where its mistake differs from the
         right answer (a degenerate case alone must not name a mistake). Cases whose code did
@@ -226,6 +226,10 @@ class WatchOuts:
         for case in exercise.cases:
             if case.number == attempt.case.number or case.draws is not None:
                 continue  # a statistical case's counts are matched by statistical.watch_out
+            if case.hidden:
+                # Its code runs after every public case (see the plugin's order): run here, it
+                # would run before some, whose code could print what it saw of it.
+                continue
             expected = case.expected
             if case.from_reference:
                 expected = self.runs.reference_answer(exercise, case.inputs)

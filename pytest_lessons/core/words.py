@@ -60,7 +60,11 @@ def float_text(value: float) -> str:
         return repr(value)
     for digits in range(1, 10):
         text = f"{value:.{digits}g}"
-        if struct.unpack("<f", struct.pack("<f", float(text)))[0] == value:
+        try:
+            read_back = struct.unpack("<f", struct.pack("<f", float(text)))[0]
+        except OverflowError:  # near float32's largest, a rounded text can lie beyond it
+            continue
+        if read_back == value:
             return text if len(text) < len(repr(value)) else repr(value)
     return repr(value)
 
@@ -71,8 +75,14 @@ def fmt_number(value: float, other: float | None = None) -> str:
         return str(value)
     text = _significant(value, 6)
     if other is not None and text == _significant(other, 6) and value != other:
-        if isinstance(value, int) and not -_FLOAT_MAX <= value <= _FLOAT_MAX:
-            text = _significant(value, 17)  # beyond a float: its own digits tell them apart
+        if isinstance(value, int) and (isinstance(other, int) or math.isfinite(other)):
+            # An int is told by its own digits, as many as it takes: a float's would round
+            # past 2**53 (12345678901234567890 and ...891 read the same as floats).
+            digits = str(abs(value))
+            if len(digits) <= 17:
+                text = str(value)
+            else:
+                text = _exact(value, _digits_apart(value, int(other)))
         else:
             text = float_text(float(value))
             if text == _significant(other, 6) or float(text) == other:
@@ -85,14 +95,39 @@ def fmt_number(value: float, other: float | None = None) -> str:
 _FLOAT_MAX = int(sys.float_info.max)
 
 
+def _digits_apart(value: int, other: int) -> int:
+    """How many leading digits of *value* tell it from *other* (17 at least, as for a float);
+    both are ints of at most Python's int max str digits, so their texts are cheap."""
+    mine, theirs = str(abs(value)), str(abs(other))
+    if len(mine) != len(theirs):  # 99...9 beside 10...0: every digit, or it rounds up to it
+        return max(17, len(mine))
+    differ = next((at for at, (a, b) in enumerate(zip(mine, theirs)) if a != b), len(mine))
+    return max(17, differ + 1)
+
+
 def _significant(value: float, digits: int) -> str:
     """*value* to *digits* significant digits, as ``g`` formats it; an int too large for a
     float from its own digits (at most Python's int max str digits, so its str is cheap)."""
     if not isinstance(value, int) or -_FLOAT_MAX <= value <= _FLOAT_MAX:
         return repr(float(value)) if digits > 15 else f"{value:.{digits}g}"
-    text = str(abs(value))
-    mantissa = (text[0] + "." + text[1:digits]).rstrip("0").rstrip(".")
-    return f"{'-' if value < 0 else ''}{mantissa}e+{len(text) - 1}"
+    return _exact(value, digits)
+
+
+def _exact(value: int, digits: int) -> str:
+    """*value* to *digits* significant digits in ``g``'s exponent form, from its own digits
+    (exact however large it is)."""
+    magnitude = abs(value)
+    exponent = len(str(magnitude)) - 1
+    # Rounded half to even, as ``g`` rounds: the int's digits are exact.
+    unit = 10 ** (exponent + 1 - digits)
+    kept, rest = divmod(magnitude, unit)
+    if 2 * rest > unit or (2 * rest == unit and kept % 2):
+        kept += 1
+    if kept == 10**digits:  # 9.99...5 rounds up to the next power of ten
+        kept, exponent = kept // 10, exponent + 1
+    text = str(kept)
+    mantissa = (text[0] + "." + text[1:]).rstrip("0").rstrip(".")
+    return f"{'-' if value < 0 else ''}{mantissa}e+{exponent}"
 
 
 def first_row_shape(value: Any) -> tuple[int, ...]:

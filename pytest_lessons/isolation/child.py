@@ -1,5 +1,6 @@
 """The code that runs next to learner code: load the learner's file, call the entry function,
-turn what it returns into plain data (see :mod:`pytest_lessons.isolation.outcome`).
+turn what it returns into plain data (:mod:`pytest_lessons.isolation.answers`, reported as
+:mod:`pytest_lessons.isolation.outcome` reads it).
 
 Everything here runs in the process that runs learner code (a forked or spawned child, or the
 pytest process when isolation is off), so it must assume the learner can break anything in this
@@ -27,7 +28,6 @@ import re
 import sys
 import time
 import traceback
-from array import array
 from pathlib import Path
 from typing import Any, Callable
 
@@ -36,7 +36,7 @@ try:  # imported once here, not per case: it costs a forked child ~2 ms
 except ImportError:  # Windows
     resource = None  # type: ignore[assignment]
 
-from pytest_lessons.isolation import channel, draws, drive, library, work
+from pytest_lessons.isolation import answers, channel, draws, drive, library, rules, work
 from pytest_lessons.isolation.arguments import rebuild, unframe
 from pytest_lessons.isolation.gradients import call as gradient_call
 from pytest_lessons.isolation.outcome import (
@@ -46,8 +46,6 @@ from pytest_lessons.isolation.outcome import (
     RAISED,
     RETURNED,
     SETUP,
-    TAG,
-    rectangular,
 )
 from pytest_lessons.isolation.sandbox import (
     SandboxError,
@@ -59,145 +57,8 @@ from pytest_lessons.isolation.sandbox import warm as sandbox_warm
 
 #: The learner's module is loaded under this name, so ``__name__ == "__main__"`` blocks don't run.
 MODULE_NAME = "solution"
-#: Deeper answers are not walked (they would only hit Python's recursion limit).
-MAX_DEPTH = 64
-#: Larger answers are not sent.
-MAX_ELEMENTS = 10_000_000
 #: What a spawned child writes once it is ready for its case (before any learner code runs).
 READY = b"\x00pytest-lessons ready\n"
-
-
-# --- answer encoding -----------------------------------------------------------------------
-
-
-def encode_answer(value: Any) -> Any:
-    """Turn *value* into the answer encoding of :mod:`pytest_lessons.isolation.outcome`."""
-    dense = _dense(value)
-    if dense is not None:
-        return dense
-    return _encode(value, 0, [0])
-
-
-def _qualified(obj: Any) -> str:
-    cls = type(obj)
-    module = getattr(cls, "__module__", "") or ""
-    name = getattr(cls, "__qualname__", cls.__name__)
-    return name if module == "builtins" else f"{module}.{name}"
-
-
-def _encode(value: Any, depth: int, count: list[int]) -> Any:
-    kind = type(value)
-    if kind in (bool, int, float, str) or value is None:
-        count[0] += 1
-        if count[0] > MAX_ELEMENTS:
-            raise _TooLarge
-        return value
-    if kind is list:
-        if depth >= MAX_DEPTH:
-            return {TAG: "cut", "reason": f"nested deeper than {MAX_DEPTH} levels"}
-        return [_encode(item, depth + 1, count) for item in value]
-    if isinstance(value, (tuple, dict, set, frozenset)):
-        if depth >= MAX_DEPTH:
-            return {TAG: "cut", "reason": f"nested deeper than {MAX_DEPTH} levels"}
-        return _container(value, depth, count)
-    if isinstance(value, (bytes, bytearray)):
-        count[0] += 1 + len(value) // 64
-        if count[0] > MAX_ELEMENTS:
-            raise _TooLarge
-        return {TAG: "bytes", "type": _qualified(value), "hex": bytes(value).hex()}
-    array_tag = _array_tag(value)
-    if array_tag is not None:
-        return array_tag
-    return {TAG: "object", "type": _qualified(value)}
-
-
-def _container(value: Any, depth: int, count: list[int]) -> dict[str, Any]:
-    """Tag a tuple, mapping or set so that its kind survives JSON: a mapping as [key, value]
-    pairs (its keys may be ints, tuples or bytes), a set's items sorted where they compare.
-    The base classes' own methods are called, never a subclass's (a Counter is a dict)."""
-    name = _qualified(value)
-    if isinstance(value, dict):
-        pairs = [
-            [_encode(key, depth + 1, count), _encode(item, depth + 1, count)]
-            for key, item in dict.items(value)
-        ]
-        return {TAG: "dict", "type": name, "items": pairs}
-    if isinstance(value, tuple):
-        items = [_encode(item, depth + 1, count) for item in tuple.__iter__(value)]
-        return {TAG: "tuple", "type": name, "items": items}
-    members = list(
-        frozenset.__iter__(value) if isinstance(value, frozenset) else set.__iter__(value)
-    )
-    try:
-        members = sorted(members)
-    except TypeError:  # items of kinds that do not compare: sorted by their encoding below
-        encoded = [_encode(item, depth + 1, count) for item in members]
-        encoded.sort(key=lambda item: json.dumps(item, sort_keys=True))
-        return {TAG: "set", "type": name, "items": encoded}
-    return {TAG: "set", "type": name, "items": [_encode(i, depth + 1, count) for i in members]}
-
-
-class _TooLarge(Exception):
-    pass
-
-
-def _array_tag(value: Any) -> dict[str, Any] | None:
-    """Tag a torch tensor or numpy array, with its values when they are real numbers."""
-    module = type(value).__module__ or ""
-    torch = sys.modules.get("torch")
-    if torch is not None and module.startswith("torch") and isinstance(value, torch.Tensor):
-        tag: dict[str, Any] = {
-            TAG: "tensor",
-            "type": _qualified(value),
-            "shape": list(value.shape),
-            "dtype": str(value.dtype),
-        }
-        if type(value) in (torch.Tensor, torch.nn.Parameter) and not value.is_complex():
-            tag["values"] = encode_answer(value.detach().cpu().tolist())
-        return tag
-    numpy = sys.modules.get("numpy")
-    if numpy is not None and module.startswith("numpy"):
-        if isinstance(value, numpy.ndarray):
-            tag = {
-                TAG: "ndarray",
-                "type": _qualified(value),
-                "shape": list(value.shape),
-                "dtype": f"numpy.{value.dtype}",
-            }
-            if type(value) is numpy.ndarray and value.dtype.kind in "biuf":
-                tag["values"] = encode_answer(value.tolist())
-            return tag
-        if isinstance(value, numpy.generic):
-            return {TAG: "object", "type": _qualified(value)}
-    return None
-
-
-def _dense(value: Any) -> dict[str, Any] | None:
-    """Pack a rectangular nested list of floats as raw float64, or one of ints as raw int64
-    (so an int stays an int, for the exact kinds), which is many times faster to send and
-    read than JSON for large answers; None when *value* is anything else, ints and floats
-    mixed included (the JSON path keeps each one's type)."""
-    found = rectangular(value)
-    if found is None:
-        return None
-    shape, level, kinds = found
-    if len(level) > MAX_ELEMENTS:
-        return None
-    if kinds == {int}:
-        try:
-            packed = array("q", level)
-        except OverflowError:
-            return None  # array("q") cannot hold it; the JSON path can
-        key = "int64le"
-    elif kinds == {float}:
-        packed = array("d", level)
-        key = "float64le"
-    else:
-        return None
-    if sys.byteorder != "little":  # pragma: no cover
-        packed.byteswap()
-    data = base64.b64encode(packed).decode("ascii")
-    return {TAG: "dense", "shape": list(shape), key: data}
 
 
 # --- running learner code ------------------------------------------------------------------
@@ -224,9 +85,20 @@ def run_case(
     # A work budget's counter goes up first: before the sandbox closes (torch loads with the
     # grader's rights) and before learner code loads (it cannot replace the counter's classes).
     counter = work.start(request.get("work"))
+    solution = str(request["solution"])
+    # The lesson's rules on how an answer is computed (isolation/rules.py): a breach is the
+    # case's outcome, whatever the call did after it.
+    kept = rules.prepare(request.get("rules"), lambda path: path == solution)
     try:
-        return _run_case(request, gate, counter)
+        result = _run_case(request, gate, counter, kept)
+        broken = kept.outcome() if kept is not None else None
+        if broken is not None and result.get("kind") in (RETURNED, RAISED, SETUP):
+            broken["seconds"] = result.get("seconds", 0.0)
+            return broken
+        return result
     finally:
+        if kept is not None:
+            kept.undo()
         work.stop(counter)
         undo()
 
@@ -237,7 +109,10 @@ def _drive(plan: drive.Plan, module: Any, function: Any, *arguments: Any) -> Any
 
 
 def _run_case(
-    request: dict[str, Any], gate: Callable[[bytes], None] | None, counter: work.Counter | None
+    request: dict[str, Any],
+    gate: Callable[[bytes], None] | None,
+    counter: work.Counter | None,
+    kept: rules.Rules | None = None,
 ) -> dict[str, Any]:
     solution = str(request["solution"])
     folder = Path(request.get("folder") or Path(solution).parent)
@@ -283,6 +158,11 @@ def _run_case(
             harness = request["behaviour"].get("harness") or {}
             return drive.harness_bug(exc, str(harness.get("file", "")))
 
+    if kept is not None:  # a loop where the lesson forbids them; guards on forbidden calls
+        static = kept.static(source, solution, str(request["entry"]))
+        if static is not None:
+            return static
+        kept.guard()
     # Tracebacks show the learner's lines from these bytes: the file itself is not opened.
     lines = source.decode("utf-8", errors="replace").splitlines(keepends=True)
     linecache.cache[solution] = (len(source), None, lines, solution)
@@ -314,7 +194,7 @@ def _run_case(
         )
         return {"kind": SETUP, "error_type": "no_entry", "message": entry, "names": names}
     if not callable(function):
-        return {"kind": SETUP, "error_type": "not_callable", "message": _qualified(function)}
+        return {"kind": SETUP, "error_type": "not_callable", "message": answers.qualified(function)}
     inputs = request["inputs"]
     try:
         if plan is None or plan.harness is None:  # a harness makes its own calls
@@ -338,7 +218,9 @@ def _run_case(
     started = time.perf_counter()
     try:
         if statistical is not None:
-            answer = draws.draw(function, inputs, arguments, statistical, encode_answer)
+            # Each draw through the harness's drive and the mutation rules, as one call is.
+            drawing = function if plan is None else plan.drawing(module, function)
+            answer = draws.draw(drawing, inputs, arguments, statistical, answers.encode)
         elif gradients:
             answer = gradient_call(function, arguments, gradients, spare)
         elif counter is not None:
@@ -363,9 +245,7 @@ def _run_case(
         if what != "answer":
             return drive.result(plan, what, answer, seconds)
     try:
-        encoded = encode_answer(answer) if statistical is None else answer
-    except _TooLarge:
-        encoded = {TAG: "cut", "reason": f"more than {MAX_ELEMENTS:,} values"}
+        encoded = answers.encode(answer) if statistical is None else answer
     except BaseException as exc:  # a learner's tensor subclass can raise from anything
         _pass_through(exc, debug)
         return _raised(
@@ -670,7 +550,7 @@ def write_result(result: dict[str, Any], path: str, limit: int | None = None) ->
             f"larger than the grader accepts ({len(data) / mib:.1f} MiB; the limit is "
             f"{limit / mib:g} MiB, --lesson-answer-size)"
         )
-        data = json.dumps({"kind": RETURNED, "answer": {TAG: "cut", "reason": reason}}).encode()
+        data = json.dumps({"kind": RETURNED, "answer": answers.cut(reason)}).encode()
     if _CHANNEL is not None:
         channel.write(_CHANNEL, data)
         return

@@ -5,6 +5,8 @@ pack_generator`) carries a plan, ``{"n": N, "output": i}``. Then the child makes
 from the case's seed and passes it to all N calls, so the calls continue one random stream, as
 a sampling loop does (a function that reseeds the generator draws the same value N times, and
 fails, as it should). Every other input is rebuilt for each call (fresh objects, as always).
+In a lesson with a harness, each call is one of its ``drive()`` with the mutation rules
+checked (:meth:`pytest_lessons.isolation.drive.Plan.drawing`), as an ordinary case's one call.
 
 Each call's answer (or its output *i*, when the function returns several values) is ints: a
 Python int, a (nested) list of ints, or an integer torch tensor; every element is one draw.
@@ -22,7 +24,7 @@ than asked fails, whatever its counts.
 A call whose answer is not ints ends the loop: the tag then says which call it was and carries
 that answer, encoded, under ``"bad"`` (``{"call": 3, "answer": ...}``), so the learner is told
 what came back. Like every answer, the tag is untrusted data for the judge
-(:func:`pytest_lessons.isolation.outcome.valid_answer` checks it).
+(:func:`pytest_lessons.isolation.answers.valid_answer` checks it).
 
 :class:`Tally` is the counting itself, for any code that makes a statistical case's calls.
 """
@@ -32,8 +34,8 @@ from __future__ import annotations
 import sys
 from typing import Any, Callable
 
+from pytest_lessons.isolation.answers import COUNTS, TAG
 from pytest_lessons.isolation.arguments import ARG, rebuild
-from pytest_lessons.isolation.outcome import TAG
 
 
 def plan(inputs: list[Any]) -> tuple[int, int, int] | None:
@@ -75,7 +77,7 @@ class Tally:
     def tag(self, bad: dict[str, Any] | None = None) -> dict[str, Any]:
         """The counts tag of the calls counted so far; *bad*: the call that was not ints."""
         tag = {
-            TAG: "counts",
+            TAG: COUNTS,
             "calls": self.calls,
             "items": sorted([k, c] for k, c in self.counts.items()),
             "sizes": self.sizes,

@@ -116,9 +116,12 @@ class Learner:
         shown = object.__getattribute__(self, "_shown")
         names = defined(module)
         has = ", ".join(f"`{n}`" for n in names) if names else "nothing public"
-        check = "undefined-" + re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+        target = alias.get(name, name)
+        check = "undefined-" + re.sub(r"[^a-z0-9]+", "-", target.lower()).strip("-")
+        # A stand-in (only author files have one besides the entry) is named as the file spells it.
+        uses = "the lesson uses it" if target == name else f"it stands in for `{name}`"
         raise LessonFailure(
-            f"Define `{name}` in {shown}: the lesson uses it, and the file defines {has}.",
+            f"Define `{target}` in {shown}: {uses}, and the file defines {has}.",
             check=check[:64].rstrip("-"),
         ) from None
 
@@ -175,6 +178,23 @@ class Plan:
             return drive(Learner(module, self.alias, shown), *arguments)
         finally:
             work.PAUSED[0] = 0  # a block the harness left open ends with its drive
+
+    def drawing(self, module: types.ModuleType, function: Any) -> Callable[..., Any]:
+        """One call of a statistical case, as :func:`pytest_lessons.isolation.draws.draw`
+        makes N of them: through :meth:`call` (the harness's drive, its checks on every
+        call) and :meth:`answer` (the observables, the ``unchanged`` inputs checked), so
+        that each draw is graded as an ordinary case's one call. A call whose inputs or
+        observables break the rules raises :class:`Stopped`, which :func:`raised` reports
+        as :func:`result` does."""
+
+        def call(*arguments: Any) -> Any:
+            given = list(arguments)
+            what, found = self.answer(self.call(module, function, given), given)
+            if what != "answer":
+                raise Stopped(what, found)
+            return found
+
+        return call
 
     def answer(self, returned: Any, arguments: list[Any]) -> tuple[str, Any]:
         """``("answer", value)``: the value to encode, the observables in order; or
@@ -247,6 +267,17 @@ class Plan:
 
 class _HarnessBroken(Exception):
     """The harness cannot be used as it is (no drive function, wrong observables)."""
+
+
+class Stopped(Exception):
+    """One call of a statistical case changed an ``unchanged`` input (*what* is
+    ``"changed"``) or its harness returned other observables (``"bug"``): the loop of draws
+    ends there, and the case's outcome is :func:`result`'s for *what* and *found*."""
+
+    def __init__(self, what: str, found: Any) -> None:
+        super().__init__(what)
+        self.what = what
+        self.found = found
 
 
 def prepare(behaviour: dict[str, Any], fresh: Callable[[], list[Any]]) -> Plan:
@@ -399,6 +430,8 @@ def raised(
     module docstring): *learner* is the child's usual outcome of it, kept for the learner's
     exceptions with the harness's frames left out; an input changed in place is told first,
     as the likelier cause of what followed."""
+    if isinstance(exc, Stopped):  # raised by the grader's own loop: never the learner's
+        return result(plan, exc.what, exc.found, seconds)
     owner = plan.owner(exc, inside)
     if owner != "bug":
         what, found = plan.answer(None, arguments)

@@ -5,12 +5,14 @@ Runs in the process that runs learner code, after the arguments are built and th
 loaded; it knows nothing of expected answers. :func:`call` stands in for the plain call of
 the entry function when a job carries a ``gradients`` request:
 
-``{"mode": "autograd", "grad": [0, 1], "seed": 3, "observe": "all", "gradcheck": true}``
+``{"mode": "autograd", "grad": [0, 1], "seed": 3, "observe": "all", "gradcheck": {...}}``
     the arguments at ``grad`` (floating tensors) require grad; the entry's output is
     back-propagated with an upstream gradient drawn in its shape, and the answer is the tuple
-    ``(output, grad 0, grad 1, ...)`` (``observe = "grads"``: the gradients alone), then
-    gradcheck's verdict: ``"passed"`` or what failed (``"grad of x at [1, 2]"``: the input,
-    and the element whose gradient is furthest from the finite differences).
+    ``(output, grad 0, grad 1, ...)`` (``observe = "grads"``: the gradients alone), then, with
+    ``gradcheck``, what a finite-difference check needs (:func:`probes`): the forward at
+    inputs moved by a small step and the backward's Jacobian rows. No verdict is made here:
+    this process runs learner code, which could replace ``torch.autograd.gradcheck`` or any
+    other function; the grader judges the data (:func:`pytest_lessons.core.gradients.checked`).
 ``{"mode": "by_hand", "count": 3, "upstream": {"index": 3, "shape": [[0, 0], [1, 0]]}}``
     the entry is a backward: it gets the drawn upstream gradient at argument ``index`` and
     its answer, the gradients, is returned as a tuple of ``count`` (one gradient returned
@@ -26,14 +28,8 @@ when a job asks for gradients.
 from __future__ import annotations
 
 import importlib
-import math
 from collections.abc import Callable, Sequence
 from typing import Any
-
-#: gradcheck's own tolerances and step (float64).
-EPS, ATOL, RTOL = 1e-6, 1e-5, 1e-3
-#: The most elements of an input probed one by one for where gradcheck failed.
-MAX_PROBED = 4096
 
 
 def _torch() -> Any:
@@ -73,8 +69,8 @@ def call(
 ) -> Any:
     """The observables of *function* on *arguments* under the gradient *request* (see the
     module's docstring), as plain Python values for the answer's encoding; *spare*, a second
-    set of the same arguments built beside them, is gradcheck's (the call may have changed
-    the first)."""
+    set of the same arguments built beside them before learner code loaded, is where
+    :func:`probes` starts from (the call may have changed the first)."""
     upstream = request.get("upstream")
     if request.get("mode") == "by_hand":
         if upstream is not None:
@@ -109,13 +105,7 @@ def call(
         return tuple(grads)
     observed = [output.detach() if isinstance(output, torch.Tensor) else output, *grads]
     if request.get("gradcheck"):
-        names = list(request.get("names") or [])
-        verdict = gradcheck(function, spare or arguments, indices, request["seed"])
-        if verdict.startswith("grad of #"):
-            number, _, rest = verdict[len("grad of #") :].partition(" ")
-            name = names[int(number)] if int(number) < len(names) else number
-            verdict = f"grad of {name}{' ' + rest if rest else ''}"
-        observed.append(verdict)
+        observed.append(probes(function, spare or arguments, indices, request["gradcheck"]))
     return tuple(observed)
 
 
@@ -134,75 +124,80 @@ def named_gradients(output: Any, tensors: dict[str, Any], seed: int) -> dict[str
     return {n: None if g is None else g.detach() for n, g in zip(names, found)}
 
 
-def gradcheck(
-    function: Callable[..., Any], arguments: Sequence[Any], indices: Sequence[int], seed: int
-) -> str:
-    """``torch.autograd.gradcheck`` of *function* with respect to the arguments at *indices*
-    (float64: only there are its finite differences meaningful), the others held fixed:
-    ``"passed"``, ``"grad of <argument number> at [i, j]"`` for the first input whose gradient
-    disagrees (where, with the drawn upstream gradient, the backward is furthest from the
-    finite differences of the forward), or what raised."""
+def probes(
+    function: Callable[..., Any],
+    arguments: Sequence[Any],
+    indices: Sequence[int],
+    check: dict[str, Any],
+) -> Any:
+    """What the grader's finite-difference check of *function* needs, as data (the check and
+    its verdict are the grader's: :func:`pytest_lessons.core.gradients.checked`), with respect
+    to the arguments at *indices* (float64), the others held fixed. *check* is the request's
+    ``{"eps": 1e-06, "rows": 4096, "entries": 65536}``.
+
+    The output's flat elements at ``spread(m, rows)`` are the Jacobian's rows; an input's flat
+    elements at ``spread(n, max(1, min(rows, entries // len(rows))))`` its columns. For each
+    input, in order, a tuple ``(plus, minus, jacobian)`` of nested lists: the rows of the
+    forward's output at the input moved by +eps and -eps at each column, one list per column,
+    and the backward's gradient of each row at the columns, one list per row. When learner
+    code raises here: ``"raises <type>: <first line>"``; None when the forward gives no tensor.
+    """
     torch = _torch()
+    eps = float(check["eps"])
     fixed = list(arguments)
-    leaves = [fixed[i].detach().clone().requires_grad_(True) for i in indices]
-
-    def forward(*grads: Any) -> Any:
-        values = list(fixed)
-        for i, g in zip(indices, grads):
-            values[i] = g
-        return function(*values)
-
     try:
-        torch.autograd.gradcheck(forward, tuple(leaves), eps=EPS, atol=ATOL, rtol=RTOL)
-    except importlib.import_module("torch.autograd.gradcheck").GradcheckError as error:
-        text = str(error)
-        marker = "with respect to input "
-        at = text.find(marker)
-        number = int(text[at + len(marker) :].split(",")[0].split()[0]) if at >= 0 else 0
-        return f"grad of #{number}{_worst(forward, leaves, number, seed)}"
+        leaves = [fixed[i].detach().clone().requires_grad_(True) for i in indices]
+
+        def forward(*values: Any) -> Any:
+            called = list(fixed)
+            for i, value in zip(indices, values):
+                called[i] = value
+            return function(*called)
+
+        output = forward(*leaves)
+        if not isinstance(output, torch.Tensor):
+            return None
+        flat = output.reshape(-1)
+        rows = spread(flat.numel(), int(check["rows"]))
+        limit = max(1, min(int(check["rows"]), int(check["entries"]) // max(1, len(rows))))
+        # The backward of each row: its gradient with respect to every input at once.
+        analytic: list[list[Any]] = []
+        for row in rows:
+            if flat.requires_grad:
+                found = torch.autograd.grad(flat[row], leaves, retain_graph=True, allow_unused=True)
+            else:  # nothing reaches the inputs: their gradients are zero, as gradcheck takes it
+                found = (None,) * len(leaves)
+            analytic.append([None if g is None else g.detach().reshape(-1) for g in found])
+        answer = []
+        with torch.no_grad():
+            for k, base in enumerate(leaf.detach() for leaf in leaves):
+                columns = spread(base.numel(), limit) if rows else []
+                moved: tuple[list[Any], list[Any]] = ([], [])
+                for column in columns:
+                    for step, into in ((eps, moved[0]), (-eps, moved[1])):
+                        values = [leaf.detach() for leaf in leaves]
+                        shifted = base.clone().reshape(-1)
+                        shifted[column] += step
+                        values[k] = shifted.reshape(base.shape)
+                        value = forward(*values)
+                        into.append(value.detach().reshape(-1)[rows].double().tolist())
+                jacobian = [
+                    grads[k][columns].tolist()
+                    if grads[k] is not None and columns
+                    else [0.0] * len(columns)
+                    for grads in analytic
+                ]
+                answer.append((moved[0], moved[1], jacobian))
+        return tuple(answer)
     except Exception as error:  # the learner's code fails only here (a dtype it hard-codes)
         first = (str(error).splitlines() or [""])[0][:200]
         return f"raises {type(error).__name__}: {first}"
-    return "passed"
 
 
-def _worst(forward: Callable[..., Any], leaves: list[Any], number: int, seed: int) -> str:
-    """`` at [i, j]``: the element of input *number* where the backward's vector-Jacobian
-    product with a drawn upstream gradient is furthest from the forward's central difference
-    (empty when it cannot be told)."""
-    torch = _torch()
-    try:
-        output = forward(*leaves)
-        upstream = draw(seed, output.shape)
-        (analytic,) = torch.autograd.grad((output * upstream).sum(), leaves[number])
-        base = leaves[number].detach()
-        if base.numel() > MAX_PROBED:
-            return ""
-        worst, where = -1.0, None
-        with torch.no_grad():
-            for flat in range(base.numel()):
-                index = list(_unravel(flat, list(base.shape)))
-                step = torch.zeros_like(base).view(-1)
-                step[flat] = EPS
-                step = step.view(base.shape)
-                args = [leaf.detach() for leaf in leaves]
-                args[number] = base + step
-                up = float((forward(*args) * upstream).sum())
-                args[number] = base - step
-                down = float((forward(*args) * upstream).sum())
-                numeric = (up - down) / (2 * EPS)
-                value = float(analytic.reshape(-1)[flat])
-                gap = abs(value - numeric) - (ATOL + RTOL * abs(numeric))
-                if math.isnan(gap) or gap > worst:
-                    worst, where = (math.inf if math.isnan(gap) else gap), index
-        return "" if where is None else f" at [{', '.join(str(i) for i in where)}]"
-    except Exception:  # a failure here only loses the position
-        return ""
-
-
-def _unravel(flat: int, shape: list[int]) -> list[int]:
-    index = []
-    for size in reversed(shape):
-        index.append(flat % size)
-        flat //= size
-    return list(reversed(index))
+def spread(count: int, limit: int) -> list[int]:
+    """The flat positions probed of *count* elements: all of them up to *limit*, else *limit*
+    of them spread evenly (the grader's :func:`pytest_lessons.core.gradients.spread`, which
+    must agree)."""
+    if count <= limit:
+        return list(range(count))
+    return [step * count // limit for step in range(limit)]

@@ -4,38 +4,14 @@ An :class:`Outcome` is all the judge (compare, diagnose, report) ever sees of le
 built from a JSON-compatible dict, whichever way the code ran (forked child, spawned child or, for
 debugging, in-process), so nothing the learner made reaches the judge.
 
-Answer encoding: lists, ints, floats (NaN and infinities included), bools, strings and None stand
-for themselves. Anything else is a *tag*, a dict with the key ``"$"``:
-
-``{"$": "dense", "shape": [2, 3], "float64le": "..."}``
-    a rectangular nested list (or tuple) of floats, packed as base64 float64 (``"int64le"``
-    for one of ints that fit in 64 bits: the ints stay ints);
-``{"$": "tuple", "type": "tuple", "items": [...]}``
-    a tuple (or a subclass, named by ``type``) that is not a block of numbers;
-``{"$": "dict", "type": "dict", "items": [[key, value], ...]}``
-    a mapping, as pairs so that keys of any kind (ints, tuples, bytes) survive JSON;
-``{"$": "set", "type": "set", "items": [...]}``
-    a set or frozenset, its items sorted where they can be;
-``{"$": "bytes", "type": "bytes", "hex": "6869"}``
-    bytes or a bytearray;
-
-``{"$": "tensor", "type": "torch.Tensor", "shape": [2, 2], "dtype": "torch.float64",
-"values": [...]}``
-    a torch tensor or numpy array (``"$": "ndarray"``), with its values when they are real numbers;
-``{"$": "object", "type": "builtins.dict"}``
-    any other object, never inspected further;
-``{"$": "cut", "reason": "..."}``
-    the answer was too large or too deep to send;
-``{"$": "counts", "calls": 20000, "items": [[category, count], ...], "sizes": [[1, 20000]]}``
-    a statistical case's draws, counted, and each call's number of draws, run-length coded
-    (:mod:`pytest_lessons.isolation.draws`).
+The answer (:attr:`Outcome.answer`) is in the answer encoding of
+:mod:`pytest_lessons.isolation.answers`, which checks it (:func:`~pytest_lessons.isolation
+.answers.valid_answer`) before an outcome is made of it.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
-import math
 import re
 import sys
 from collections.abc import Iterator
@@ -43,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 
+from pytest_lessons.isolation import answers
 from pytest_lessons.isolation import text as _text_boundary
 from pytest_lessons.isolation.text import all_plain, learner_data, learner_text
 from pytest_lessons.isolation.work import believable as believable_work
@@ -77,37 +54,11 @@ TIMEOUT = OutcomeKind.TIMEOUT
 DIED = OutcomeKind.DIED
 INTERNAL = OutcomeKind.INTERNAL
 
-TAG = "$"
-
 
 def clean_text(text: str) -> str:
     """*text* without terminal escape sequences or control characters (a lone CR becomes LF),
     its lines kept: :func:`pytest_lessons.isolation.text.learner_text`, the one boundary."""
     return learner_text(text, _text_boundary.OUTPUT)
-
-
-def rectangular(value: Any) -> tuple[tuple[int, ...], list[Any], set[type]] | None:
-    """Shape, row-major values and value types of a rectangular nested list (or tuple) of ints
-    and floats, found level by level in C-speed passes; None for anything else (bools, ragged
-    rows, other types, an empty list), which the caller then walks slowly to say exactly what is
-    wrong."""
-    if type(value) not in (list, tuple):
-        return None
-    shape: list[int] = []
-    level: list[Any] = [value]
-    kinds: set[type] = {type(value)}
-    while kinds <= {list, tuple}:
-        lengths = set(map(len, level))
-        if len(lengths) != 1:
-            return None
-        shape.append(lengths.pop())
-        level = list(itertools.chain.from_iterable(level))
-        if not level:
-            return None
-        kinds = set(map(type, level))
-    if not kinds <= {int, float}:
-        return None
-    return tuple(shape), level, kinds
 
 
 @dataclass(frozen=True)
@@ -289,8 +240,6 @@ HARNESS_DETAILS = frozenset({"failure", "call", "changed", "bug"})
 #: The id a harness's :class:`~pytest_lessons.isolation.drive.LessonFailure` gives its check
 #: (``not-a-parameter``), as a result file may carry it.
 CHECK_ID = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
-#: Nesting an answer may have (the child cuts at 64 levels; tags add a few).
-ANSWER_DEPTH = 80
 #: What a result that cannot be believed becomes: the case's own failure.
 UNREADABLE = "the answer it left could not be read"
 
@@ -303,7 +252,7 @@ def too_large(size: int, limit: int) -> Outcome:
         f"larger than the grader accepts ({size / mib:.1f} MiB; the limit is {limit / mib:g} "
         "MiB, --lesson-answer-size)"
     )
-    return Outcome(kind=RETURNED, answer={TAG: "cut", "reason": reason})
+    return Outcome(kind=RETURNED, answer=answers.cut(reason))
 
 
 #: The resource limits of a process that are no setting of a run, by the names that
@@ -427,7 +376,7 @@ def too_many(values: int, most: int) -> Outcome:
         f"more values than the grader reads: {values:,}; the limit is {most:,}, one per "
         f"{BYTES_PER_VALUE} bytes of --lesson-answer-size"
     )
-    return Outcome(kind=RETURNED, answer={TAG: "cut", "reason": reason})
+    return Outcome(kind=RETURNED, answer=answers.cut(reason))
 
 
 def from_untrusted(data: bytes | None, limit: int, seconds: float = 0.0) -> Outcome:
@@ -478,7 +427,7 @@ def _believable(data: Any) -> Outcome | None:
     if kind not in CHILD_KINDS:
         return None
     if kind == RETURNED:
-        if "answer" not in data or not valid_answer(data["answer"]):
+        if "answer" not in data or not answers.valid_answer(data["answer"]):
             return None
         details = data.get("details")
         kept: dict[str, Any] = {}
@@ -582,170 +531,13 @@ def _details(details: Any) -> dict[str, Any]:
                 "was": _text(changed.get("was", ""), 200),
                 "now": _text(changed.get("now", ""), 200),
             }
+    rule, broke = details.get("rule"), details.get("broke")
+    if isinstance(rule, str) and CHECK_ID.fullmatch(rule) and isinstance(broke, str):
+        # A rule of the lesson that the code broke (isolation/rules.py).
+        kept["rule"], kept["broke"] = rule, broke[:200]
     denied = details.get("denied")
     if isinstance(denied, dict):
         kept["denied"] = {
             k: v[:1000] for k, v in denied.items() if k in ("path", "action") and isinstance(v, str)
         }
     return kept
-
-
-_TAG_TEXT = {
-    "tensor": ("type", "dtype"),
-    "ndarray": ("type", "dtype"),
-    "object": ("type",),
-    "tuple": ("type",),
-    "set": ("type",),
-    "dict": ("type",),
-    "bytes": ("type",),
-}
-#: The tags that hold other answers in their ``items``.
-_CONTAINERS = frozenset({"tuple", "set", "dict"})
-_HEX = re.compile(r"[0-9a-f]*")
-
-
-#: What json.loads makes that holds no other value.
-_SCALARS = frozenset({bool, int, float, str, type(None)})
-
-
-def valid_answer(answer: Any) -> bool:
-    """Whether *answer* is in the answer encoding (see the module docstring), so that the
-    judge can read it whatever its values: JSON types, nested at most :data:`ANSWER_DEPTH`
-    levels, tags with fields of their own types. Walked without recursion, and with no
-    Python object made per value: a list of plain values is checked in one C-speed pass,
-    and only the lists and tags within a list wait on the walk's stack.
-
-    On the way, each tag's text (a type's name, a dtype, why it was cut: what the words quote)
-    is made plain in place by the boundary for learner text (:mod:`~pytest_lessons.isolation
-    .text`), in the one walk the answer gets; the answer's own strings are its values, which
-    the judge compares and the words quote with ``repr``."""
-    stack: list[tuple[Any, int]] = [(answer, 0)]
-    while stack:
-        value, depth = stack.pop()
-        if depth > ANSWER_DEPTH:
-            return False
-        kind = type(value)
-        if kind in _SCALARS:
-            continue  # NaN and infinities are answers too
-        if kind is list:
-            if set(map(type, value)) <= _SCALARS:
-                continue
-            inner = depth + 1
-            for item in value:
-                if type(item) not in _SCALARS:
-                    stack.append((item, inner))
-            continue
-        if kind is not dict:
-            return False
-        tag = value.get(TAG)
-        if tag == "dense":
-            if not _valid_dense(value):
-                return False
-        elif tag in _TAG_TEXT:
-            if not all(isinstance(value.get(k, ""), str) for k in _TAG_TEXT[tag]):
-                return False
-            _plain_tag(value, _TAG_TEXT[tag])
-            if tag in ("tensor", "ndarray"):
-                if not _valid_shape(value.get("shape")):
-                    return False
-                if "values" in value:
-                    stack.append((value["values"], depth + 1))
-            elif tag in _CONTAINERS:
-                items = value.get("items")
-                if not isinstance(items, list):
-                    return False
-                if tag == "dict":
-                    if not all(type(pair) is list and len(pair) == 2 for pair in items):
-                        return False
-                    for pair in items:
-                        for part in pair:
-                            if type(part) not in _SCALARS:
-                                stack.append((part, depth + 1))
-                else:
-                    stack.append((items, depth))  # its items: one level below this tag
-            elif tag == "bytes":
-                data = value.get("hex")
-                if not isinstance(data, str) or len(data) % 2 or not _HEX.fullmatch(data):
-                    return False
-        elif tag == "counts":
-            if not _valid_counts(value):
-                return False
-            if "bad" in value:
-                stack.append((value["bad"]["answer"], depth + 1))
-        elif tag == "cut":
-            if not isinstance(value.get("reason", ""), str):
-                return False
-            _plain_tag(value, ("reason",))
-        else:
-            return False
-    return True
-
-
-def _plain_tag(tag: dict[str, Any], keys: tuple[str, ...]) -> None:
-    """*tag*'s text fields *keys* made plain on one line, in place (see :func:`valid_answer`)."""
-    for key in keys:
-        if key in tag:
-            tag[key] = learner_text(tag[key], _text_boundary.NAME, lines=False)
-
-
-def _valid_counts(tag: dict[str, Any]) -> bool:
-    """A statistical case's counts (:mod:`pytest_lessons.isolation.draws`): whole numbers,
-    each category drawn at least once, and each call's number of draws (``sizes``, run-length
-    coded) adding up to the calls and the counts the tag says."""
-    items, sizes, bad, calls = tag.get("items"), tag.get("sizes"), tag.get("bad"), tag.get("calls")
-    if type(calls) is not int or not isinstance(items, list) or not isinstance(sizes, list):
-        return False
-    if bad is not None and not (
-        type(bad) is dict and type(bad.get("call")) is int and "answer" in bad
-    ):
-        return False
-    if not all(
-        type(pair) is list
-        and len(pair) == 2
-        and type(pair[0]) is int
-        and type(pair[1]) is int
-        and pair[1] >= 1
-        for pair in itertools.chain(items, sizes)
-    ):
-        return False
-    if any(size < 0 for size, _ in sizes):
-        return False
-    drawn = sum(count for _, count in items)
-    return bool(sum(n for _, n in sizes) == calls and sum(s * n for s, n in sizes) == drawn)
-
-
-def _valid_shape(shape: Any) -> bool:
-    return (
-        isinstance(shape, list)
-        and len(shape) <= ANSWER_DEPTH
-        and all(type(s) is int and s >= 0 for s in shape)
-    )
-
-
-def _valid_dense(tag: dict[str, Any]) -> bool:
-    """A dense tag whose data holds exactly its shape's float64 (or int64) values."""
-    data = tag.get("float64le", tag.get("int64le"))
-    if "float64le" in tag and "int64le" in tag:
-        return False
-    shape = tag.get("shape")
-    if not isinstance(data, str) or not data.isascii() or not _valid_shape(shape):
-        return False
-    assert isinstance(shape, list)
-    if len(data) % 4:
-        return False
-    padding = 2 if data.endswith("==") else 1 if data.endswith("=") else 0  # no copy made
-    return len(data) // 4 * 3 - padding == 8 * math.prod(shape)
-
-
-def as_lists(answer: Any) -> Any:
-    """*answer* with every tuple tag (through lists and tuple tags) turned back into a list:
-    the reading of format version 1, where a tuple is a list (``return out, cache``)."""
-    if type(answer) is list:
-        return [as_lists(item) for item in answer]
-    if (
-        type(answer) is dict
-        and answer.get(TAG) == "tuple"
-        and isinstance(answer.get("items"), list)
-    ):
-        return [as_lists(item) for item in answer["items"]]
-    return answer

@@ -8,8 +8,9 @@ Three runners, one contract:
 * :class:`SpawnRunner` (the default on Windows and macOS): a new Python per case. Each
   case pays for ``import torch`` again (a second or two), so a few Pythons are started ahead and
   import it while earlier cases run; a Python gets :data:`SPAWN_GRACE` seconds to be ready, and
-  the case's clock starts when it is handed over. Processes the learner starts are not killed
-  with it on Windows.
+  the case's clock starts when it is handed over. On Windows each of them is held in a Job
+  Object (:mod:`pytest_lessons.isolation.jobs`): the case's memory cap, and every process it
+  started ended with it.
 * :class:`InProcessRunner` (``--lesson-isolation=off``): learner code runs in the pytest process
   so ``breakpoint()`` and ``--pdb`` work. Never for grading: the learner's code can then see the
   expected answers and end the session.
@@ -38,7 +39,7 @@ from pathlib import Path
 from typing import Any, cast
 
 # The job's input encoding, which the core packs (see arguments.py).
-from pytest_lessons.isolation import channel, walls
+from pytest_lessons.isolation import channel, jobs, walls
 from pytest_lessons.isolation.arguments import DTYPES as DTYPES
 from pytest_lessons.isolation.arguments import blob_key, frame
 from pytest_lessons.isolation.arguments import pack_array as pack_array
@@ -60,6 +61,7 @@ from pytest_lessons.isolation.library import Library
 from pytest_lessons.isolation.outcome import (
     DIED,
     INTERNAL,
+    RAISED,
     RETURNED,
     SETUP,
     TIMEOUT,
@@ -132,6 +134,13 @@ class Job:
     ``{}``, or ``{"also": [inputs]}`` to count a call on those smaller inputs too."""
     gradients: dict[str, Any] | None = None
     """A gradient case's request (:mod:`pytest_lessons.isolation.gradients`); None: a call."""
+    hidden: bool = False
+    """A hidden case's job: a pool starts it only once no other job is queued or running, so
+    no code that runs after it, or beside it, can print what it observed of it (the time it
+    took, the process ids it used up). Not part of the request."""
+    rules: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """The lesson's rules on how the answer is computed: (id, forbidden names or ``loop``)
+    each (see :mod:`pytest_lessons.isolation.rules`)."""
     preload: tuple[str, ...] = ()
     """Modules the code needs imported before it runs, besides the runner's own *preload*
     (the lesson's ``preload``): imported once by a fork worker (:meth:`Runner.preload`), and
@@ -158,6 +167,11 @@ class Job:
             **({"library": self.library.request()} if self.library is not None else {}),
             **({"work": self.work} if self.work is not None else {}),
             **({"gradients": self.gradients} if self.gradients is not None else {}),
+            **(
+                {"rules": [{"id": i, "forbid": list(names)} for i, names in self.rules]}
+                if self.rules
+                else {}
+            ),
             **extra,
         }
 
@@ -341,11 +355,24 @@ class Ended:
                 outcome = replace(outcome, exit_code=self.exit_code, signal=self.signal_name)
         if self.used > self.budget and self.gate == "open" and outcome.kind != TIMEOUT:
             outcome = over_disk(self.used, self.budget, self.seconds)
-        elif self.memory and self.gate == "open":
+        elif self.memory and self.gate == "open" and not _refused_memory(outcome):
             # Whatever it answered or however it ended (a killed process it started, or
-            # itself): the case took more memory than it may, and is told so.
+            # itself): the case took more memory than it may, and is told so. A refusal its
+            # own code raised (Windows' Job Object refuses, it does not kill) keeps its line.
             outcome = over_memory(self.seconds)
         return outcome.with_output(clean_text(self.output), self.output_cut)
+
+
+#: Words of torch's allocator when the system refuses it memory (Linux, Windows).
+_REFUSED = ("can't allocate memory", "not enough memory")
+
+
+def _refused_memory(outcome: Outcome) -> bool:
+    """Whether *outcome* is learner code's own failed allocation, with its traceback: a
+    ``MemoryError``, or torch's allocator saying it got no memory."""
+    if outcome.kind != RAISED:
+        return False
+    return outcome.error_type == "MemoryError" or any(w in outcome.message for w in _REFUSED)
 
 
 def collect(
@@ -847,7 +874,7 @@ class SpawnRunner(Runner):
         self.base = preload
         """What every Python imports before its case (the *preload* setting's modules)."""
         self.env = env
-        self.spares = spares if spares is not None else max(1, min(3, os.cpu_count() or 1))
+        self.spares = spares if spares is not None else self.default_spares()
         self._waiting: list[tuple[subprocess.Popen[bytes], int]] = []
         """Pythons started ahead, each with the read end of its gate pipe."""
         self._running: subprocess.Popen[bytes] | None = None
@@ -867,6 +894,17 @@ class SpawnRunner(Runner):
         """What each spare imports before its case, by pid."""
         self._channels: dict[int, int] = {}
         """Each Python's result channel (:mod:`pytest_lessons.isolation.channel`), by pid."""
+        self._jobs: dict[int, jobs.CaseJob] = {}
+        """Each Python's Job Object on Windows (:mod:`pytest_lessons.isolation.jobs`), by pid."""
+        self._cgroups: set[str] = set()
+        """Memory cgroups of reaped Pythons that were still busy when they were removed (a
+        killed case's last processes leaving): tried again at each later case and at
+        :meth:`close`."""
+
+    @staticmethod
+    def default_spares() -> int:
+        """The Pythons one runner keeps started ahead: one per core, up to three."""
+        return max(1, min(3, os.cpu_count() or 1))
 
     def _start(self) -> tuple[subprocess.Popen[bytes], int]:
         kwargs: dict[str, Any] = {}
@@ -874,7 +912,8 @@ class SpawnRunner(Runner):
         gate_r, gate_w = os.pipe() if sys.platform != "win32" else (-1, -1)
         arguments: list[str] = []
         if sys.platform == "win32":  # pragma: no cover
-            kwargs["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP
+            # Suspended until it is in its Job Object (jobs.contain).
+            kwargs["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP | jobs.CREATE_SUSPENDED
         else:
             kwargs["start_new_session"] = True
             kwargs["pass_fds"] = (gate_w,)
@@ -902,6 +941,15 @@ class SpawnRunner(Runner):
                 os.close(gate_w)
         if result is not None:
             self._channels[process.pid] = result
+        if sys.platform == "win32":  # pragma: no cover
+            try:
+                # Without one (the header says why: jobs.probe) the case still runs.
+                held, _ = jobs.contain(process.pid)
+            except jobs.JobError:
+                process.wait()  # contain ended it
+                raise
+            if held is not None:
+                self._jobs[process.pid] = held
         self._imports[process.pid] = modules
         if self._sandbox != b"null\n":
             self._tell(process, self._sandbox)
@@ -920,7 +968,7 @@ class SpawnRunner(Runner):
             if set(lesson) <= set(self._imports.get(process.pid, ())):
                 keep.append((process, gate))
                 continue
-            _kill(process)
+            self._kill(process)
             process.wait()
             self._forget(process)
             if gate >= 0:
@@ -981,7 +1029,7 @@ class SpawnRunner(Runner):
         process, gate = self._waiting.pop(0)
         told = self._told.pop(process.pid, None)
         if told is not None and told != line:  # walls for another sandbox: a fresh spare
-            _kill(process)
+            self._kill(process)
             process.wait()
             self._forget(process)
             if gate >= 0:
@@ -1019,7 +1067,7 @@ class SpawnRunner(Runner):
         added = [m for m in imports if m not in self.base]
         grace = SPAWN_GRACE + (PRELOAD_GRACE if added else 0.0)
         if not ready.wait(grace):
-            _kill(process)
+            self._kill(process)
             process.wait()
             self._forget(process)
             if gate >= 0:
@@ -1037,13 +1085,17 @@ class SpawnRunner(Runner):
         memory = _case_memory(job)
         group = walls.memory_cgroup(process.pid, os.getpid())
         result = self._channels.get(process.pid)
+        held = self._jobs.get(process.pid)
         try:
             if memory is not None:
                 walls.limit_memory_cgroup(group, memory)
+            if held is not None and job.memory_mb:
+                # Windows: the case's processes together, as a memory cgroup holds them.
+                held.limit_memory(int(job.memory_mb * (1 << 20)) + jobs.MEMORY_SLACK)
             if result is not None:
                 channel.seal(result, job.answer_bytes)
         except (walls.WallError, OSError) as error:
-            _kill(process)
+            self._kill(process)
             process.wait()
             self._forget(process)
             _remove_case(result_path)
@@ -1060,7 +1112,7 @@ class SpawnRunner(Runner):
         except subprocess.TimeoutExpired:
             status = "timeout"
         seconds = _now() - started
-        _kill(process)
+        self._kill(process)
         killed = False
         if memory is not None:
             # Read while the ended child is not yet reaped: its pid, which names the
@@ -1068,6 +1120,8 @@ class SpawnRunner(Runner):
             with contextlib.suppress(ChildProcessError, OSError):
                 os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOWAIT)
             killed = walls.oom_kills(group) > 0
+        if held is not None:
+            killed = held.over_memory()
         code = process.wait()
         result = self._channels.pop(process.pid, None)
         if result is not None:
@@ -1111,13 +1165,31 @@ class SpawnRunner(Runner):
         fd = self._channels.pop(process.pid, None)
         if fd is not None:
             os.close(fd)
+        held = self._jobs.pop(process.pid, None)
+        if held is not None:
+            held.close()
         if sys.platform.startswith("linux"):
-            walls.remove_memory_cgroup(walls.memory_cgroup(process.pid, os.getpid()), wait=1.0)
+            name = walls.memory_cgroup(process.pid, os.getpid())
+            if not walls.remove_memory_cgroup(name, wait=1.0):
+                self._cgroups.add(name)
+            self._cgroups = {left for left in self._cgroups if not walls.remove_memory_cgroup(left)}
+
+    def _kill(self, process: subprocess.Popen[bytes]) -> None:
+        """Kill a spawned child and everything it started: its Job Object's processes on
+        Windows (where it has one), its process group elsewhere."""
+        held = self._jobs.get(process.pid)
+        if held is not None:
+            try:
+                held.kill()
+                return
+            except jobs.JobError:
+                pass  # the child itself, at least
+        _kill(process)
 
     def abort(self) -> None:
         running, self._running = self._running, None
         if running is not None:
-            _kill(running)
+            self._kill(running)
             running.wait()
             self._forget(running)
         self.close()
@@ -1127,7 +1199,7 @@ class SpawnRunner(Runner):
         self._told.clear()
         self._imports.clear()
         for process, _ in waiting:
-            _kill(process)
+            self._kill(process)
         for process, gate in waiting:
             process.wait()
             self._forget(process)
@@ -1137,6 +1209,15 @@ class SpawnRunner(Runner):
                 process.stdin.close()
             if process.stdout:
                 process.stdout.close()
+        # The run is not over while any of its cgroups is left in the system.
+        deadline = time.monotonic() + walls.CGROUP_GRACE
+        while self._cgroups:
+            left = max(0.0, deadline - time.monotonic())
+            self._cgroups = {
+                name for name in self._cgroups if not walls.remove_memory_cgroup(name, wait=left)
+            }
+            if time.monotonic() >= deadline:
+                break
         self._temp.remove()
 
 
@@ -1160,6 +1241,16 @@ def _read_gate(fd: int) -> bytes:
     finally:
         os.close(fd)
     return data
+
+
+#: A pool's queue order: a job pytest asks for now before one run ahead of its asking.
+NOW, AHEAD = 0, 1
+
+
+def _order(job: Job, when: int) -> int:
+    """A job's place in a pool's queue: every hidden case's job after every other job, asked
+    for or not, then *when*."""
+    return 2 * job.hidden + when
 
 
 class PoolRunner(Runner):
@@ -1188,6 +1279,8 @@ class PoolRunner(Runner):
         self._queue: list[tuple[int, int, str, Job]] = []
         self._results: dict[str, Outcome | Ended] = {}
         self._running: set[str] = set()
+        self._public_running = 0
+        """How many of the running jobs are not hidden cases' (see :meth:`_held`)."""
         self._ahead: set[str] = set()
         self._timeouts: dict[str, int] = {}
         self._files: dict[str, str] = {}
@@ -1245,7 +1338,7 @@ class PoolRunner(Runner):
                 self._ahead.add(key)
                 self._files[key] = str(job.solution)
                 self._count += 1
-                heapq.heappush(self._queue, (1, self._count, key, job))
+                heapq.heappush(self._queue, (_order(job, AHEAD), self._count, key, job))
             self._lock.notify_all()
 
     def run(self, job: Job) -> Outcome:
@@ -1258,7 +1351,7 @@ class PoolRunner(Runner):
                     self._queue = [entry for entry in self._queue if entry[2] != key]
                     heapq.heapify(self._queue)
                 self._count += 1
-                heapq.heappush(self._queue, (0, self._count, key, job))
+                heapq.heappush(self._queue, (_order(job, NOW), self._count, key, job))
                 self._lock.notify_all()
             while key not in self._results:
                 self._lock.wait()
@@ -1273,12 +1366,13 @@ class PoolRunner(Runner):
     def _serve(self, runner: Runner) -> None:
         while True:
             with self._lock:
-                while not self._closed and (not self._queue or self._full()):
+                while not self._closed and (not self._queue or self._full() or self._held()):
                     self._lock.wait()
                 if self._closed:
                     return
                 _, _, key, job = heapq.heappop(self._queue)
                 self._running.add(key)
+                self._public_running += not job.hidden
             try:
                 # Kept as the result's bytes until pytest asks (see Ended): a class's answers
                 # waiting here are never Python objects, whatever their values.
@@ -1287,15 +1381,24 @@ class PoolRunner(Runner):
                 outcome = Outcome(kind=INTERNAL, message=f"{type(error).__name__}: {error}")
             with self._lock:
                 self._running.discard(key)
+                self._public_running -= not job.hidden
                 self._results[key] = outcome
                 if _timed_out(outcome):
                     self._skip_after_timeouts(job)
                 self._lock.notify_all()
 
+    def _held(self) -> bool:
+        """Whether the next job is a hidden case's and another job still runs (called with
+        the lock held): pytest asks for hidden cases last (the plugin orders them so), and no
+        job may run after or beside one, where it could print what it saw of it."""
+        # Every other job is ahead of a hidden one in the queue (see _order): only those
+        # running can be left.
+        return self._queue[0][3].hidden and self._public_running > 0
+
     def _full(self) -> bool:
         """Whether the next job is one run ahead and enough outcomes already wait for pytest
         (called with the lock held); a job pytest asks for runs at once."""
-        if self._queue[0][0] != 1:
+        if self._queue[0][0] % 2 != AHEAD:
             return False
         # Not counted: outcomes of a looping learner's file, which pytest may never ask for
         # (the exercise's remaining cases are not run).
@@ -1320,7 +1423,7 @@ class PoolRunner(Runner):
         self._timeouts[file] = self._timeouts.get(file, 0) + 1
         if not self._looping(file):
             return
-        dropped = {e[2] for e in self._queue if e[0] == 1 and str(e[3].solution) == file}
+        dropped = {e[2] for e in self._queue if e[0] % 2 == AHEAD and str(e[3].solution) == file}
         if dropped:
             self._queue = [e for e in self._queue if e[2] not in dropped]
             heapq.heapify(self._queue)
@@ -1401,13 +1504,23 @@ def make_runner(
     skip_after: int | None = None,
 ) -> Runner:
     """The runner for an isolation *mode* (``fork``, ``spawn`` or ``off``); *env* is the
-    environment learner code starts from (the grader's own when None). With *workers* > 1 and
-    ``fork``, a :class:`PoolRunner` of that many fork servers, which stops running a file's
-    cases ahead after *skip_after* timeouts."""
+    environment learner code starts from (the grader's own when None). With *workers* > 1, a
+    :class:`PoolRunner` of that many fork servers, or under ``spawn`` of that many spawn
+    runners, each with its own Pythons started ahead; the pool stops running a file's cases
+    ahead after *skip_after* timeouts."""
     if mode == "off":
         return InProcessRunner()
     if mode == "spawn":
-        return SpawnRunner(preload, env=env)
+        if workers <= 1:
+            return SpawnRunner(preload, env=env)
+        # The Pythons waiting in all, as one runner keeps (each holds torch's few hundred
+        # MB), shared out: a spare is ready for each worker's next case, and a worker's
+        # replacement imports torch while the other workers' cases run.
+        spares = max(1, -(-SpawnRunner.default_spares() // workers))
+        return PoolRunner(
+            [SpawnRunner(preload, spares=spares, env=env) for _ in range(workers)],
+            skip_after=skip_after,
+        )
     if workers > 1:
         siblings = [ForkRunner(preload, env=env) for _ in range(workers - 1)]
         return PoolRunner(

@@ -50,7 +50,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from pytest_lessons.isolation import walls
+from pytest_lessons.isolation import jobs, walls
 
 #: Environment variables learner code gets from the grader's environment: what programs need
 #: to run and to read and write text, and the thread settings. Nothing else: CI tokens and
@@ -221,6 +221,10 @@ class Policy:
     memory_cap: str = ""
     """How the memory cap holds for the case as a whole (see
     :attr:`pytest_lessons.isolation.walls.Walls.memory`)."""
+    job_object: str = ""
+    """Windows only: ``held`` where each case's processes are held in a Job Object (the
+    memory cap, and every process ended with its case: :mod:`pytest_lessons.isolation.jobs`),
+    else why not; "" on other systems. Not part of a case's request: the runner keeps it."""
 
     def request(self, private: Path, own_file: Path) -> dict[str, Any]:
         """The plain data a child applies with :func:`confine`: this policy, the case's private
@@ -284,6 +288,21 @@ class Policy:
         if self.seccomp:
             words.append("no core dumps")
         return ", ".join(words)
+
+    def job_words(self) -> str:
+        """What Windows' Job Object gives each case, or which walls are missing without one
+        and why, for the header ("" on other systems)."""
+        if self.job_object == "held":
+            return (
+                "memory for the case as a whole, and every process it starts ended with it "
+                "(a Job Object)"
+            )
+        if self.job_object:
+            return (
+                "no memory cap, and processes a case starts outlive it (no Job Object: "
+                f"{self.job_object})"
+            )
+        return ""
 
     def for_course(self, course: Iterable[Path], checkout: Path | None) -> Policy:
         """This policy with its readable paths, now that the course's folders are known."""
@@ -457,6 +476,8 @@ def make_policy(
         namespaces_reason=found.namespaces_reason,
         process_cap=found.processes,
         memory_cap=found.memory,
+        # Whatever the sandbox: on Windows the job is the case's process group and memory cap.
+        job_object=(jobs.probe() or "held") if sys.platform == "win32" else "",
     )
 
 
@@ -476,10 +497,12 @@ def describe(support: Support, policy: Policy) -> str:
     else:
         who = "runs as you"
     if not support.abi:
-        return (
+        line = (
             f"sandbox OFF ({support.reason}): learner code can read and change what you can; "
             f"clean environment; {who}"
         )
+        job = policy.job_words()
+        return f"{line}; limits: {job}" if job else line
     kinds = ", ".join(support.protections)
     line = f"the sandbox denies {kinds} outside the case; clean environment; {who}"
     layers = policy.layers(support.abi)

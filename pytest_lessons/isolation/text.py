@@ -11,7 +11,7 @@ whatever the text passed before: cleaning it again changes nothing.
 
 :class:`~pytest_lessons.isolation.outcome.Outcome` calls it on each of its text fields as it
 is made, so no outcome, however a runner built it, holds learner text that was not cleaned;
-:func:`~pytest_lessons.isolation.outcome.valid_answer` cleans an answer's type names as it reads
+:func:`~pytest_lessons.isolation.answers.valid_answer` cleans an answer's type names as it reads
 them. The reports then escape for their media (Markdown, HTML, XML, the terminal): text that is
 plain is not yet text that is safe in every format.
 
@@ -118,23 +118,40 @@ def learner_data(value: Any, limit: int = PATH, depth: int = 0) -> Any:
     return value
 
 
-# What :func:`visible` shows as an escape: what learner_text removes, newlines and tabs too,
-# and the separators.
-_HIDDEN = re.compile(f"[{_INVISIBLE}\t\n\u2028\u2029\ud800-\udfff]")
-_HIDDEN_BUT_TABS = re.compile(f"[{_INVISIBLE}\n\u2028\u2029\ud800-\udfff]")
-
-
-def _escape(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+def _escaped(char: str) -> str:
+    code = ord(char)
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def visible(text: str, tabs: bool = False) -> str:
-    """*text* on one line, each character :func:`learner_text` would remove (and each tab,
-    newline and lone surrogate) shown as an escape a reader sees (``\\x1b``, ``\\x0a``,
-    ``\\ud800``). For the writers, whose own text (a learner's folder name) no child sent: a
-    terminal, an HTML page or an XML file then shows what is there, and runs none of it.
-    With *tabs*, a tab stays one (a terminal's line of code)."""
+    """*text* on one line, each character Python does not count as printable shown as an
+    escape a reader sees (``\\x1b``, ``\\x0a``, ``\\u200b``, ``\\ud800``): what
+    :func:`learner_text` removes, and also tabs, newlines, the separators, zero-width and
+    other invisible format characters, and every space but the plain one (a no-break space
+    reads as one). For the writers, whose own text (a learner's folder name) no child sent: a
+    terminal, an HTML page or an XML file then shows what is there, and runs none of it; two
+    names that differ by an invisible character do not look alike. With *tabs*, a tab stays
+    one (a terminal's line of code)."""
     if (text.replace("\t", "") if tabs else text).isprintable():
         return text
-    return (_HIDDEN_BUT_TABS if tabs else _HIDDEN).sub(_escape, text)
+    return "".join(
+        char if char.isprintable() or (tabs and char == "\t") else _escaped(char) for char in text
+    )
+
+
+def visible_name(text: str) -> str:
+    """:func:`visible` for a name that must stay one-to-one with what it names (a learner's
+    folder in a node id): a backslash is doubled first, so a folder literally named ``a\\x1b``
+    is never shown as the folder ``a`` + ESC is, and cannot take its node id or its verdicts."""
+    shown = visible(text.replace("\\", "\\\\"))
+    # A space at either end is invisible on a page: ``good `` would read as ``good``.
+    core = shown.strip(" ")
+    if core == shown:
+        return shown
+    if not core:
+        return "\\x20" * len(shown)
+    start = len(shown) - len(shown.lstrip(" "))
+    end = len(shown) - len(shown.rstrip(" "))
+    return "\\x20" * start + core + "\\x20" * end

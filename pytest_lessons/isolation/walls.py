@@ -383,6 +383,12 @@ def oom_kills(name: str) -> int:
     return 0
 
 
+#: Seconds a closing runner or worker waits for the memory cgroups of its killed cases to
+#: empty (on a loaded machine a killed case's last processes can take seconds to leave)
+#: before it leaves them to the next run's sweep of cgroups whose parent is gone.
+CGROUP_GRACE = 10.0
+
+
 def remove_memory_cgroup(name: str, wait: float = 0.0) -> bool:
     """Remove memory cgroup *name* (a case's, once it ended), if it is there; for up to
     *wait* seconds while processes killed a moment ago still leave it. Returns whether it

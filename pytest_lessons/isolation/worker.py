@@ -683,8 +683,14 @@ class Worker:
         # The memory cgroups of its cases, where they had them: nothing of the run is left
         # in the system.
         # Those of children it forked whose pid this worker never heard included.
-        for name in self._cgroups | set(walls.memory_cgroups(self.zygote)):
-            walls.remove_memory_cgroup(name, wait=1.0)
+        # A killed case's last processes can take seconds to leave on a loaded machine.
+        left = self._cgroups | set(walls.memory_cgroups(self.zygote))
+        deadline = time.monotonic() + walls.CGROUP_GRACE
+        while left:
+            wait = max(0.0, deadline - time.monotonic())
+            left = {name for name in left if not walls.remove_memory_cgroup(name, wait=wait)}
+            if time.monotonic() >= deadline:
+                break
         self._cgroups.clear()
         # The siblings end when their runners close them, which happens now too; waiting for
         # them keeps their time counted in this process tree's, as a separate worker's would be.

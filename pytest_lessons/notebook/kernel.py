@@ -411,8 +411,10 @@ def grade_cells(
     already explained, belongs to this one grading): each case's result and its text as the
     terminal shows it."""
     grader = Grader(runner, resolved, sandbox=lambda: policy, show=show)
-    graded = []
-    for case in exercise.cases:
+    graded: dict[int, tuple[CaseResult, str]] = {}
+    # Hidden cases last, as pytest runs them: no learner code runs after one, where it could
+    # print what it saw of it (the time it took); the results stay in the lesson's order.
+    for index, case in sorted(enumerate(exercise.cases), key=lambda pair: pair[1].hidden):
         done = grader.grade(Attempt(exercise, case, solution))
-        graded.append((done.result, done.text))
-    return graded
+        graded[index] = (done.result, done.text)
+    return [graded[index] for index in range(len(exercise.cases))]

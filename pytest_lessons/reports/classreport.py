@@ -1,10 +1,11 @@
 """The class report: one self-contained HTML page an instructor reads to see the class at a
 glance.
 
-Per exercise, a bar chart of outcomes (passed, each watch-out, each generic finding, wrong
-answers, timeouts, crashes, exceptions, returned tensors, not implemented, missing) with the
-learners behind each bar; each case's pass rate, the case that fails most first; a histogram of
-total points; the slowest submissions.
+Per exercise, a bar chart of outcomes (passed, each watch-out, each generic finding, each
+check of the lesson's harness, wrong answers, timeouts, cases not run, crashes, exceptions,
+returned tensors, not implemented, missing, the lesson's own errors apart from the grader's)
+with the learners behind each bar; each case's pass rate, the case that fails most first; a
+histogram of total points; the slowest submissions.
 
 The charts are inline SVG drawn here, so the page needs no script and no network: its
 Content-Security-Policy forbids both, and every text a learner chose (folder names, exception
@@ -15,22 +16,22 @@ as one run. The class's terminal lines are here too (:func:`class_lines`, and
 
 from __future__ import annotations
 
+import heapq
 import html
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from pytest_lessons.core.results import CaseResult, FaultKind, Status, fault_detail
+from pytest_lessons.core.results import CaseResult
 from pytest_lessons.core.words import noun, plural
-from pytest_lessons.isolation.text import visible
+from pytest_lessons.isolation.text import visible, visible_name
 from pytest_lessons.reports import similarity
-from pytest_lessons.reports.gradebook import build, number
-from pytest_lessons.reports.tallies import (
-    by_exercise,
-    exercise_order,
-    summary_text,
-    with_hidden_faults,
-)
+from pytest_lessons.reports.gradebook import book_of, number
+from pytest_lessons.reports.tallies import Bar as Bar
+from pytest_lessons.reports.tallies import Group, Tally, bars_of, summary_of, with_hidden_faults
+from pytest_lessons.reports.tallies import Outcome as Outcome
+from pytest_lessons.reports.tallies import lesson_failed as lesson_failed
+from pytest_lessons.reports.tallies import outcome_of as outcome_of
 
 #: Colours by kind of outcome, readable on white and apart for the common colour blindness.
 COLOURS = {
@@ -44,8 +45,12 @@ COLOURS = {
     "returned": "#e08214",
     "unloadable": "#878787",
     "missing": "#bababa",
+    "check": "#fdb863",
+    "lesson": "#8c510a",
     "grader": "#4d4d4d",
 }
+#: The colour of a bar whose kind this grader does not know (a newer shard's tally).
+OTHER_COLOUR = "#878787"
 
 #: How many of the slowest submissions the page lists.
 SLOWEST = 10
@@ -54,70 +59,9 @@ SLOWEST = 10
 BINS = 10
 
 
-@dataclass(frozen=True)
-class Outcome:
-    """A kind of result a learner's exercise can show: a bar of the chart."""
-
-    key: str
-    """What the bar counts, for sorting and grouping (``watch_out:missing-transpose``)."""
-    label: str
-    """The bar's words."""
-    kind: str
-    """One of :data:`COLOURS`' keys."""
-
-
-def outcome_of(r: CaseResult) -> Outcome:
-    """What one failing (or passing) case shows, in the report's words."""
-    if r.passed:
-        return Outcome("passed", "passed", "passed")
-    if r.status == Status.BROKEN:
-        return Outcome("broken", "exercise.toml broken", "grader")
-    if lesson_failed(r):  # the lesson's own code failed on the case, not the grader
-        return Outcome("lesson", "lesson error", "grader")
-    if r.status == Status.INTERNAL:
-        return Outcome("internal", "grader error", "grader")
-    if r.diagnosis_kind == "watch_out" and r.diagnosis:
-        return Outcome(f"watch_out:{r.diagnosis}", f"watch out: {r.diagnosis}", "watch_out")
-    if r.diagnosis_kind == "detector" and r.diagnosis:
-        return Outcome(f"detector:{r.diagnosis}", f"finding: {r.diagnosis}", "detector")
-    if r.diagnosis_kind == "check" and r.diagnosis:  # a check of the lesson's harness
-        return Outcome(f"check:{r.diagnosis}", f"check: {r.diagnosis}", "raised")
-    kind = r.fault_kind
-    if kind == FaultKind.MISSING_FILE:
-        return Outcome("missing", "missing", "missing")
-    if kind in (FaultKind.TIMEOUT, FaultKind.NOT_RUN):
-        return Outcome("timeout", "timeout", "timeout")
-    if kind == FaultKind.DIED:
-        return Outcome("crash", "crash", "crash")
-    if kind == FaultKind.NOT_IMPLEMENTED:
-        return Outcome("not-implemented", "not implemented", "unloadable")
-    if kind == FaultKind.RAISED:
-        error = fault_detail(r.fault).split()[0]
-        return Outcome(f"raised:{error}", f"raised {error}", "raised")
-    if kind == FaultKind.SETUP:
-        problem = fault_detail(r.fault).replace("_", " ")
-        return Outcome(f"setup:{problem}", f"cannot load: {problem}", "unloadable")
-    if kind == FaultKind.RETURNED:
-        return Outcome(f"returned:{r.fault}", r.fault, "returned")
-    if kind != FaultKind.NONE:
-        return Outcome(f"fault:{r.fault}", r.fault, "raised")
-    if r.status == Status.ERROR:
-        # A hidden case keeps why it gave no answer to itself.
-        return Outcome("error", "no answer (hidden case)", "raised")
-    return Outcome("wrong", "wrong answer", "wrong")
-
-
 def mean_text(mean: float) -> str:
     """A mean of points as people read it: one decimal at most (29.7, 5, 1234.5)."""
     return number(round(mean, 1))
-
-
-def lesson_failed(r: CaseResult) -> bool:
-    """Whether the lesson's own code (its reference, its harness) failed on the case, so the
-    case could not be graded: the author's to fix, not the grader's nor the learner's."""
-    if r.passed or not r.lesson_error:
-        return False
-    return r.status == Status.INTERNAL or r.fault.endswith(" in the harness")
 
 
 def _e(text: object) -> str:
@@ -127,38 +71,16 @@ def _e(text: object) -> str:
     return html.escape(visible(str(text)), quote=True)
 
 
-@dataclass
-class Bar:
-    outcome: Outcome
-    learners: list[str]
+def _names(names: Iterable[str]) -> str:
+    """Learners' folder names, one-to-one as a reader sees them (see
+    :func:`~pytest_lessons.isolation.text.visible_name`), as HTML text."""
+    return html.escape(", ".join(visible_name(name) for name in names), quote=True)
 
 
 def exercise_bars(results: Sequence[CaseResult]) -> list[Bar]:
     """One exercise's bars: ``passed`` (every case passed) first, then each outcome by how many
     learners show it, each learner counted once per outcome."""
-    by_learner: dict[str, list[CaseResult]] = {}
-    for r in with_hidden_faults(results):
-        by_learner.setdefault(r.learner, []).append(r)
-    bars: dict[str, Bar] = {}
-    for learner, mine in sorted(by_learner.items()):
-        if all(r.passed for r in mine):
-            bars.setdefault(
-                "passed", Bar(Outcome("passed", "passed", "passed"), [])
-            ).learners.append(learner)
-            continue
-        seen: set[str] = set()
-        for r in mine:
-            if r.passed:
-                continue
-            outcome = outcome_of(r)
-            if outcome.key in seen:
-                continue
-            seen.add(outcome.key)
-            bars.setdefault(outcome.key, Bar(outcome, [])).learners.append(learner)
-    return sorted(
-        bars.values(),
-        key=lambda b: (b.outcome.key != "passed", -len(b.learners), b.outcome.label),
-    )
+    return bars_of(with_hidden_faults(results))
 
 
 #: Longest bar label drawn whole, in characters (the bar's title holds every label whole).
@@ -182,7 +104,7 @@ def _bar_chart(bars: Sequence[Bar], learners: int, width: int = 640) -> str:
     for i, bar in enumerate(bars):
         y = 4 + i * row
         length = max(2.0, span * len(bar.learners) / max(learners, 1))
-        colour = COLOURS[bar.outcome.kind]
+        colour = COLOURS.get(bar.outcome.kind, OTHER_COLOUR)
         parts.append(
             f'<text x="{label_width - 8}" y="{y + 17}" text-anchor="end">'
             f"{_e(_short(bar.outcome.label, LABEL_LIMIT))}</text>"
@@ -293,9 +215,21 @@ def render(
     (*order* as a shard recorded it, else ``course.toml``'s); *absent* learners (not graded
     at all, with why) are named, never counted as 0. *similar* adds the section of similar
     submissions (``python -m pytest_lessons similarity``)."""
-    order = exercise_order(results, order)
-    book = build(results, order=order)
-    learners = sorted({r.learner for r in results})
+    return render_tally(Tally.of(results), title, order, absent, similar)
+
+
+def render_tally(
+    tally: Tally,
+    title: str = "Class report",
+    order: Sequence[str] = (),
+    absent: Mapping[str, str] | None = None,
+    similar: Sequence[similarity.Lesson] | None = None,
+) -> str:
+    """:func:`render`'s page from the class's :class:`Tally` (a merge of the shards' tallies
+    has no results)."""
+    order = tally.order(order)
+    book = book_of(tally, order=order)
+    learners = tally.learners
     totals = [x.total for x in book.learners]
     mean = sum(totals) / len(totals) if totals else 0.0
     out = [
@@ -308,52 +242,41 @@ def render(
         f"<title>{_e(title)}</title><style>{STYLE}</style></head><body>",
         f"<h1>{_e(title)}</h1>",
         f"<p>{len(learners)} learners; mean {mean_text(mean)} of {number(book.most)} points. "
-        f"{_e(summary_text(results))}</p>",
+        f"{_e(summary_of(tally.totals))}</p>",
     ]
     if absent:
-        names = ", ".join(sorted(absent))
         reasons = "; ".join(sorted(set(absent.values())))
         out.append(
             f'<p class="absent"><strong>Not graded: {len(absent)} '
             f"learner{'s' if len(absent) != 1 else ''}</strong> ({_e(reasons)}): "
-            f"{_e(names)}. They are in no figure of this page.</p>"
+            f"{_names(sorted(absent))}. They are in no figure of this page.</p>"
         )
     out += [
         "<h2>Total points</h2>",
         _histogram_svg(histogram(totals, book.most)),
     ]
-    for group in by_exercise(results, book.exercises):
-        exercise, rs = group.slug, group.results
-        bars = exercise_bars(rs)
+    for group in tally.in_order(book.exercises):
+        exercise, bars = group.slug, group.bars
         out += [
             f'<section class="exercise" id="{_e(exercise)}">',
             f"<h2>{_e(group.title)} <small>({_e(exercise)})</small></h2>",
-            _bar_chart(bars, len({r.learner for r in rs})),
+            _bar_chart(bars, group.learners),
         ]
         for bar in bars:
             out.append(
                 f"<details><summary>{_e(bar.outcome.label)}: {len(bar.learners)} "
                 f"learner{'s' if len(bar.learners) != 1 else ''}</summary>"
-                f'<p class="who">{_e(", ".join(bar.learners))}</p></details>'
+                f'<p class="who">{_names(bar.learners)}</p></details>'
             )
-        out += ["<h3>Pass rate per case, lowest first</h3>", *_case_table(rs), "</section>"]
+        out += ["<h3>Pass rate per case, lowest first</h3>", *_case_table(group), "</section>"]
     out += similarity_section(similar) if similar is not None else []
-    out += ["<h2>Slowest submissions</h2>", *_slowest(results), "</body></html>"]
+    out += ["<h2>Slowest submissions</h2>", *_slowest(tally), "</body></html>"]
     return "\n".join(out) + "\n"
 
 
-def _case_table(results: Sequence[CaseResult]) -> list[str]:
-    cases: dict[int, list[CaseResult]] = {}
-    for r in results:
-        if r.status != Status.BROKEN:
-            cases.setdefault(r.case, []).append(r)
-    rows = []
-    for number_, rs in cases.items():
-        passed = sum(r.passed for r in rs)
-        rows.append((passed / len(rs), number_, rs[0].label, passed, len(rs)))
-    rows.sort()
+def _case_table(group: Group) -> list[str]:
     lines = ["<table><tr><th>case</th><th>passed</th><th>rate</th></tr>"]
-    for rate, _, label, passed, total in rows:
+    for rate, _, label, passed, total in group.cases:
         lines.append(
             f'<tr><td>{_e(label)}</td><td class="n">{passed} of {total}</td>'
             f'<td class="n">{rate:.0%}</td></tr>'
@@ -362,16 +285,15 @@ def _case_table(results: Sequence[CaseResult]) -> list[str]:
     return lines
 
 
-def _slowest(results: Sequence[CaseResult]) -> list[str]:
-    seconds: dict[tuple[str, str], float] = {}
-    for r in results:
-        key = (r.learner, r.exercise)
-        seconds[key] = seconds.get(key, 0.0) + r.seconds
-    worst = sorted(seconds.items(), key=lambda kv: (-kv[1], kv[0]))[:SLOWEST]
+def _slowest(tally: Tally) -> list[str]:
+    seconds = {key: mark.seconds for key, mark in tally.marks.items()}
+    # nsmallest is sorted()[:SLOWEST] (the key is a total order), without sorting a class.
+    worst = heapq.nsmallest(SLOWEST, seconds.items(), key=lambda kv: (-kv[1], kv[0]))
     lines = ["<table><tr><th>learner</th><th>exercise</th><th>seconds</th></tr>"]
     for (learner, exercise), spent in worst:
         lines.append(
-            f'<tr><td>{_e(learner)}</td><td>{_e(exercise)}</td><td class="n">{spent:.1f}</td></tr>'
+            f"<tr><td>{_names([learner])}</td><td>{_e(exercise)}</td>"
+            f'<td class="n">{spent:.1f}</td></tr>'
         )
     lines.append("</table>")
     return lines
@@ -391,18 +313,25 @@ def class_lines(
     Learners *absent* from the results (a merge without their shard) are named first. Each
     line is safe to print on a terminal: what a learner chose (a folder name, an error's
     name) shows its escape sequences and control characters as ``\\x1b``, never runs them."""
-    learners = len({r.learner for r in results})
+    return tally_lines(Tally.of(results), order, absent)
+
+
+def tally_lines(
+    tally: Tally, order: Sequence[str] = (), absent: Mapping[str, str] | None = None
+) -> list[str]:
+    """:func:`class_lines` from the class's :class:`Tally` (a merge of the shards' tallies has
+    no results)."""
+    learners = len(tally.learners)
     lines = [plural(learners, "learner")]
     if absent:
         lines[0] += f" graded of {len(absent) + learners}"
     for why, names in _by_reason(absent or {}).items():
         lines.append(f"NOT GRADED: {plural(len(names), 'learner')}, {why}: {name_list(names)}")
-    for group in by_exercise(results, order):
-        exercise, rs = group.slug, group.results
-        bars = exercise_bars(rs)
+    for group in tally.in_order(order):
+        exercise, bars = group.slug, group.bars
         passed = next((len(b.learners) for b in bars if b.outcome.key == "passed"), 0)
-        mean = sum(r.points for r in rs) / learners
-        most = sum(r.max_points for r in rs) / learners
+        mean = group.points / learners
+        most = group.max_points / learners
         lines.append(
             f"{exercise}: {passed} of {learners} passed, mean {mean_text(mean)} of {most:g} points"
         )
@@ -463,8 +392,10 @@ def similarity_section(lessons: Sequence[similarity.Lesson], shown: int = 20) ->
         )
         for pair in lesson.pairs[:shown]:
             out.append(
-                f'<tr><td class="n">{round(100 * pair.score)}%</td><td>{_e(pair.first)}</td>'
-                f'<td class="n">{round(100 * pair.first_share)}%</td><td>{_e(pair.second)}</td>'
+                f'<tr><td class="n">{round(100 * pair.score)}%</td>'
+                f"<td>{_names([pair.first])}</td>"
+                f'<td class="n">{round(100 * pair.first_share)}%</td>'
+                f"<td>{_names([pair.second])}</td>"
                 f'<td class="n">{round(100 * pair.second_share)}%</td>'
                 f'<td class="n">{pair.tokens}</td></tr>'
             )

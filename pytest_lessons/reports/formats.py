@@ -1,9 +1,9 @@
 """Report formats for other programs, from one result model (``results.CaseResult``).
 
 Each format is one function from results to the file's data, registered by a row of
-:data:`pytest_lessons.reports.registry.FORMATS` (CONTRIBUTING.md, "Add a report format": the
-row, its renderer here, a test against the consumer's own code in tests/test_consumers.py,
-and the tests that list the formats by hand). A result's ``status`` is one of
+:data:`pytest_lessons.reports.registry.FORMATS` (docs/contributors/recipes.md, "Add a report
+format": the row, its renderer here, a test against the consumer's own code in
+tests/test_consumers.py, its row in docs/ci-grading.md). A result's ``status`` is one of
 :class:`~pytest_lessons.core.results.Status`; each dialect maps it to its own words. Messages of
 hidden cases were made safe before they got here.
 """
@@ -24,6 +24,7 @@ from pytest_lessons.isolation.text import visible
 from pytest_lessons.reports.tallies import exercise_order as exercise_order
 from pytest_lessons.reports.tallies import mistake_table as mistake_table
 from pytest_lessons.reports.tallies import ordered as ordered
+from pytest_lessons.reports.tallies import summary_of as summary_of
 from pytest_lessons.reports.tallies import summary_text as summary_text
 from pytest_lessons.reports.tallies import totals as totals
 
@@ -47,6 +48,25 @@ MISSING = FaultKind.MISSING_FILE.value
 def not_handed_in(r: CaseResult) -> bool:
     """Whether *r* is a case of an exercise the learner handed in no file for."""
     return r.fault_kind == FaultKind.MISSING_FILE and r.status == Status.ERROR
+
+
+#: What the learner is told of hidden cases Gradescope shows later (its visibility words).
+_SHOWN_LATER = {
+    "hidden": "are never shown here",
+    "after_due_date": "are shown after the due date",
+    "after_published": "are shown once grades are published",
+}
+
+
+def _gradescope_summary(results: Sequence[CaseResult], hidden_visibility: str) -> str:
+    """The summary Gradescope shows at once: with hidden cases shown later, their results
+    stay out of it as they stay out of their tests (a round-D red team read them here)."""
+    later = _SHOWN_LATER.get(hidden_visibility)
+    if later is None or not any(r.hidden for r in results):
+        return summary_text(results)
+    public = [r for r in results if not r.hidden]
+    passed = sum(r.passed for r in public)
+    return f"Public cases {passed} of {len(public)} passed; the hidden cases' results {later}."
 
 
 def _gradescope_output(r: CaseResult) -> str:
@@ -96,7 +116,7 @@ def gradescope(
     return {
         "score": totals(results)["points"],
         "execution_time": round(shown_seconds(results, seconds), 3),
-        "output": summary_text(results),
+        "output": _gradescope_summary(results, hidden_visibility),
         # Plain text everywhere: Gradescope would otherwise read the texts (a learner's
         # exception message, quoted in a headline) as simple_format, with some HTML live.
         "output_format": "text",

@@ -27,7 +27,8 @@ from pathlib import Path
 from pytest_lessons.core.results import CaseResult
 from pytest_lessons.core.words import plural
 from pytest_lessons.reports.formats import MISSING as MISSING
-from pytest_lessons.reports.formats import exercise_order, not_handed_in, text_cell
+from pytest_lessons.reports.formats import text_cell
+from pytest_lessons.reports.tallies import Tally
 from pytest_lessons.reports.tallies import with_hidden_faults as with_hidden_faults
 
 #: The roster's column that names each learner's folder (matched without case).
@@ -187,54 +188,50 @@ def build(
     Exercises come in their course's order (*order* as a shard recorded it, else from
     ``course.toml``). *absent* names learners of the class who have no result at all (their
     shard is missing from a merge), each with why: they get a row of zeros saying so."""
-    results = with_hidden_faults(results)
-    maximum: dict[str, float] = {}
-    points: dict[tuple[str, str], float] = {}
-    handed: dict[tuple[str, str], bool] = {}
-    for r in results:
-        maximum[r.exercise] = maximum.get(r.exercise, 0.0)
-        key = (r.learner, r.exercise)
-        points[key] = points.get(key, 0.0) + r.points
-        # An exercise counts as handed in as soon as one case saw the learner's file.
-        handed[key] = handed.get(key, False) or not not_handed_in(r)
-    exercises = exercise_order(results, order)
-    # Points possible: every case any learner has (each learner has the same ones), so a
-    # case missing from one learner's results cannot shrink anyone's maximum.
-    cases: dict[tuple[str, int, str], float] = {}
-    for r in results:
-        key3 = (r.exercise, r.case, r.id)
-        cases[key3] = max(cases.get(key3, 0.0), r.max_points)
-    for (exercise, _, _), most in cases.items():
-        maximum[exercise] += most
+    return book_of(Tally.of(results), roster, order, absent)
+
+
+def book_of(
+    tally: Tally,
+    roster: Roster | None = None,
+    order: Sequence[str] = (),
+    absent: Mapping[str, str] | None = None,
+) -> Book:
+    """:func:`build`'s gradebook from the class's :class:`Tally` (a merge of the shards'
+    tallies has no results)."""
+    exercises = tally.order(order)
+    maximum = dict(tally.maximum)
     absent = dict(absent or {})
-    names = sorted({r.learner for r in results} | set(absent))
+    names = sorted(set(tally.learners) | set(absent))
+    graded = {learner for learner, _ in tally.marks}
     learners = []
     for name in names:
         row = Learner(name)
-        if name in absent and not any(key[0] == name for key in points):
+        if name in absent and name not in graded:
             row.absent = absent[name]
             row.points = dict.fromkeys(exercises, 0.0)
             learners.append(row)
             continue
         for exercise in exercises:
-            if (name, exercise) not in points:
+            mark = tally.marks.get((name, exercise))
+            if mark is None:
                 row.points[exercise] = 0.0
                 row.missing.append(exercise)
                 continue
-            row.points[exercise] = points[(name, exercise)]
-            if not handed[(name, exercise)]:
+            row.points[exercise] = mark.points
+            if not mark.handed:
                 row.missing.append(exercise)
         learners.append(row)
     book = Book(exercises, maximum, learners, roster)
     if roster is not None:
         by_folder = {entry.get(roster.key, ""): entry for entry in roster.rows}
-        graded = set(names) - {""}
+        graded_names = set(names) - {""}
         for learner in learners:
             learner.roster = by_folder.get(learner.name)
             if learner.roster is None:
                 book.unmatched_folders.append(learner.name)
         for entry in roster.rows:
-            if entry.get(roster.key, "") not in graded:
+            if entry.get(roster.key, "") not in graded_names:
                 book.unmatched_rows.append(entry)
                 no_folder = Learner(entry.get(roster.key, ""), roster=entry, submitted=False)
                 no_folder.points = dict.fromkeys(exercises, 0.0)

@@ -29,6 +29,7 @@ from pytest_lessons.reports import (
 )
 from pytest_lessons.reports.classreport import name_list
 from pytest_lessons.reports.options import OUTPUT_OPTIONS
+from pytest_lessons.reports.tallies import Tally
 
 #: The placeholder of ``--lesson-report`` that a batch run fills with each learner's name.
 LEARNER = "{learner}"
@@ -169,6 +170,7 @@ def write(
     roll: Roll | None = None,
     order: Sequence[str] = (),
     absent: Mapping[str, str] | None = None,
+    tally: Tally | None = None,
 ) -> list[str]:
     """Write every file *outputs* asks for; return the lines the terminal shows about them.
 
@@ -176,7 +178,9 @@ def write(
     merge can tell a missing or foreign shard. *order* is the exercises' course order as a
     shard recorded it (empty: from ``course.toml``). *absent* names learners of the class
     with no result (a merge without their shard), each with why: they are written as not
-    graded, never left out.
+    graded, never left out. *tally* is the class's :class:`Tally` when it is known (a merge
+    of the shards' tallies, whose *results* are empty): the gradebook and the class report
+    are made from it.
 
     Each file is written on its own: one that fails (its folder, the disk, a roster that does
     not fit its layout, a fault of ours) stops no other. When any failed, :class:`WriteFailed`
@@ -193,9 +197,11 @@ def write(
     if roll is not None and roll.skipped:
         lines.append(roll.skipped_line())
     roster = check(outputs, here, batch=True)
-    order = formats.exercise_order(results, order)
+    if tally is None:
+        tally = Tally.of(results)
+    order = tally.order(order)
     absent = dict(absent or {})
-    book = gradebook.build(results, roster, order, absent)
+    book = gradebook.book_of(tally, roster, order, absent)
     table = None
     unlisted = ""  # why the class's table (its learners' names) could not be made
     if roll is not None:
@@ -278,7 +284,7 @@ def write(
         path = Path(here, outputs.class_report)
 
         def write_class_report() -> None:
-            _write(path, classreport.render(results, order=order, absent=absent))
+            _write(path, classreport.render_tally(tally, order=order, absent=absent))
             lines.append(f"class report: {path}")
 
         attempt(path, write_class_report)

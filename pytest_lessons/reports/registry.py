@@ -5,8 +5,8 @@ A :class:`Format` row says what the rest of the code used to ask four places for
 renderer, whether its file holds one learner or a whole class (a class run writes a
 ``holds="learner"`` format once per learner), and the phrase ``--help`` shows for it. A
 :class:`Layout` row does the same for a gradebook. To add a format: one row here, one renderer
-in :mod:`~pytest_lessons.reports.formats`, one consumer test in tests/test_consumers.py, and
-the tests that name each format's data by hand (CONTRIBUTING.md, "Add a report format", lists
+in :mod:`~pytest_lessons.reports.formats`, one consumer test in tests/test_consumers.py and
+its row in docs/ci-grading.md (docs/contributors/recipes.md, "Add a report format", lists
 every place). This module imports neither pytest nor torch.
 """
 

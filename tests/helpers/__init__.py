@@ -20,7 +20,7 @@ from .lessons import (
     failed,
     said,
 )
-from .procs import alive, descendants, wait_until
+from .procs import alive, descendants, running_on_windows, wait_until
 
 __all__ = [
     "CASE_TIMEOUT",
@@ -49,6 +49,7 @@ __all__ = [
     "grader",
     "lesson",
     "representative",
+    "running_on_windows",
     "said",
     "wait_until",
 ]

@@ -1,7 +1,9 @@
-"""Processes a run under test leaves behind (Linux: read from /proc)."""
+"""Processes a run under test leaves behind (Linux: read from /proc; Windows: asked of the
+kernel, :func:`running_on_windows`)."""
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -47,3 +49,27 @@ def wait_until(check: Any, seconds: float) -> bool:
             return True
         time.sleep(0.2)
     return bool(check())
+
+
+def running_on_windows(pid: int) -> bool:
+    """Whether process *pid* still runs (Windows: its handle, waited on for no time; a pid
+    Windows no longer knows, or one whose process has ended, is not running). ``os.kill(pid,
+    0)`` would end it there: Windows' os.kill terminates the process whatever the signal."""
+    assert sys.platform == "win32"
+    import ctypes
+    from ctypes import wintypes
+
+    kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
+    kernel32.OpenProcess.restype = wintypes.HANDLE
+    kernel32.OpenProcess.argtypes = (wintypes.DWORD, wintypes.BOOL, wintypes.DWORD)
+    kernel32.WaitForSingleObject.restype = wintypes.DWORD
+    kernel32.WaitForSingleObject.argtypes = (wintypes.HANDLE, wintypes.DWORD)
+    kernel32.CloseHandle.argtypes = (wintypes.HANDLE,)
+    synchronize, query = 0x00100000, 0x1000  # SYNCHRONIZE, PROCESS_QUERY_LIMITED_INFORMATION
+    handle = kernel32.OpenProcess(synchronize | query, False, pid)
+    if not handle:
+        return False
+    try:
+        return kernel32.WaitForSingleObject(handle, 0) == 0x102  # WAIT_TIMEOUT: still running
+    finally:
+        kernel32.CloseHandle(handle)

@@ -8,7 +8,7 @@ import math
 import pytest
 
 from pytest_lessons.core.compare import Numbers, read_numbers
-from pytest_lessons.core.diagnose import (
+from pytest_lessons.core.detectors import (
     GENERIC,
     LAYOUT_TRIES,
     WATCH_OUT,
@@ -332,7 +332,7 @@ def test_a_detector_watch_out_words_the_generic_finding_with_its_details() -> No
 
 
 def test_layout_is_not_searched_past_its_size_limit() -> None:
-    from pytest_lessons.core.diagnose import LAYOUT_LIMIT
+    from pytest_lessons.core.detectors import LAYOUT_LIMIT
 
     for size, found in ((LAYOUT_LIMIT, True), (LAYOUT_LIMIT + 1, False)):
         row = [float(i) for i in range(size)]
