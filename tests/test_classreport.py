@@ -13,10 +13,7 @@ from typing import Any
 
 import pytest
 
-from pytest_lessons.core import texts
-from pytest_lessons.core.compare import compare
-from pytest_lessons.core.results import CaseResult, FaultKind, Status
-from pytest_lessons.isolation.outcome import Frame, Outcome
+from pytest_lessons.core.results import CaseResult, Status
 from pytest_lessons.reports import classreport
 from pytest_lessons.reports.gradebook import MISSING
 
@@ -69,51 +66,6 @@ def test_every_kind_of_fault_has_its_own_bar_not_only_watch_outs() -> None:
     assert classreport.exercise_bars(CLASS)[0].outcome.label == "passed"
 
 
-def test_each_fault_key_the_core_writes_has_its_kind_and_its_bar() -> None:
-    at = (Frame("/course/ex/solution.py", 3, "solve"),)
-    tensor = {"$": "tensor", "type": "torch.Tensor", "shape": [2], "values": [1.0, 2.0]}
-    written = {
-        texts.fault_key(Outcome("setup", error_type="missing_file"), None): FaultKind.MISSING_FILE,
-        texts.fault_key(Outcome("setup", error_type="syntax_error"), None): FaultKind.SETUP,
-        texts.fault_key(Outcome("timeout", seconds=1.0), None): FaultKind.TIMEOUT,
-        "not run": FaultKind.NOT_RUN,
-        texts.fault_key(Outcome("died", signal="SIGKILL"), None): FaultKind.DIED,
-        texts.fault_key(
-            Outcome("raised", error_type="NotImplementedError", frames=at), None
-        ): FaultKind.NOT_IMPLEMENTED,
-        texts.fault_key(Outcome("raised", error_type="KeyError", frames=at), None): (
-            FaultKind.RAISED
-        ),
-        texts.fault_key(Outcome("returned"), compare([1.0, 2.0], tensor, 1e-4, 1e-4)): (
-            FaultKind.RETURNED
-        ),
-        texts.fault_key(Outcome("returned"), compare([1.0, 2.0], [1.0, 3.0], 1e-4, 1e-4)): (
-            FaultKind.NONE
-        ),
-        "a key of a newer grader": FaultKind.OTHER,
-    }
-    assert len(written) == 10
-    labels = []
-    for fault, kind in written.items():
-        result = case("ada", 1, False, status=ERROR, fault=fault)
-        assert result.fault_kind == kind, fault
-        # The kind is read from the key: a report's fields are what they were.
-        assert result.to_dict()["fault"] == fault and "fault_kind" not in result.to_dict()
-        labels.append(classreport.outcome_of(result).label)
-    assert labels == [
-        "missing",
-        "cannot load: syntax error",
-        "timeout",
-        "timeout",
-        "crash",
-        "not implemented",
-        "raised KeyError",
-        "returned tensor",
-        "no answer (hidden case)",
-        "a key of a newer grader",
-    ]
-
-
 def test_the_case_that_fails_most_comes_first() -> None:
     page = classreport.render(CLASS)
     table = page[page.index("Pass rate per case") :]
@@ -148,6 +100,27 @@ def test_the_slowest_submissions_are_listed_slowest_first() -> None:
     assert slow.index('<td>ed</td><td>combine</td><td class="n">30.0</td>') < slow.index(
         "<td>ada</td>"
     )
+
+
+#: Folders that a page would show as "good": invisible, spacing and edge characters.
+LOOK_ALIKES = ["good\u200b", "good\u2060", "good\ufeff", "good\u00a0", "good\u00ad", "good "]
+
+
+def test_names_that_would_look_alike_are_told_apart_on_the_page() -> None:
+    """A red team handed in folders that read as ``good`` beside the real one: every one of
+    them is shown with its invisible character as an escape, in every list of the page."""
+    page = classreport.render(
+        [
+            *(case("good", n, True, seconds=9.0) for n in (1, 2, 3)),
+            *(r for name in LOOK_ALIKES for r in fails(name, seconds=5.0)),
+        ]
+    )
+    shown = ["good\\u200b", "good\\u2060", "good\\ufeff", "good\\xa0", "good\\xad", "good\\x20"]
+    who = re.findall(r'<p class="who">([^<]*)</p>', page)
+    assert any(all(name in line for name in shown) for line in who), who
+    slowest = re.findall(r"<tr><td>([^<]*)</td><td>combine</td>", page)
+    assert sorted(slowest) == sorted(["good", *shown]), slowest
+    assert not any(char in page for name in LOOK_ALIKES for char in name[4:] if char != " ")
 
 
 HOSTILE = '<img src=x onerror="document.title=1">'
@@ -259,6 +232,7 @@ def colour_count(rows: list[bytes], colour: str) -> int:
     return sum(1 for row in rows for x in range(0, len(row), 3) if row[x : x + 3] == rgb)
 
 
+@pytest.mark.slow
 @needs_chromium
 def test_chromium_draws_the_charts_and_runs_nothing_a_learner_wrote(tmp_path: Path) -> None:
     page = tmp_path / "class.html"
@@ -279,3 +253,55 @@ def test_chromium_draws_the_charts_and_runs_nothing_a_learner_wrote(tmp_path: Pa
     assert "<img" not in dom and "<script" not in dom
     assert "<title>Class report</title>" in dom
     assert dom.count("<rect") >= 12
+
+
+def test_the_class_tells_the_graders_errors_from_each_kind_of_the_lessons_own_failure() -> None:
+    # Issue 37: every internal result was "grader error", a lesson's own failure included,
+    # and a harness's check that a hidden case failed was no bar of its own.
+    harness_bug = {
+        "status": ERROR,
+        "fault": "raised KeyError at harness.py:3 in the harness",
+        "lesson_error": "The lesson's harness failed (harness.py, line 3): KeyError: 'y'",
+    }
+    results = [
+        *fails("ann", status=Status.INTERNAL, fault="internal"),
+        *fails("bo", status=Status.INTERNAL, lesson_error="reference.py raised ValueError"),
+        *fails("cy", **harness_bug),
+        *fails("di", status=ERROR, fault="timeout"),
+        *fails("ed", status=ERROR, fault="not run"),
+        *fails("flo", fault="check parameter-missing", hidden=True),
+        *fails("gus", status=ERROR, fault="raised IndexError at solution.py:3"),
+        *fails("hal"),
+    ]
+    lines = classreport.class_lines(results)
+    assert lines[2:] == [
+        "      1 learner  check: parameter-missing",
+        "      1 learner  grader error: the grader itself failed",
+        "      1 learner  lesson error: the lesson itself failed",
+        "      1 learner  lesson error: the lesson's harness failed",
+        "      1 learner  not run (too many timeouts)",
+        "      1 learner  raised IndexError",
+        "      1 learner  timeout",
+        "      1 learner  wrong answer",
+    ]
+    page = classreport.render(results)
+
+    def colour(label: str) -> str:
+        found = re.search(rf'fill="(#[0-9a-f]+)"><title>{re.escape(label)}: 1</title>', page)
+        assert found, label
+        return found.group(1)
+
+    colours = {
+        label: colour(label)
+        for label in (
+            "grader error: the grader itself failed",
+            "lesson error: the lesson itself failed",
+            "lesson error: the lesson&#x27;s harness failed",
+            "check: parameter-missing",
+            "raised IndexError",
+        )
+    }
+    # The grader's own errors have a colour no failure of the lesson or the learner shares.
+    grader = colours.pop("grader error: the grader itself failed")
+    assert grader not in colours.values()
+    assert colours["check: parameter-missing"] != colours["raised IndexError"]
