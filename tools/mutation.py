@@ -197,6 +197,19 @@ def recorded(
     }
 
 
+def settled(entry: dict[str, object], keys: list[str] | None) -> dict[str, object]:
+    """*entry* once a run met the floor: a full run (*keys* None) settles the module's debt; a
+    run of the changed functions settles only theirs, and the debt of the functions it did not
+    measure stays in the record (and in every --ci run's lines) until they are measured."""
+    debt = entry.get("debt")
+    if not isinstance(debt, dict) or keys is None:
+        return {k: v for k, v in entry.items() if k != "debt"}
+    left = [n for n in debt["survivors"] if function_of(n) not in keys]
+    if not left:
+        return {k: v for k, v in entry.items() if k != "debt"}
+    return {**entry, "debt": {**debt, "survivors": left}}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("modules", nargs="*", metavar="MODULE", help=", ".join(CORE))
@@ -312,7 +325,7 @@ def main() -> int:
                         "why": args.accept_debt,
                     }
                 else:
-                    record[module].pop("debt", None)
+                    record[module] = settled(record[module], keys)
     if args.record:
         RECORD.write_text(json.dumps(record, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
     print(f"{len(wanted)} modules in {seconds:.0f} s")
