@@ -835,6 +835,52 @@ def test_a_plan_sets_aside_a_folder_with_control_characters_and_a_shard_refuses_
     )
 
 
+def test_a_folder_or_fifo_named_solution_py_is_no_file_for_its_learner_only(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    """A learner's ``solution.py`` that is a folder, or a FIFO no one writes (a read of it
+    would wait for ever): that learner is told to make it a file, each report is written
+    (Gradescope's valid), and the others are graded as before. run_class's timeout guards
+    against a wait."""
+    make_exercise()
+    submissions_folder = make_class(pytester.path, {"ada": DOUBLE_RIGHT, "bo": HALVED})
+    (submissions_folder / "cy" / "double" / "solution.py").mkdir(parents=True)
+    (submissions_folder / "cy" / "double" / "solution.py" / "main.py").write_text(DOUBLE_RIGHT)
+    (submissions_folder / "di" / "double").mkdir(parents=True)
+    os.mkfifo(submissions_folder / "di" / "double" / "solution.py")
+    result = run_class(
+        pytester.path,
+        "-p",
+        "no:cacheprovider",
+        "--lesson-report=reports/{learner}.json",
+        "--lesson-report-format=gradescope",
+        "--lesson-gradebook=grades.csv",
+    )
+    shown = (result.stdout + result.stderr).decode("utf-8")
+    assert result.returncode == 1 and "Traceback" not in shown, shown
+    schemas = Path(__file__).parent / "schemas"
+    gradescope = json.loads((schemas / "gradescope.schema.json").read_text())
+    for learner in ("ada", "bo", "cy", "di"):
+        report = json.loads((pytester.path / "reports" / f"{learner}.json").read_text())
+        jsonschema.validate(report, gradescope)
+        if learner in ("cy", "di"):
+            said = [" ".join(test["output"].split()) for test in report["tests"]]
+            assert all(
+                text.startswith(
+                    "Make double/solution.py a plain file with solve(x) in it: there it is a "
+                    "folder or a device."
+                )
+                for text in said
+            ), said
+    rows = list(csv.DictReader((pytester.path / "grades.csv").open()))
+    assert sorted((r["learner"], r["points"]) for r in rows) == [
+        ("ada", "2"),
+        ("bo", "0"),
+        ("cy", "0"),
+        ("di", "0"),
+    ]
+
+
 def test_a_folder_named_as_another_folder_is_shown_keeps_a_node_and_a_row_of_its_own(
     pytester: pytest.Pytester, make_exercise: Make
 ) -> None:
