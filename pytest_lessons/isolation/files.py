@@ -67,7 +67,8 @@ class Unreadable(Exception):
 
 
 def what_is(mode: int) -> str:
-    """What a file of *mode* (``st_mode``) that is no regular file is, as a message names it."""
+    """What a file of *mode* (``st_mode``) that is no regular file is, as a message names it
+    ("" for a type of no other name: the message then says "not a plain file")."""
     if stat.S_ISDIR(mode):
         return "a folder"
     if stat.S_ISFIFO(mode):
@@ -76,7 +77,7 @@ def what_is(mode: int) -> str:
         return "a device"
     if stat.S_ISSOCK(mode):
         return "a socket"
-    return "no plain file"
+    return ""
 
 
 class _OpenHow(ctypes.Structure):
