@@ -261,7 +261,9 @@ class CaseItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         line = self.case.line - 1 if self.case.line else 0
-        who = f"{self.learner}: " if self.learner else ""
+        # A failure's header (pytest's head_line) prints this as it is: the folder name as
+        # the node id shows it, never a character a terminal would act on.
+        who = f"{visible_name(self.learner)}: " if self.learner else ""
         return self.path, line, f"{who}{self.exercise.slug}: {self.case.label}"
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from pytest_lessons.core.plan import Plan, PlanError
 from pytest_lessons.core.submissions import Roll
+from pytest_lessons.isolation.text import visible
 
 #: The command's name under ``python -m pytest_lessons``.
 COMMAND = "plan"
@@ -60,28 +61,43 @@ def run(args: argparse.Namespace) -> int:
         print(f"plan: {submissions}: no such folder", file=sys.stderr)
         return 2
     roll = Roll.of(submissions, shown=str(submissions))
+    # What was set aside comes first, refused or not: a folder that is no learner (its name
+    # shown as escapes) may be why the class is smaller than the instructor expects.
+    if roll.skipped:
+        print(visible(roll.skipped_line()))
+    if not roll.learners:
+        print(
+            visible(
+                f"plan: put one folder per learner in {submissions}, then plan again: it holds "
+                "no learner's folder"
+            ),
+            file=sys.stderr,
+        )
+        return 2
     try:
         plan = Plan.split(roll, args.shards)
     except PlanError as error:
-        print(f"plan: {error}", file=sys.stderr)
+        print(visible(f"plan: {error}"), file=sys.stderr)
         return 2
     output: Path = args.output
     try:
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(plan.text(), encoding="utf-8")
     except OSError as error:
-        print(f"plan: {output}: {error.strerror or error}", file=sys.stderr)
+        print(visible(f"plan: {output}: {error.strerror or error}"), file=sys.stderr)
         return 2
-    if roll.skipped:
-        print(roll.skipped_line())
     sizes = [len(part) for part in plan.shards]
     print(
-        f"plan: {len(roll.learners)} learners in {plan.total} shards "
-        f"({min(sizes)} to {max(sizes)} each), class {plan.roster}, plan {plan.id}: {output}"
+        visible(
+            f"plan: {len(roll.learners)} learners in {plan.total} shards "
+            f"({min(sizes)} to {max(sizes)} each), class {plan.roster}, plan {plan.id}: {output}"
+        )
     )
     print(
-        f"grade shard I (0 to {plan.total - 1}) with --lesson-submissions={submissions} "
-        f"--lesson-plan={output} --lesson-shard-index=I, then merge with "
-        f"python -m pytest_lessons merge --plan={output} SHARD.json ..."
+        visible(
+            f"grade shard I (0 to {plan.total - 1}) with --lesson-submissions={submissions} "
+            f"--lesson-plan={output} --lesson-shard-index=I, then merge with "
+            f"python -m pytest_lessons merge --plan={output} SHARD.json ..."
+        )
     )
     return 0

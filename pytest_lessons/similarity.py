@@ -101,7 +101,10 @@ def compare_lesson(
         try:
             data = read_beneath(submissions, PurePath(learner, folder.name, relative))
         except Unreadable as error:
-            found.left_out.setdefault(WHY.get(error.problem, error.problem), []).append(learner)
+            why = WHY.get(error.problem, error.problem)
+            if error.problem == "not_file" and error.what:
+                why = f"{error.what}, not a file"  # a folder, a FIFO, a device
+            found.left_out.setdefault(why, []).append(learner)
             continue
         prints[learner] = Print.of(
             CodeFingerprint(
@@ -178,10 +181,11 @@ def overlap(one: Print, two: Print) -> tuple[int, float, float]:
 
 
 def compare_class(
-    submissions: Path, lessons: Sequence[Path], threshold: float
+    submissions: Path, lessons: Sequence[Path], threshold: float, roll: Roll | None = None
 ) -> list[similarity.Lesson]:
-    """Every lesson's pairs, lessons in the course's order."""
-    learners = Roll.of(submissions).learners
+    """Every lesson's pairs, lessons in the course's order: of *roll*'s learners (the
+    class in *submissions* when not given)."""
+    learners = (roll or Roll.of(submissions)).learners
     return [compare_lesson(lesson, submissions, learners, threshold) for lesson in lessons]
 
 
@@ -226,9 +230,13 @@ def run(args: argparse.Namespace) -> int:
     except (SimilarityError, OSError, ValueError, course.CourseError) as error:
         print(f"similarity: {error}", file=sys.stderr)
         return 2
-    found = compare_class(args.submissions, lessons, args.threshold)
+    roll = Roll.of(args.submissions, shown=str(args.submissions))
+    found = compare_class(args.submissions, lessons, args.threshold, roll)
     for line in similarity.lines(found, args.top):
         print(printable(line))
+    if roll.skipped:
+        # As a class run says it: a folder set aside for its name is compared with no one.
+        print(printable(roll.skipped_line()))
     if args.class_report and report is not None:
         results, order, absent = report
         page = classreport.render(results, order=order, absent=absent, similar=found)

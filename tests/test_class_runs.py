@@ -22,6 +22,7 @@ import pytest
 import xmlschema
 
 from pytest_lessons.core import submissions
+from pytest_lessons.core.plan import Plan
 
 from helpers import DOUBLE_RIGHT, DOUBLE_TOML
 
@@ -705,63 +706,196 @@ def test_every_learner_gets_a_bounded_file_name_of_their_own_in_one_run_shards_a
     } == scores
 
 
-def test_a_folder_name_not_utf8_is_set_aside_and_no_name_reaches_the_terminal_raw(
+#: Folder names a learner may choose that would rewrite the instructor's terminal or hide
+#: what they are: erase its own line and print a grade for another learner, read backwards
+#: (a right-to-left override), read as a classmate's name (a zero-width space), ring and
+#: retitle the window.
+SPOOFING = {
+    "eve\x1b[2K\rada: 10 of 10": "eve\\x1b[2K\\x0dada: 10 of 10",
+    "\u202e01 fo 01 :yzal": "\\u202e01 fo 01 :yzal",
+    "bo\u200b": "bo\\u200b",
+    "cy\x1b]0;owned\x07\x85": "cy\\x1b]0;owned\\x07\\x85",
+}
+#: The characters none of the run's output may hold raw.
+RAW = ("\x1b", "\r", "\x07", "\u202e", "\u200b", "\x85")
+
+
+def run_class(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    """pytest on *root*'s class in a process of its own: its output as the bytes a terminal
+    gets (pytester's lines would split a carriage return away)."""
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "double", "--lesson-submissions=submissions", *args],
+        cwd=root,
+        capture_output=True,
+        timeout=600,
+    )
+
+
+def test_a_folder_name_not_utf8_or_with_control_characters_is_set_aside_and_named_escaped(
     pytester: pytest.Pytester, make_exercise: Make
 ) -> None:
     make_exercise()
     odd = os.fsdecode(b"bad\xff\xfe")  # Linux allows it; no report can hold it
-    screen = "eve\x1b[2J\x1b]0;owned\x07\x01"  # would clear the screen, retitle the window
-    make_class(pytester.path, {"ada": DOUBLE_RIGHT, odd: DOUBLE_RIGHT, screen: HALVED})
-    result = grade(
-        pytester,
+    make_class(
+        pytester.path,
+        {"ada": DOUBLE_RIGHT, "bo": HALVED, odd: DOUBLE_RIGHT}
+        | dict.fromkeys(SPOOFING, DOUBLE_RIGHT),
+    )
+    (pytester.path / "submissions" / "notes\x1b[2J.txt").write_text("")
+    result = run_class(
+        pytester.path,
+        "-p",
+        "no:cacheprovider",
         "-v",
+        "--lesson-show-failures",
         "--junitxml=junit.xml",
         "--lesson-report=class.json",
         "--lesson-feedback=feedback",
         "--lesson-class-report=class.html",
         "--lesson-gradebook=grades.csv",
     )
-    shown = result.stdout.str()
-    assert result.ret == 1, shown  # eve's failed cases: every file written
-    assert "\x1b" not in shown and "\x07" not in shown
-    assert "::eve\\x1b[2J\\x1b]0;owned\\x07\\x01/case-2" in shown
-    assert (
-        "skipped in submissions, not learners: bad\\xff\\xfe (its name is not UTF-8 text: "
-        "rename the folder (its files are kept), then grade again)" in shown
-    )
+    output = result.stdout + result.stderr
+    shown = output.decode("utf-8")
+    assert result.returncode == 1, shown  # bo's failed cases: every file written
+    assert not [raw for raw in RAW if raw.encode("utf-8") in output], shown
+    # Each folder set aside is named as escapes, with what to do: the others are graded.
+    line = next(line for line in shown.splitlines() if line.startswith("skipped in "))
+    for name in SPOOFING.values():
+        assert f"{name} ({submissions.NOT_PLAIN})" in line, line
+    assert line.count("rename the folder (its files are kept), then grade again") == 5
+    assert f"bad\\xff\\xfe ({submissions.NOT_UTF8})" in line
+    assert "notes\\x1b[2J.txt (a file)" in line
+    assert "::ada/case-2 PASSED" in shown and "::bo/case-2 FAILED" in shown
+    # bo's failures are shown (--lesson-show-failures); no set-aside name is but in its line.
+    assert "bo/double/solution.py" in shown and shown.count("eve\\x1b") == 1
     report = json.loads((pytester.path / "class.json").read_text())
-    assert report["class"]["learners"] == ["ada", screen]
-    assert {r["learner"] for r in report["results"]} == {"ada", screen}
+    assert report["class"]["learners"] == ["ada", "bo"]
+    rows = list(csv.DictReader((pytester.path / "grades.csv").open()))
+    assert sorted((r["learner"], r["points"]) for r in rows) == [("ada", "2"), ("bo", "0")]
     assert len(list((pytester.path / "feedback").iterdir())) == 2
-    assert (pytester.path / "class.html").exists() and (pytester.path / "grades.csv").exists()
-    # JUnit's XML as its consumers read it: the escapes are text, never the characters.
+    assert (pytester.path / "class.html").exists()
     xmlschema.XMLSchema(str(Path(__file__).parent / "schemas" / "xunit2.xsd")).validate(
         str(pytester.path / "junit.xml")
     )
     names = [case.get("name") or "" for case in ET.parse("junit.xml").getroot().iter("testcase")]
-    assert len(names) == 4 and not any(c in name for name in names for c in "\x1b\x07\x01")
+    assert len(names) == 4 and all(name.split("/")[0] in ("ada", "bo") for name in names)
     # The merge of that report: the class's files, no traceback.
     merged = merge(pytester.path, "class.json", "--feedback=merged", "--gradebook=merged.csv")
     assert merged.returncode == 1 and "Traceback" not in merged.stderr, merged.stderr
-    assert "\x1b" not in merged.stdout and "2 learners" in merged.stdout
+    assert "2 learners" in merged.stdout
     assert len(list((pytester.path / "merged").iterdir())) == 2
+
+
+def test_a_plan_sets_aside_a_folder_with_control_characters_and_a_shard_refuses_an_old_plan(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    make_exercise()
+    make_class(pytester.path, {"ada": DOUBLE_RIGHT, "bo": HALVED} | dict.fromkeys(SPOOFING))
+
+    def plan(*args: str) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run(
+            [sys.executable, "-m", "pytest_lessons", "plan", *args],
+            cwd=pytester.path,
+            capture_output=True,
+            timeout=120,
+        )
+
+    done = plan("submissions", "--shards=2")
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output
+    assert not [raw for raw in RAW if raw.encode("utf-8") in output], output
+    out = done.stdout.decode("utf-8").splitlines()
+    for name in SPOOFING.values():
+        assert f"{name} ({submissions.NOT_PLAIN})" in out[0], out[0]
+    assert out[1].startswith("plan: 2 learners in 2 shards")
+    written = json.loads((pytester.path / "plan.json").read_text())
+    assert written["shards"] == [["ada"], ["bo"]]
+    # A class of such folders only: refused, each named, and what to do said first.
+    make_class(pytester.path / "only", dict.fromkeys(SPOOFING))
+    done = plan("only/submissions", "--shards=1", "--output=only.json")
+    output = done.stdout + done.stderr
+    assert done.returncode == 2 and not (pytester.path / "only.json").exists()
+    assert not [raw for raw in RAW if raw.encode("utf-8") in output], output
+    assert done.stderr.decode("utf-8") == (
+        "plan: put one folder per learner in only/submissions, then plan again: it holds no "
+        "learner's folder\n"
+    )
+    assert "eve\\x1b[2K\\x0dada: 10 of 10 (rename the folder" in done.stdout.decode("utf-8")
+    # A plan that names such a folder (an older version's): every shard refuses it, named.
+    old = Plan((("ada", "eve\x1b[2K\rada: 10 of 10"), ("bo",)), "submissions")
+    (pytester.path / "old.json").write_text(old.text(), encoding="utf-8")
+    done = run_class(pytester.path, "--lesson-plan=old.json", "--lesson-shard-index=0", "-q")
+    output = done.stdout + done.stderr
+    assert done.returncode == 4, output  # a usage error: nothing graded
+    assert not [raw for raw in RAW if raw.encode("utf-8") in output], output
+    assert (
+        "old.json names eve\\x1b[2K\\x0dada: 10 of 10 in shard 1, a folder whose name holds "
+        "control or invisible characters or is not UTF-8, which is no learner: write the plan "
+        "again with python -m pytest_lessons plan" in output.decode("utf-8")
+    )
+
+
+def test_a_folder_or_fifo_named_solution_py_is_no_file_for_its_learner_only(
+    pytester: pytest.Pytester, make_exercise: Make
+) -> None:
+    """A learner's ``solution.py`` that is a folder, or a FIFO no one writes (a read of it
+    would wait for ever): that learner is told to make it a file, each report is written
+    (Gradescope's valid), and the others are graded as before. run_class's timeout guards
+    against a wait."""
+    make_exercise()
+    submissions_folder = make_class(pytester.path, {"ada": DOUBLE_RIGHT, "bo": HALVED})
+    (submissions_folder / "cy" / "double" / "solution.py").mkdir(parents=True)
+    (submissions_folder / "cy" / "double" / "solution.py" / "main.py").write_text(DOUBLE_RIGHT)
+    (submissions_folder / "di" / "double").mkdir(parents=True)
+    os.mkfifo(submissions_folder / "di" / "double" / "solution.py")
+    result = run_class(
+        pytester.path,
+        "-p",
+        "no:cacheprovider",
+        "--lesson-report=reports/{learner}.json",
+        "--lesson-report-format=gradescope",
+        "--lesson-gradebook=grades.csv",
+    )
+    shown = (result.stdout + result.stderr).decode("utf-8")
+    assert result.returncode == 1 and "Traceback" not in shown, shown
+    schemas = Path(__file__).parent / "schemas"
+    gradescope = json.loads((schemas / "gradescope.schema.json").read_text())
+    for learner in ("ada", "bo", "cy", "di"):
+        report = json.loads((pytester.path / "reports" / f"{learner}.json").read_text())
+        jsonschema.validate(report, gradescope)
+        if learner in ("cy", "di"):
+            said = [" ".join(test["output"].split()) for test in report["tests"]]
+            assert all(
+                text.startswith(
+                    "Make double/solution.py a plain file with solve(x) in it: there it is a "
+                    "folder or a device."
+                )
+                for text in said
+            ), said
+    rows = list(csv.DictReader((pytester.path / "grades.csv").open()))
+    assert sorted((r["learner"], r["points"]) for r in rows) == [
+        ("ada", "2"),
+        ("bo", "0"),
+        ("cy", "0"),
+        ("di", "0"),
+    ]
 
 
 def test_a_folder_named_as_another_folder_is_shown_keeps_a_node_and_a_row_of_its_own(
     pytester: pytest.Pytester, make_exercise: Make
 ) -> None:
-    """A folder literally named ``a\\x1b`` is shown apart from the folder ``a`` + ESC (which is
-    shown with that escape): the one cannot take the other's node id, JUnit test case or
-    verdict."""
+    """A folder literally named ``a\\xa0`` is shown apart from the folder ``a`` + a no-break
+    space (a learner, which is shown with that escape, since it reads as a plain space): the
+    one cannot take the other's node id, JUnit test case or verdict."""
     make_exercise()
-    make_class(pytester.path, {"a\x1b": STUB, "a\\x1b": DOUBLE_RIGHT})
+    make_class(pytester.path, {"a\xa0": STUB, "a\\xa0": DOUBLE_RIGHT})
     collected = grade(pytester, "--collect-only", "-q")
     assert [line for line in collected.outlines if "::" in line] == [
-        # "a" + ESC sorts first; the literal backslash is doubled, so the two stay apart.
-        r"double/exercise.toml::a\x1b/case-1-a-row",
-        r"double/exercise.toml::a\x1b/case-2",
-        r"double/exercise.toml::a\\x1b/case-1-a-row",
-        r"double/exercise.toml::a\\x1b/case-2",
+        # The literal backslash sorts first, and is doubled, so the two stay apart.
+        r"double/exercise.toml::a\\xa0/case-1-a-row",
+        r"double/exercise.toml::a\\xa0/case-2",
+        r"double/exercise.toml::a\xa0/case-1-a-row",
+        r"double/exercise.toml::a\xa0/case-2",
     ]
     result = grade(pytester, "--junitxml=junit.xml", "--lesson-gradebook=grades.csv")
     assert result.ret == 1
@@ -769,4 +903,4 @@ def test_a_folder_named_as_another_folder_is_shown_keeps_a_node_and_a_row_of_its
     names = [case.get("name") for case in cases]
     assert len(names) == len(set(names)) == 4, names
     rows = list(csv.DictReader((pytester.path / "grades.csv").open()))
-    assert sorted((r["learner"], r["points"]) for r in rows) == [("a\x1b", "0"), ("a\\x1b", "2")]
+    assert sorted((r["learner"], r["points"]) for r in rows) == [("a\\xa0", "2"), ("a\xa0", "0")]

@@ -574,6 +574,53 @@ def test_gradescope_grades_a_link_in_the_upload_as_a_link_never_as_what_it_point
     assert linked_scores(tests) == {"double": 0, "twice": 0, "thrice": 2}
 
 
+@pytest.mark.slow
+def test_gradescope_grades_a_folder_or_fifo_named_solution_py_as_no_file_and_never_waits(
+    tmp_path: Path,
+) -> None:
+    """A ``solution.py`` that is a folder, or a FIFO no one writes (a read of it would wait for
+    ever): placed as no file, graded as the learner's error with what to do, and the results
+    written; a right solution beside them still passes. run_autograder's timeout is the guard
+    against a wait."""
+    root = tmp_path / "autograder"
+    stub_exercises(root / "source" / "exercises", ("double", "twice", "thrice"))
+    upload = root / "submission"
+    (upload / "double" / "solution.py").mkdir(parents=True)
+    (upload / "double" / "solution.py" / "main.py").write_text(dedent(DOUBLE_RIGHT))
+    (upload / "twice").mkdir()
+    os.mkfifo(upload / "twice" / "solution.py")
+    (upload / "thrice").mkdir()
+    (upload / "thrice" / "solution.py").write_text(dedent(DOUBLE_RIGHT))
+    run = run_autograder(root)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "Traceback" not in run.stdout + run.stderr
+    results = json.loads((root / "results" / "results.json").read_text())
+    jsonschema.validate(results, schema("gradescope"))
+    assert results["score"] == 2
+    for test in results["tests"]:
+        exercise = test["name"].split(": ")[0]
+        if exercise == "thrice":
+            assert test["score"] == test["max_score"], test
+        else:
+            assert test["score"] == 0 and " ".join(test["output"].split()).startswith(
+                f"Make {exercise}/solution.py a plain file with solve(x) in it: there it is a "
+                "folder or a device."
+            ), test
+    # The place step on its own, as the GitHub Classroom recipe runs it: it exits 0, and the
+    # grading copy holds no file where the learner's is none.
+    copy = stub_exercises(tmp_path / "copy" / "exercises", ("double", "twice", "thrice"))
+    placed = subprocess.run(
+        [sys.executable, "-m", "pytest_lessons", "place", str(upload), str(copy)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert placed.returncode == 0 and placed.stdout == "", placed.stdout + placed.stderr
+    assert not (copy / "double" / "solution.py").is_file()
+    assert not (copy / "twice" / "solution.py").is_file()
+    assert (copy / "thrice" / "solution.py").read_text() == dedent(DOUBLE_RIGHT)
+
+
 def linked_scores(tests: list[tuple[str, float, str]]) -> dict[str, float]:
     """The points per exercise of *tests* (exercise, score, what the learner reads), each
     one without points checked to tell the learner, as class runs do, to hand in the file

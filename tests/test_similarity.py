@@ -7,12 +7,16 @@ from __future__ import annotations
 
 import io
 import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from pytest_lessons import __main__ as commands
 from pytest_lessons import similarity
+from pytest_lessons.core import submissions as submissions_module
 from pytest_lessons.core.submissions import Roll
 from pytest_lessons.reports import outputs
 from pytest_lessons.reports.outputs import Outputs
@@ -140,11 +144,53 @@ def test_the_fast_comparison_gives_copydetects_own_numbers_and_names_are_escaped
                 similarity.Print.of(fingerprints[one]), similarity.Print.of(fingerprints[two])
             )
             assert mine == pytest.approx((tokens, share_1, share_2)), (one, two)
-    # A learner's folder name reaches the terminal with its control characters escaped.
+    # A folder whose name holds control characters is set aside as a class run sets it
+    # aside: named as escapes, with what to do, and compared with no one.
     course, submissions = make(tmp_path)
     (submissions / "di").rename(submissions / "di\x1b[2J")
     assert commands.main(["similarity", str(submissions), str(course)]) == 0
     shown = capsys.readouterr().out
-    assert "ada and di\\x1b[2J: 100%" in shown and "\x1b" not in shown
+    assert "\x1b" not in shown and "ada and di" not in shown
+    assert shown.splitlines()[-1] == (
+        f"skipped in {submissions}, not learners: di\\x1b[2J ({submissions_module.NOT_PLAIN})"
+    )
+    assert "5 files compared" in shown
     assert commands.main(["similarity", str(tmp_path / "none"), str(course)]) == 2
     assert "no such folder" in capsys.readouterr().err
+
+
+def test_a_folder_or_a_fifo_named_solution_py_is_no_file_and_the_others_are_compared(
+    tmp_path: Path,
+) -> None:
+    """A ``solution.py`` that is a folder, or a FIFO (which no one writes: a read of it would
+    wait for ever), is left out as not a file: the command ends, exits 0 and writes its class
+    report, and every other learner is compared as before."""
+    course, submissions = make(tmp_path)
+    folder = submissions / "ed" / "row_means" / "solution.py"
+    folder.unlink()
+    folder.mkdir()
+    (folder / "main.py").write_text(OWN["ada"])
+    fifo = submissions / "fay" / "row_means" / "solution.py"
+    fifo.unlink()
+    os.mkfifo(fifo)
+    learners = ("ada", "bo", "cy", "di", "ed", "fay", "gus")
+    results = [case_result(1, True, learner=who, exercise="row_means") for who in learners]
+    outputs.write(Outputs(report="class.json"), results, 1.0, tmp_path, Roll(learners))
+    # A process of its own: were the FIFO read, the command would wait, and the guard end it.
+    done = subprocess.run(
+        [
+            sys.executable, "-m", "pytest_lessons", "similarity", str(submissions), str(course),
+            "--threshold", "0.3", "--report", "class.json", "--class-report", "class.html",
+        ],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    out = done.stdout.splitlines()
+    assert out[1] == (
+        "row_means: 4 files compared; not compared: 1 learner (a folder, not a file); "
+        "1 learner (a FIFO, not a file); 1 learner (a link, not followed)"
+    )
+    assert out[2].startswith("  100%  ada and di: 100% of ada's code is in di's")
+    assert not [line for line in out[2:] if re.search(r"\b(ed|fay)\b", line)]
+    page = (tmp_path / "class.html").read_text()
+    assert "a folder, not a file" in page and "ada" in page

@@ -415,7 +415,17 @@ def test_a_learner_file_is_read_beneath_its_folder_and_never_through_a_link(
     os.mkfifo(fifo / "solution.py")
     with pytest.raises(files.Unreadable) as raised:  # and it does not block
         files.read_beneath(fifo.parent, Path("double/solution.py"))
-    assert raised.value.problem == "not_file"
+    assert (raised.value.problem, raised.value.what) == ("not_file", "a FIFO")
+    # A folder opens for reading: it is told apart on the descriptor, which is then closed.
+    folder = tmp_path / "directory-learner" / "double" / "solution.py"
+    folder.mkdir(parents=True)
+    open_before = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else 0
+    for _ in range(3):
+        with pytest.raises(files.Unreadable) as raised:
+            files.read_beneath(tmp_path / "directory-learner", Path("double/solution.py"))
+        assert (raised.value.problem, raised.value.what) == ("not_file", "a folder")
+    if open_before:
+        assert len(os.listdir("/proc/self/fd")) == open_before
     (learner / "double" / "solution.py").write_bytes(b"x" * (files.MAX_SOURCE_BYTES + 1))
     with pytest.raises(files.Unreadable) as raised:
         files.read_beneath(learner, Path("double/solution.py"))

@@ -19,7 +19,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from pytest_lessons.core.submissions import Roll, stem_group
+from pytest_lessons.core.submissions import Roll, plain, shown_name, stem_group, utf8
 
 #: The ``format`` field of a plan file.
 FORMAT = "pytest-lessons-plan"
@@ -178,6 +178,14 @@ class Plan:
                     raise PlanError(
                         f"{where} names {who!r} in shard {k}, which is no folder name: write "
                         "the plan again with python -m pytest_lessons plan"
+                    )
+                if not (utf8(who) and plain(who)):
+                    # A plan of an older version, which took such a folder for a learner: a
+                    # class run sets it aside (Roll.of), and so must its shards.
+                    raise PlanError(
+                        f"{where} names {shown_name(who)} in shard {k}, a folder whose name "
+                        "holds control or invisible characters or is not UTF-8, which is no "
+                        "learner: write the plan again with python -m pytest_lessons plan"
                     )
                 if who in seen:
                     raise PlanError(

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_lessons.isolation.text import visible
+
 
 class ShardError(ValueError):
     """A shard that is not ``K/N``; the message gives an example that works."""
@@ -39,6 +41,22 @@ NOT_LEARNERS = {
 #: one.)
 NOT_UTF8 = "its name is not UTF-8 text: rename the folder (its files are kept), then grade again"
 
+#: Why a folder whose name holds a character a terminal acts on or that no reader sees is no
+#: learner: the folder's name is the learner's to choose (a repository's, a zip's folder),
+#: and printed in the instructor's terminal an escape or a carriage return rewrites another
+#: learner's line, a right-to-left override or a zero-width character makes one name read
+#: as another.
+NOT_PLAIN = (
+    "rename the folder (its files are kept), then grade again: its name holds control or "
+    "invisible characters, shown here as escapes, that would rewrite or hide lines of the "
+    "terminal and the reports"
+)
+
+#: The Unicode categories of :data:`NOT_PLAIN`'s characters: controls (C0 with tab and
+#: newline, DEL, C1), format characters (bidirectional overrides and marks, zero-width
+#: spaces and joiners, the byte order mark, tags), and the line and paragraph separators.
+_NOT_PLAIN = frozenset({"Cc", "Cf", "Zl", "Zp"})
+
 
 def utf8(name: str) -> bool:
     """Whether the folder name *name* (as Python's file system encoding read it) is UTF-8."""
@@ -49,9 +67,16 @@ def utf8(name: str) -> bool:
     return True
 
 
+def plain(name: str) -> bool:
+    """Whether the folder name *name* holds none of :data:`NOT_PLAIN`'s characters."""
+    # Python's printable excludes all of them (and more): most names are decided in C.
+    return name.isprintable() or not any(unicodedata.category(c) in _NOT_PLAIN for c in name)
+
+
 def shown_name(name: str) -> str:
-    """A folder name that is not UTF-8, as text: each byte that is not shown as ``\\xff``."""
-    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    """A folder name as the terminal may show it: each byte that is not UTF-8 as ``\\xff``,
+    each character a terminal would act on or hide as its escape (``\\x1b``, ``\\u202e``)."""
+    return visible(name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"))
 
 
 @dataclass(frozen=True)
@@ -80,11 +105,13 @@ class Roll:
         skipped: list[tuple[str, str]] = []
         for entry in sorted(submissions.iterdir(), key=lambda e: e.name):
             if not entry.is_dir():
-                skipped.append((entry.name, "a file"))
+                skipped.append((shown_name(entry.name), "a file"))
             elif entry.name in NOT_LEARNERS:
                 skipped.append((entry.name, NOT_LEARNERS[entry.name]))
             elif not utf8(entry.name):
                 skipped.append((shown_name(entry.name), NOT_UTF8))
+            elif not plain(entry.name):
+                skipped.append((shown_name(entry.name), NOT_PLAIN))
             else:
                 learners.append(entry.name)
         return cls(tuple(learners), shard or (1, 1), tuple(skipped), shown or str(submissions))

@@ -56,11 +56,28 @@ class Unreadable(Exception):
     many names in all), ``missing``, ``not_file`` (a folder, a FIFO, a device) or
     ``too_large``. *path* is the path that has the problem."""
 
-    def __init__(self, problem: str, path: Path, size: int = 0) -> None:
+    def __init__(self, problem: str, path: Path, size: int = 0, what: str = "") -> None:
         super().__init__(f"{problem}: {path}")
         self.problem = problem
         self.path = path
         self.size = size
+        self.what = what
+        """For ``not_file``, what is there when it is known: ``a folder``, ``a FIFO``,
+        ``a device``, ``a socket``."""
+
+
+def what_is(mode: int) -> str:
+    """What a file of *mode* (``st_mode``) that is no regular file is, as a message names it
+    ("" for a type of no other name: the message then says "not a plain file")."""
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return ""
 
 
 class _OpenHow(ctypes.Structure):
@@ -172,18 +189,26 @@ def read_beneath(
                 raise Unreadable("link", link) from None
             raise Unreadable("not_file", target) from None
         if exc.errno == errno.EISDIR:
-            raise Unreadable("not_file", target) from None
+            raise Unreadable("not_file", target, what="a folder") from None
         raise Unreadable("missing", target) from None
     finally:
         os.close(base)
-    with os.fdopen(fd, "rb") as handle:
-        status = os.fstat(handle.fileno())
+    # The descriptor's own type, before Python wraps it: a folder opens for reading (the
+    # wrapper then raises IsADirectoryError, and leaves the descriptor open), a FIFO opens
+    # without blocking (O_NONBLOCK) and a read of it would wait for a writer.
+    try:
+        status = os.fstat(fd)
         if not stat.S_ISREG(status.st_mode):
-            raise Unreadable("not_file", target)
+            raise Unreadable("not_file", target, what=what_is(status.st_mode))
         if single_link and status.st_nlink > 1:
             raise Unreadable("hard_link", target, status.st_nlink)
         if status.st_size > limit:
             raise Unreadable("too_large", target, status.st_size)
+        handle = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    with handle:
         data = handle.read(limit + 1)
     if len(data) > limit:  # it grew since fstat
         raise Unreadable("too_large", target, len(data))
