@@ -75,12 +75,12 @@ def test_the_gradebook_never_starts_a_cell_with_a_formula(
         "+1+cmd",
         "-2+3",
         "@SUM(A1)",
-        "\tTAB",
         "plain",
         "a|b",
     ]
     submissions = pytester.path / "submissions"
-    for learner in hostile:
+    # A tab is a control character: that folder is set aside before any report, named as an escape.
+    for learner in [*hostile, "\tTAB"]:
         folder = submissions / learner / "double"
         folder.mkdir(parents=True)
         (folder / "solution.py").write_text((pytester.path / "double/solution.py").read_text())
@@ -88,11 +88,14 @@ def test_the_gradebook_never_starts_a_cell_with_a_formula(
         "double", f"--lesson-submissions={submissions}", "--lesson-gradebook=grades.csv"
     )
     assert result.ret == 0
+    result.stdout.fnmatch_lines(
+        ["skipped in submissions, not learners: \\x09TAB (rename the folder*"]
+    )
     with (pytester.path / "grades.csv").open(newline="", encoding="utf-8") as handle:
         rows = list(csv.reader(handle))
     assert rows[0] == ["learner", "exercise", "points", "max_points", "note"]
     learners = {row[0] for row in rows[1:]}
-    assert learners == {"'" + name if name[0] in "=+-@\t" else name for name in hostile}, learners
+    assert learners == {"'" + name if name[0] in "=+-@" else name for name in hostile}, learners
     for row in rows[1:]:
         assert not row[0].startswith(("=", "+", "-", "@", "\t", "\r"))
         # Number cells stay plain numbers a spreadsheet sums.
