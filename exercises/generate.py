@@ -53,9 +53,7 @@ def own(lesson: str) -> Callable[..., Any]:
     """solve of your lesson's solution.py, loaded from its file."""
     path = HERE / lesson / "solution.py"
     if not path.is_file():
-        raise NotSolved(
-            f"Write {shown(path)}: this command runs your solution of lesson {lesson}."
-        )
+        raise NotSolved(f"Write {shown(path)}: this command runs your solution of lesson {lesson}.")
     spec = importlib.util.spec_from_file_location(f"own_{lesson}", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

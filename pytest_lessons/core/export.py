@@ -6,13 +6,13 @@ with the expected answer the reference gave, the snapshot files of its public sn
 (already frozen answers), the watch-outs with their ``mistakes.py``, the lesson's harness
 (author code that drives the learner's module: a copy needs it to grade, and it holds no
 answer), the hints, and any ``conftest.py`` of the lesson; beside the lessons, the course's
-``course.toml``, its library and its ``generate.py`` (:data:`COURSE_KEPT`). It holds no ``reference.py``, no
-``variants.py`` (right answers too), no hidden case, no ``[generate]`` table (it needs the
-reference) and no worked solution (the ``[solution]`` steps explain the reference): the worked
-solution is withheld, for the instructor to publish after the deadline. Its first line
-(:data:`MARK`) says it is a learner's copy, so author-only commands (``--lesson-regenerate``)
-refuse to run in it. The learner's copy grades the starter and every mistake as the full course
-does on the cases it keeps; ``--lesson-check`` proves it.
+``course.toml``, its library and its ``generate.py`` (:data:`COURSE_KEPT`). It holds no
+``reference.py``, no ``variants.py`` (right answers too), no hidden case, no ``[generate]``
+table (it needs the reference) and no worked solution (the ``[solution]`` steps explain the
+reference): the worked solution is withheld, for the instructor to publish after the deadline.
+Its first line (:data:`MARK`) says it is a learner's copy, so author-only commands
+(``--lesson-regenerate``) refuse to run in it. The learner's copy grades the starter and every
+mistake as the full course does on the cases it keeps; ``--lesson-check`` proves it.
 """
 
 from __future__ import annotations
