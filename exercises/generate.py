@@ -40,11 +40,20 @@ class NotSolved(Exception):
     """A lesson this command needs is not solved yet; the message says which and what to do."""
 
 
+def shown(path: Path) -> str:
+    """*path* as the learner names it: relative to where they run this command when it is
+    beneath it (exercises/gpt_forward/solution.py, or the folder a copy of the course is in)."""
+    try:
+        return str(path.relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
 def own(lesson: str) -> Callable[..., Any]:
     """solve of your lesson's solution.py, loaded from its file."""
     path = HERE / lesson / "solution.py"
     if not path.is_file():
-        raise NotSolved(f"Write {path}: this command runs your solution of lesson {lesson}.")
+        raise NotSolved(f"Write {shown(path)}: this command runs your solution of lesson {lesson}.")
     spec = importlib.util.spec_from_file_location(f"own_{lesson}", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -56,15 +65,15 @@ def checked(module: ModuleType, lesson: str, path: Path) -> Callable[..., Any]:
     """The module's solve, wrapped so a starter's NotImplementedError becomes NotSolved."""
     solve = getattr(module, "solve", None)
     if not callable(solve):
-        raise NotSolved(f"Define solve in {path}: this command runs your lesson {lesson}.")
+        raise NotSolved(f"Define solve in {shown(path)}: this command runs your lesson {lesson}.")
 
     def call(*args: Any) -> Any:
         try:
             return solve(*args)
         except NotImplementedError:
             raise NotSolved(
-                f"Solve lesson {lesson} first: {path} still raises NotImplementedError. "
-                f"Check it with: pytest exercises/{lesson}"
+                f"Solve lesson {lesson} first: {shown(path)} still raises NotImplementedError. "
+                f"Check it with: pytest {shown(path.parent)}"
             ) from None
 
     return call

@@ -71,6 +71,8 @@ USES = "from course_lib import square\n\ndef solve(x):\n    return square(x) + 1
 #: A wrong square: the lesson on the library's parts must not depend on it.
 WRONG_SQUARE = "def solve(x):\n    return x + x\n"
 REFERENCE_MARK = "# the author's square: 7e2b"
+#: The square lesson's starter as a course ships it.
+STARTER_SQUARE = "def solve(x):\n    raise NotImplementedError\n"
 
 WRITES = """
 import course_lib
@@ -174,6 +176,23 @@ def test_own_parts_are_the_learners_solutions_and_a_missing_one_says_which_lesso
     text = said(pytester.runpytest("own", "-p", "no:cacheprovider"))
     assert "Write lesson square first: this lesson runs on your own solutions" in text
     assert "course_lib.square is your solve of" in text and "square/solution.py" in text
+
+
+def test_an_earlier_lesson_left_as_the_starter_is_named_as_the_one_to_write(
+    pytester: pytest.Pytester,
+) -> None:
+    write_course(pytester.path, {"own": (plus_one("Own", own=True), USES)})
+    (pytester.path / "square" / "solution.py").write_text(STARTER_SQUARE)
+    result = pytester.runpytest("own", "-p", "no:cacheprovider")
+    text = said(result)
+    assert result.ret == 1 and "own 0 of 1 cases" in text
+    # What to do (the earlier lesson, its file and line), then why this lesson needs it.
+    assert (
+        "Write lesson square first: open square/solution.py and replace `raise "
+        "NotImplementedError` (line 2) in solve with your code. This lesson runs on your own "
+        "solutions, and course_lib.square is your solve of lesson square"
+    ) in text
+    assert "own is not implemented yet" not in text and "Open own/solution.py" not in text
 
 
 @pytest.mark.usefixtures("no_preload")

@@ -3,6 +3,8 @@ full course; ``--lesson-check`` proves the second."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 from typing import Callable
@@ -10,6 +12,7 @@ from typing import Callable
 import pytest
 
 from helpers import TRANSPOSE_REFERENCE, said
+from helpers.course import EXERCISES, copy
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -157,3 +160,38 @@ def test_the_learner_copy_keeps_the_course_order_and_lesson_check_flags_an_unlis
     check = pytester.runpytest("stray", "--lesson-check")
     check.assert_outcomes(failed=1)
     assert "stray: add 'stray' to course.lessons in " in said(check)
+
+
+def test_the_learner_copy_ships_the_courses_generate_py_and_it_runs_there(
+    pytester: pytest.Pytester,
+) -> None:
+    copy(pytester, "greedy_decode", library=True)
+    shutil.copyfile(EXERCISES / "generate.py", pytester.path / "generate.py")
+    result = pytester.runpytest(
+        "greedy_decode", "--lesson-export=learners", "-p", "no:cacheprovider"
+    )
+    assert result.ret == 0, said(result)
+    out = pytester.path / "learners"
+    assert (out / "generate.py").read_bytes() == (EXERCISES / "generate.py").read_bytes()
+
+    def generate() -> subprocess.CompletedProcess[str]:
+        # As the course's README tells learners (python exercises/generate.py "once upon"),
+        # on the library's forward pass: the copy holds the decoding lesson only.
+        command = [sys.executable, "learners/generate.py", "once upon", "-n", "20", "--library"]
+        return subprocess.run(command, cwd=pytester.path, capture_output=True, text=True)
+
+    # The starter: it names the lesson to solve first, and the copy's folder to grade it in.
+    run = generate()
+    assert run.returncode == 1, run.stderr
+    assert (
+        "generate.py: Solve lesson greedy_decode first: learners/greedy_decode/solution.py "
+        "still raises NotImplementedError. Check it with: pytest learners/greedy_decode"
+    ) in run.stderr
+    solved = (EXERCISES / "greedy_decode" / "reference.py").read_bytes()
+    (out / "greedy_decode" / "solution.py").write_bytes(solved)
+    run = generate()
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith("once upon") and len(run.stdout.rstrip("\n")) == 29
+    # The copy still grades, on the solution generate.py ran.
+    graded = pytester.runpytest("learners", "-p", "no:cacheprovider")
+    assert graded.ret == 0 and "greedy_decode passed" in said(graded), said(graded)

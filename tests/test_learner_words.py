@@ -7,6 +7,7 @@ reports' renderers on typed results; no process is started here."""
 from __future__ import annotations
 
 import base64
+import json
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -14,16 +15,18 @@ from typing import Any
 
 import pytest
 
-from pytest_lessons.core import detectors, generate, kinds, randomness, summary, texts
+from pytest_lessons.core import detectors, generate, kinds, randomness, settings, summary, texts
 from pytest_lessons.core import model as lesson_model
 from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.compare import compare_outputs, read_numbers
 from pytest_lessons.core.fit import axis_sizes
+from pytest_lessons.core.grader import Grader
+from pytest_lessons.core.results import Status
 from pytest_lessons.core.submissions import handed_in
 from pytest_lessons.core.words import first_sentence, float_text, fmt_number
 from pytest_lessons.isolation.child import run_case
 from pytest_lessons.isolation.outcome import Frame, Outcome
-from pytest_lessons.isolation.runner import Job, read_source
+from pytest_lessons.isolation.runner import Job, Runner, read_source
 from pytest_lessons.notebook.kernel import Lessons
 from pytest_lessons.notebook.pytest_files import cache_of
 from pytest_lessons.reports import classreport, feedback_files
@@ -206,6 +209,56 @@ def test_11_a_feedback_file_says_one_words_once_and_float32_values_as_float32_wr
     assert float_text(0.20000000298023224) == "0.2"
     assert float_text(0.2) == "0.2" and float_text(1 / 3) == repr(1 / 3)
     assert fmt_number(0.20000000298023224, 0.2) == "0.20000000298023224"  # they differ
+
+
+FIFTHS = """
+[exercise]
+title = "Fifths"
+inputs = ["n"]
+format = 2
+outputs = [{ kind = "list[float]" }]
+
+[[case]]
+n = 2
+expected = [0.3, 0.5]
+"""
+
+#: A wrong answer from a float32 tensor, one item too many: its tolist() gives
+#: 0.20000000298023224 for 0.2, and the failure shows the items where the lists part.
+FLOAT32_FIFTHS = """import torch
+
+
+def solve(n):
+    return (torch.arange(1, n + 2, dtype=torch.float32) * 0.2).tolist()
+"""
+
+
+class ChildRunner(Runner):
+    """Runs each job through the child's own function in this process (no process started):
+    the answer is encoded as the child encodes it."""
+
+    def run(self, job: Job) -> Outcome:
+        source = base64.b64encode(job.solution.read_bytes()).decode("ascii")
+        return Outcome.from_dict(json.loads(json.dumps(run_case(job.request(source=source)))))
+
+
+@pytest.mark.torch
+def test_11_a_float32_lists_values_are_told_as_float32_writes_them(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    exercise = lesson(tmp_path, FIFTHS, **{"solution.py": FLOAT32_FIFTHS})
+    resolved = settings.resolve(option=lambda name: None, ini=lambda name: None, environ={})
+    grade = Grader(ChildRunner(), resolved, show=lambda path: Path(path).name)
+    graded = grade.grade(Attempt(exercise, exercise.cases[0], learner="ann"))
+    assert graded.result.status == Status.FAILED, graded.text
+    # The terminal's words, the result every report keeps, and the learner's feedback file.
+    report = feedback_files.feedback("ann", [graded.result], {str(exercise.path): []})
+    folded = " ".join(graded.text.split())
+    # The items where the lists part, as the learner's float32 tensor holds them.
+    assert "expected 2 items, got 3" in folded and "got 0.2 0.4 [0.6]" in folded
+    for text in (graded.text, graded.result.message, report):
+        assert "got 0.2 (allowed" in " ".join(text.split()), text
+        for float64 in ("0.20000000298023224", "0.4000000059604645", "0.6000000238418579"):
+            assert float64 not in text, text
 
 
 def test_15_the_short_form_never_cuts_an_exceptions_message_at_its_own_full_stop(

@@ -5,13 +5,14 @@ computed from the reference (``expected = { from = "reference" }``) frozen into 
 with the expected answer the reference gave, the snapshot files of its public snapshot cases
 (already frozen answers), the watch-outs with their ``mistakes.py``, the lesson's harness
 (author code that drives the learner's module: a copy needs it to grade, and it holds no
-answer), the hints, and any ``conftest.py`` of the lesson. It holds no ``reference.py``, no
-``variants.py`` (right answers too), no hidden case, no ``[generate]`` table (it needs the
-reference) and no worked solution (the ``[solution]`` steps explain the reference): the worked
-solution is withheld, for the instructor to publish after the deadline. Its first line
-(:data:`MARK`) says it is a learner's copy, so author-only commands (``--lesson-regenerate``)
-refuse to run in it. The learner's copy grades the starter and every mistake as the full course
-does on the cases it keeps; ``--lesson-check`` proves it.
+answer), the hints, and any ``conftest.py`` of the lesson; beside the lessons, the course's
+``course.toml``, its library and its ``generate.py`` (:data:`COURSE_KEPT`). It holds no
+``reference.py``, no ``variants.py`` (right answers too), no hidden case, no ``[generate]``
+table (it needs the reference) and no worked solution (the ``[solution]`` steps explain the
+reference): the worked solution is withheld, for the instructor to publish after the deadline.
+Its first line (:data:`MARK`) says it is a learner's copy, so author-only commands
+(``--lesson-regenerate``) refuse to run in it. The learner's copy grades the starter and every
+mistake as the full course does on the cases it keeps; ``--lesson-check`` proves it.
 """
 
 from __future__ import annotations
@@ -31,6 +32,11 @@ from pytest_lessons.core.judge import plain_answer as plain_answer
 
 #: Files of a lesson's folder that a learner's copy keeps besides ``exercise.toml``.
 KEPT = ("conftest.py",)
+
+#: Files of the course's folder (beside ``course.toml``) that a learners' copy keeps: the
+#: course's own command for learners (``python exercises/generate.py`` runs their solutions),
+#: which the course's docs tell them to run in the copy they get.
+COURSE_KEPT = ("generate.py",)
 
 #: Keys of ``[exercise]`` a learner's copy drops: the reference and the variants, and the total
 #: points (each kept case carries its own points instead, as the full course scaled them).
@@ -162,7 +168,8 @@ def write_course(target: Path, exercise: model.Exercise) -> Path | None:
     listing in its order those of its lessons that *target* holds a copy of, so the copy runs
     and counts its lessons as the full course does. Rewritten after each lesson, whole and
     atomically, so a lesson exported later joins it and a lesson not exported is never named
-    (a ``course.toml`` naming a missing lesson would stop the learners' run)."""
+    (a ``course.toml`` naming a missing lesson would stop the learners' run). The course's
+    library and its files for learners (:data:`COURSE_KEPT`) are copied beside it."""
     try:
         found = course.find(exercise.path)
     except course.CourseError:
@@ -198,6 +205,12 @@ def write_course(target: Path, exercise: model.Exercise) -> Path | None:
                 f"lessons = {_value(mine)}",
             ]
     lines += courselib.export(found.library, target, copied)
+    for name in COURSE_KEPT:
+        source = found.path.parent / name
+        # A link is left out, as everywhere a copy is made: its target is not the course's.
+        copy = target / name
+        if source.is_file() and not source.is_symlink() and source.resolve() != copy.resolve():
+            shutil.copyfile(source, copy)
     text = "\n".join([*lines, ""])
     path = target / course.COURSE_FILE
     handle, temporary = tempfile.mkstemp(dir=target, prefix=".course-", suffix=".toml")

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from pytest_lessons.core import behaviour, gradients, model, rules, statistical
+from pytest_lessons.core import behaviour, gradients, model, parts, rules, statistical
 from pytest_lessons.core.attempt import Attempt
 from pytest_lessons.core.compare import Comparison
 from pytest_lessons.core.detectors import Diagnosis
@@ -96,7 +96,14 @@ class Feedback:
         fault = "" if diagnosis is not None and not checked else fault_key(outcome, comparison)
         if broke is not None:  # a rule's cases fold into one by the rule
             fault = f"{rules.RULE} {broke[0]}"
-        failure = describe(outcome, comparison, context, diagnosis)
+        # The starter of an earlier lesson whose solution this lesson runs on: that lesson
+        # is what to write, so its words replace the usual ones, and the fault is not this
+        # lesson's starter (the progress would count it as not begun).
+        earlier = parts.unwritten(attempt.exercise, attempt.folder, outcome, self.show)
+        if earlier is not None:
+            file, line = Path(outcome.frames[-1].file), outcome.frames[-1].line
+            fault = f"earlier lesson's NotImplementedError at {file.parent.name}/{file.name}:{line}"
+        failure = _headed(describe(outcome, comparison, context, diagnosis), earlier)
         # Reports get the whole text, which does not depend on which cases ran before in this
         # process (so they are the same under pytest-xdist); the terminal gets what is new.
         repeat_of = ""
@@ -117,7 +124,8 @@ class Feedback:
         else:
             room = self.ledger.room(attempt.mine, outcome.output)
             if repeat_of or room < OUTPUT_LINES:
-                text = describe(outcome, comparison, context, diagnosis, repeat_of, room).render()
+                again = describe(outcome, comparison, context, diagnosis, repeat_of, room)
+                text = _headed(again, earlier).render()
         # A smaller input helps with a wrong answer or an exception, not with a tensor
         # returned (the fix is .tolist() whatever the input) or a stub.
         shrinkable = (outcome.kind == RETURNED and not fault) or (
@@ -268,6 +276,11 @@ class Feedback:
             ]
         # The headline on one line, unwrapped, as in every report: its first line.
         return "\n".join([failure.headline, *failure.lines]).rstrip() + "\n"
+
+
+def _headed(failure: Failure, headline: str | None) -> Failure:
+    """*failure* under *headline* instead of its own (None: as it is), its evidence kept."""
+    return failure if headline is None else Failure(headline, failure.lines)
 
 
 def over(over: Over) -> Verdict:

@@ -8,10 +8,11 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from pytest_lessons.core import course, courselib, model
 from pytest_lessons.isolation.library import Library, OwnPart
+from pytest_lessons.isolation.outcome import RAISED, Outcome
 
 
 @dataclass(frozen=True)
@@ -117,6 +118,33 @@ def code(
                 relative = Path(lesson.slug) / lesson.solution.relative_to(lesson.folder)
             mine.append(OwnPart(name, folder, relative, lesson.entry, lesson.slug))
     return Library(library.package, seen.modules, tuple(mine), seen.told)
+
+
+def unwritten(
+    exercise: model.Exercise, learner: Path | None, outcome: Outcome, show: Callable[[str], str]
+) -> str | None:
+    """What the learner of a lesson on their own parts is told when its case stopped at the
+    starter's ``raise NotImplementedError`` of an earlier lesson's solution (the traceback's
+    last line is in that file, not in this lesson's): write that lesson first, with its file
+    and line, then why this lesson needs it. None for any other outcome."""
+    if exercise.parts != "own" or outcome.kind != RAISED or not outcome.frames:
+        return None
+    if outcome.error_type != "NotImplementedError" or outcome.phase != "call":
+        return None
+    frame = outcome.frames[-1]
+    library = code(exercise, own=True, learner=learner)
+    if library is None:
+        return None
+    for part in library.own:
+        if str(part.folder / part.relative) == frame.file:
+            at = f" (line {frame.line})" if frame.line else ""
+            return (
+                f"Write lesson {part.lesson} first: open {show(frame.file)} and replace "
+                f"`raise NotImplementedError`{at} in {part.entry} with your code. This "
+                f"lesson runs on your own solutions, and {library.package}.{part.name} is "
+                f"your {part.entry} of lesson {part.lesson}, which is not written yet."
+            )
+    return None
 
 
 def kept_from(exercise: Path, seen: Sight, package: str, name: str) -> str:
