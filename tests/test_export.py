@@ -162,6 +162,7 @@ def test_the_learner_copy_keeps_the_course_order_and_lesson_check_flags_an_unlis
     assert "stray: add 'stray' to course.lessons in " in said(check)
 
 
+@pytest.mark.torch
 def test_the_learner_copy_ships_the_courses_generate_py_and_it_runs_there(
     pytester: pytest.Pytester,
 ) -> None:

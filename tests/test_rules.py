@@ -27,6 +27,7 @@ def solve(x, W, b, dY):
 """
 
 
+@pytest.mark.torch
 @pytest.mark.parametrize("isolation", ["fork", "spawn"])
 def test_a_forbidden_call_fails_only_its_learner_even_inside_try(
     pytester: pytest.Pytester, isolation: str
@@ -64,6 +65,7 @@ def test_a_forbidden_call_fails_only_its_learner_even_inside_try(
     assert "rule: no-autograd" in (pytester.path / "class.html").read_text()
 
 
+@pytest.mark.torch
 def test_a_loop_fails_where_the_lesson_forbids_it_and_the_check_proves_its_rules(
     pytester: pytest.Pytester,
 ) -> None:
