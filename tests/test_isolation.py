@@ -585,3 +585,19 @@ def test_a_lesson_and_its_course_preload_modules_before_its_code_runs(
     (pytester.path / "course.toml").write_text(PRELOAD_COURSE)
     result = pytester.runpytest(".", f"--lesson-isolation={isolation}", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
+
+
+def test_a_timeout_is_tried_again_only_when_other_processes_kept_the_case_from_the_cpu() -> None:
+    from pytest_lessons.isolation.runner import Ended, starved
+
+    def ended(status: str, cpu: tuple[float, float] | None) -> Ended:
+        return Ended(status, "open", None, 1000, 4.0, cpu=cpu)
+
+    # Ran a fifth of its 4 s, waited the rest: starved by a classmate's processes.
+    assert starved(ended("timeout", (0.8, 3.2)), 4.0)
+    # Nine busy processes of its own: they waited, but the case ran most of its time.
+    assert not starved(ended("timeout", (6.5, 25.0)), 4.0)
+    # A loop alone on its core, a case that ended, a timeout whose CPU was not read.
+    assert not starved(ended("timeout", (4.0, 0.1)), 4.0)
+    assert not starved(ended("exited", (0.8, 3.2)), 4.0)
+    assert not starved(ended("timeout", None), 4.0)

@@ -18,7 +18,7 @@ import pytest
 
 from pytest_lessons.isolation import sandbox, walls
 
-from helpers import DOUBLE_RIGHT, DOUBLE_TOML, ROOT, said
+from helpers import DOUBLE_RIGHT, DOUBLE_TOML, ROOT, said, wait_until
 
 Make = Callable[..., Path]
 
@@ -652,6 +652,239 @@ def test_a_cases_processes_are_the_first_the_kernel_kills_when_memory_runs_out(
     assert (outcome.kind, outcome.answer) == (RETURNED, ["1000", False, True]), outcome
     assert Path("/proc/self/oom_score_adj").read_text().strip() == "0"
     assert not _left_behind(before)
+
+
+# --- the CPU a case takes ----------------------------------------------------------------------
+
+#: A lesson whose one case needs a second of CPU, with time to spare for it alone.
+CPU_TOML = """
+[exercise]
+title = "Work for a second"
+inputs = ["x"]
+timeout = 4
+
+[[case]]
+x = 1.0
+expected = 1.0
+"""
+
+#: Runs *x* seconds on a CPU (its own CPU time, whatever the machine's speed), then answers.
+CPU_HONEST = """
+import time
+
+def solve(x):
+    start = time.process_time()
+    while time.process_time() - start < x:
+        pass
+    return x
+"""
+
+#: Eight processes that spin until they are killed, and the case itself spinning beside them:
+#: within the process cap, each busy, until the case runs out of time.
+CPU_HOG = """
+import os
+
+def solve(x):
+    for _ in range(8):
+        if os.fork() == 0:
+            while True:
+                pass
+    while True:
+        pass
+"""
+
+CPU_CGROUPS = Path(walls.cpu_hierarchy()[1] or "/nonexistent") / walls.CGROUP_FOLDER
+
+
+def _cpu_cgroups() -> set[str]:
+    if walls.cpu_hierarchy()[0] != "v1":
+        return set()  # on v2 the memory cgroup is the cpu cgroup: counted there
+    return {name for name in os.listdir(CPU_CGROUPS) if name.startswith("case-")}
+
+
+@pytest.mark.parametrize("isolation", ["fork", "spawn"])
+@pytest.mark.usefixtures("no_preload")
+def test_a_case_that_spins_many_processes_takes_no_classmates_cpu(
+    pytester: pytest.Pytester, make_exercise: Make, isolation: str
+) -> None:
+    # The red team's finding: a learner's processes busy on every core made a classmate's
+    # honest case, run beside it, time out. Each case now gets one case's share of the CPU
+    # (its cgroup's equal weight), or, without a cpu cgroup, a starved case runs once more.
+    make_exercise(name="spin", solution=None, toml=CPU_TOML)
+    submissions = pytester.path / "class"
+    for name, code in {"ada": CPU_HONEST, "hog": CPU_HOG}.items():
+        (submissions / name / "spin").mkdir(parents=True)
+        (submissions / name / "spin" / "solution.py").write_text(code)
+    shared = walls.probe(None).cpu
+    before, cpu_before = _memory_cgroups(), _cpu_cgroups()
+    for _ in range(3):
+        result = pytester.runpytest_subprocess(
+            "spin",
+            "--lesson-submissions=class",
+            f"--lesson-isolation={isolation}",
+            "--lesson-workers=2",
+            "--lesson-gradebook=gradebook.csv",
+            "-v",
+            "-p",
+            "no:cacheprovider",
+        )
+        text = said(result)
+        assert result.ret == 1, text  # the hog's case failed; the run ended as it should
+        if shared:
+            assert f"CPU shared per case (a cpu cgroup, {shared}: each case one equal share" in text
+        else:
+            assert "CPU not shared per case (" in text
+            assert (
+                "a case that timed out after waiting for a CPU half its time runs once more" in text
+            )
+        book = sorted((pytester.path / "gradebook.csv").read_text().splitlines()[1:])
+        assert book == ["ada,spin,1,1,", "hog,spin,0,1,"], text
+        assert "grader itself failed" not in text
+    assert not _left_behind(before)
+    assert not {n for n in _cpu_cgroups() - cpu_before if n.split("-")[1] == str(os.getpid())}
+
+
+#: Answers with the cgroups it is in, after long enough for the test to read its cgroup's
+#: weight meanwhile.
+CGROUP_READER = """
+import time
+
+def solve(x):
+    time.sleep(x)
+    with open("/proc/self/cgroup") as handle:
+        return handle.read()
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    not walls.probe(None).cpu,
+    reason=f"no cpu cgroup per case here: {walls.probe(None).cpu_reason}",
+)
+@pytest.mark.parametrize("mode", ["fork", "spawn"])
+def test_a_cases_cgroup_holds_its_cpu_weight(tmp_path: Path, mode: str) -> None:
+    import threading
+
+    from pytest_lessons.isolation.outcome import RETURNED
+    from pytest_lessons.isolation.runner import ForkRunner, Job, Runner, SpawnRunner
+
+    policy = sandbox.make_policy(SUPPORT, {}, user=None, limits={"processes": 8})
+    policy = policy.for_course([], None)
+    solution = tmp_path / "solution.py"
+    solution.write_text(CGROUP_READER)
+    job = Job(solution, "solve", [1.5], 20.0, 256, 1000, 1, sandbox=policy, beneath=tmp_path)
+    runner: Runner = ForkRunner(preload=()) if mode == "fork" else SpawnRunner((), spares=1)
+    version, root = walls.cpu_hierarchy()
+    base = Path(root) / walls.CGROUP_FOLDER
+    weight_file, weight = walls.CPU_WEIGHT[version]
+    seen: dict[str, str] = {}
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            for folder in base.glob("case-*"):
+                with contextlib.suppress(OSError):
+                    seen[folder.name] = (folder / weight_file).read_text().strip()
+            time.sleep(0.05)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        outcome = runner.run(job)
+    finally:
+        done.set()
+        watcher.join()
+        runner.close()
+    assert outcome.kind == RETURNED, outcome
+    # v1: the cpu hierarchy's line; v2: the unified one, which memory and cpu share.
+    wanted = "cpu" if version == "v1" else ""
+    lines = [line.split(":", 2) for line in str(outcome.answer).splitlines()]
+    own = [path for _, names, path in lines if (wanted in names.split(",")) == bool(wanted)]
+    name = own[0].rpartition("/")[2]
+    assert own[0] == f"/{walls.CGROUP_FOLDER}/{name}" and name.startswith("case-"), lines
+    assert seen.get(name) == weight, (name, seen)
+
+
+def _group_size(group: int) -> int:
+    """How many processes of process group *group* are alive and not zombies."""
+    count = 0
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, IndexError):
+                fields = (entry / "stat").read_text().rpartition(")")[2].split()
+                count += fields[2] == str(group) and fields[0] != "Z"
+    return count
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["fork", "spawn"])
+def test_without_a_cpu_cgroup_a_case_starved_into_its_timeout_runs_once_more(
+    tmp_path: Path, mode: str
+) -> None:
+    # No cgroup at all (as on a machine without them): the hog's nine busy processes leave
+    # the honest case about a fifth of a core until the hog's case ends, and it runs out of
+    # time waiting for the CPU; the runner sees that and runs it once more, alone by then.
+    import threading
+    from dataclasses import replace
+
+    from pytest_lessons.isolation.outcome import RETURNED, TIMEOUT, Outcome
+    from pytest_lessons.isolation.runner import ForkRunner, Job, Runner, SpawnRunner
+
+    policy = sandbox.make_policy(SUPPORT, {}, user=None, limits={"processes": 16})
+    policy = replace(policy.for_course([], None), memory_cap="", cpu_share="")
+    (tmp_path / "hog").mkdir()
+    (tmp_path / "ada").mkdir()
+    (tmp_path / "hog" / "solution.py").write_text(CPU_HOG)
+    (tmp_path / "ada" / "solution.py").write_text(CPU_HONEST)
+
+    def job(who: str, timeout: float) -> Job:
+        folder = tmp_path / who
+        return Job(folder / "solution.py", "solve", [1.0], timeout, 256, 1000, 1,
+                   sandbox=policy, beneath=folder)  # fmt: skip
+
+    def make() -> Runner:
+        return ForkRunner(preload=()) if mode == "fork" else SpawnRunner((), spares=1)
+
+    hog, honest = make(), make()
+    hog.warm_up()
+    honest.warm_up()
+    found: list[Outcome] = []
+    spinning = threading.Thread(target=lambda: found.append(hog.run(job("hog", 4.0))))
+    try:
+        # Warmed up first: the honest case's first try starts only once the hog spins.
+        assert honest.run(job("ada", 20.0)).kind == RETURNED
+        spinning.start()
+
+        def group() -> int:
+            if isinstance(hog, ForkRunner):
+                return hog._group or 0
+            running = getattr(hog, "_running", None)
+            return running.pid if running is not None else 0
+
+        assert wait_until(lambda: group() and _group_size(group()) >= 9, 60)
+        outcome = honest.run(job("ada", 3.0))
+        spinning.join()
+    finally:
+        hog.close()
+        honest.close()
+    assert (outcome.kind, outcome.answer) == (RETURNED, 1.0), outcome
+    # The hog's own case is a timeout still (it ran most of its time: no second try).
+    assert [o.kind for o in found] == [TIMEOUT], found
+
+
+def test_the_header_says_whether_a_cases_processes_share_the_cpu_as_one() -> None:
+    from dataclasses import replace
+
+    base = sandbox.Policy(abi=4, seccomp=True, memory_cap="v2")
+    shared = replace(base, cpu_share="v2").limit_words()
+    assert (
+        "CPU shared per case (a cpu cgroup, v2: each case one equal share, however many" in shared
+    )
+    alone = replace(base, cpu_reason="the cgroup v2 hierarchy has no cpu controller")
+    assert (
+        "CPU not shared per case (the cgroup v2 hierarchy has no cpu controller): a case that "
+        "timed out after waiting for a CPU half its time runs once more"
+    ) in alone.limit_words()
 
 
 # --- the result's channel ---------------------------------------------------------------------

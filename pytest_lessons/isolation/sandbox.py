@@ -221,6 +221,12 @@ class Policy:
     memory_cap: str = ""
     """How the memory cap holds for the case as a whole (see
     :attr:`pytest_lessons.isolation.walls.Walls.memory`)."""
+    cpu_share: str = ""
+    """How a case's processes share the CPU as one (see
+    :attr:`pytest_lessons.isolation.walls.Walls.cpu`); not part of a case's request: the
+    case's memory cgroup holds it."""
+    cpu_reason: str = ""
+    """Why they do not, for the header."""
     job_object: str = ""
     """Windows only: ``held`` where each case's processes are held in a Job Object (the
     memory cap, and every process ended with its case: :mod:`pytest_lessons.isolation.jobs`),
@@ -284,6 +290,17 @@ class Policy:
             words.append(
                 "memory per process only (no memory cgroup here; when the machine runs out, "
                 "the kernel kills a case's processes first)"
+            )
+        if self.cpu_share:
+            words.append(
+                f"CPU shared per case (a cpu cgroup, {self.cpu_share}: each case one equal "
+                "share, however many processes it starts)"
+            )
+        elif self.seccomp:
+            why = f" ({self.cpu_reason})" if self.cpu_reason else ""
+            words.append(
+                f"CPU not shared per case{why}: a case that timed out after waiting for a CPU "
+                "half its time runs once more"
             )
         if self.seccomp:
             words.append("no core dumps")
@@ -476,6 +493,8 @@ def make_policy(
         namespaces_reason=found.namespaces_reason,
         process_cap=found.processes,
         memory_cap=found.memory,
+        cpu_share=found.cpu,
+        cpu_reason=found.cpu_reason,
         # Whatever the sandbox: on Windows the job is the case's process group and memory cap.
         job_object=(jobs.probe() or "held") if sys.platform == "win32" else "",
     )

@@ -36,6 +36,12 @@ CGROUP_FOLDER = "pytest-lessons"
 #: Where cgroup v1's memory controller lives, and where a unified (v2) hierarchy may be.
 CGROUP_MEMORY = "/sys/fs/cgroup/memory"
 CGROUP_UNIFIED = ("/sys/fs/cgroup", "/sys/fs/cgroup/unified")
+#: Where cgroup v1's cpu controller lives (often mounted with cpuacct, and linked here).
+CGROUP_CPU = "/sys/fs/cgroup/cpu"
+#: The weight of each case's cgroup: the same for every case (the kernel's default, written
+#: so that nothing else's setting of the parent's default changes it), so that all of a
+#: case's processes together get one case's share of the CPU, however many they are.
+CPU_WEIGHT = {"v1": ("cpu.shares", "1024"), "v2": ("cpu.weight", "100")}
 #: Bytes of a case's memory cgroup beyond the case's own budget: the pages of the grader's
 #: own that the child copies from the fork server as it runs (reference counts written
 #: into shared objects) and the waiting child's.
@@ -70,6 +76,13 @@ class Walls:
     memory: str = ""
     """How the memory cap holds for the case as a whole: ``v1`` or ``v2`` (a memory cgroup
     of that version) or "" (none here: ``RLIMIT_AS`` caps each process alone)."""
+    cpu: str = ""
+    """How a case's processes share the CPU as one: ``v1`` or ``v2`` (a cpu cgroup of that
+    version, the case's memory cgroup itself on v2, each case the same weight) or "" (none:
+    each process is scheduled on its own). Either way the runner tries a case once more
+    that timed out starved of the CPU (see :func:`case_cpu`)."""
+    cpu_reason: str = ""
+    """Why not, for the header."""
 
 
 @functools.cache
@@ -102,7 +115,11 @@ def probe(uid: int | None, gid: int | None = None) -> Walls:
         processes = "user"
     else:
         processes = ""
-    return Walls(namespaces, reason, processes, memory_hierarchy()[0] if root else "")
+    memory = memory_hierarchy()[0] if root else ""
+    cpu, why = cpu_hierarchy() if memory else ("", "")
+    if not memory:
+        why = "the grader is not root" if not root else "no memory cgroup to hold it"
+    return Walls(namespaces, reason, processes, memory, cpu, why if not cpu else "")
 
 
 @functools.cache
@@ -118,15 +135,59 @@ def memory_hierarchy() -> tuple[str, str]:
     return "", ""
 
 
-def _hand_down(root: str) -> bool:
-    """Whether the unified hierarchy at *root* hands its memory controller down to our folder
-    (tried, as the cases need it: a container's cgroup that holds processes itself cannot
-    hand it down, and its cases would then all fail)."""
+@functools.cache
+def cpu_hierarchy() -> tuple[str, str]:
+    """The cpu controller that goes with :func:`memory_hierarchy`: (``v2``, the unified
+    hierarchy, where memory's folder hands cpu down too: one cgroup per case holds both),
+    (``v1``, cgroup v1's cpu folder, a cgroup there per case named as its memory cgroup),
+    or ("", why not)."""
+    version, root = memory_hierarchy()
+    if version == "v2":
+        with contextlib.suppress(OSError), open(os.path.join(root, "cgroup.controllers")) as f:
+            if "cpu" not in f.read().split():
+                return "", "the cgroup v2 hierarchy has no cpu controller"
+        if _hand_down(root, "cpu"):
+            _weigh_parent("v2", os.path.join(root, CGROUP_FOLDER))
+            return "v2", root
+        # A real-time thread outside the root cgroup, for one, keeps cpu from being enabled.
+        return "", "the cgroup v2 hierarchy does not hand its cpu controller down"
+    if version == "v1":
+        if os.access(os.path.join(CGROUP_CPU, "cpu.shares"), os.W_OK):
+            with contextlib.suppress(FileExistsError, OSError):
+                os.mkdir(os.path.join(CGROUP_CPU, CGROUP_FOLDER), 0o755)
+            if os.access(os.path.join(CGROUP_CPU, CGROUP_FOLDER), os.W_OK):
+                _weigh_parent("v1", os.path.join(CGROUP_CPU, CGROUP_FOLDER))
+                return "v1", CGROUP_CPU
+        return "", "no writable cgroup v1 cpu controller"
+    return "", "no memory cgroup to hold it"
+
+
+def _weigh_parent(version: str, base: str) -> None:
+    """Give the folder of every case's cgroup the weight of one process a core: beside the
+    machine's other busy processes, the cases together get the CPU that as many processes
+    of their own would (a case had one at least before it had a cgroup), not one's."""
+    name, weight = CPU_WEIGHT[version]
+    most = 10_000 if version == "v2" else 262_144
+    with contextlib.suppress(OSError):  # the kernel's default then: fair among the cases still
+        _write(os.path.join(base, name), str(min(int(weight) * (os.cpu_count() or 1), most)))
+
+
+def _cpu_folder(name: str) -> str:
+    """The folder of case cgroup *name* in cgroup v1's cpu hierarchy ("" where cpu is not
+    v1's: on v2 the memory cgroup holds it)."""
+    version, root = cpu_hierarchy()
+    return os.path.join(root, CGROUP_FOLDER, name) if version == "v1" else ""
+
+
+def _hand_down(root: str, controller: str = "memory") -> bool:
+    """Whether the unified hierarchy at *root* hands *controller* down to our folder (tried,
+    as the cases need it: a container's cgroup that holds processes itself cannot hand it
+    down, and its cases would then all fail)."""
     try:
         with contextlib.suppress(FileExistsError):
             os.mkdir(os.path.join(root, CGROUP_FOLDER), 0o755)
         for folder in (root, os.path.join(root, CGROUP_FOLDER)):
-            _write(os.path.join(folder, "cgroup.subtree_control"), "+memory")
+            _write(os.path.join(folder, "cgroup.subtree_control"), f"+{controller}")
     except OSError:
         return False
     return True
@@ -274,6 +335,12 @@ def join_memory(ahead: bool) -> None:
             _write(os.path.join(own, "cgroup.procs"), "0")
     except OSError as exc:
         raise WallError(f"the memory cgroup {exc.filename or own}: {exc.strerror}") from None
+    cpu = _cpu_folder(name)
+    if cpu and _current_cgroup("cpu") != f"/{CGROUP_FOLDER}/{name}":
+        # A share of the CPU is fairness, not a wall: without it the case still runs, and
+        # the runner's second try for a starved case still holds.
+        with contextlib.suppress(OSError):
+            _write(os.path.join(cpu, "cgroup.procs"), "0")
     first_to_kill()
 
 
@@ -331,22 +398,35 @@ def _make_memory_cgroup(name: str) -> None:
     base = os.path.join(root, CGROUP_FOLDER)
     with contextlib.suppress(FileExistsError):
         os.mkdir(base, 0o755)
+    cpu, _ = cpu_hierarchy()
     if version == "v2":  # a child's controllers are those its parent hands down
         for folder in (root, base):
             _write(os.path.join(folder, "cgroup.subtree_control"), "+memory")
+        with contextlib.suppress(OSError):  # fairness, not a wall (see join_memory)
+            for folder in (root, base) if cpu else ():
+                _write(os.path.join(folder, "cgroup.subtree_control"), "+cpu")
+    cpu_base = os.path.join(cpu_hierarchy()[1], CGROUP_FOLDER) if cpu == "v1" else ""
     # Cgroups a crashed run left: those whose parent (fork server or pytest) is gone, so no
     # one reads their count or removes them; a live parent removes its own.
-    with contextlib.suppress(OSError):
-        for entry in os.listdir(base):
-            parts = entry.split("-")
-            if len(parts) == 3 and parts[0] == "case" and not _alive(f"-{parts[1]}"):
-                with contextlib.suppress(OSError):  # busy: its last processes end now
-                    os.rmdir(os.path.join(base, entry))
+    for folder in (base, cpu_base) if cpu_base else (base,):
+        with contextlib.suppress(OSError):
+            for entry in os.listdir(folder):
+                parts = entry.split("-")
+                if len(parts) == 3 and parts[0] == "case" and not _alive(f"-{parts[1]}"):
+                    with contextlib.suppress(OSError):  # busy: its last processes end now
+                        os.rmdir(os.path.join(folder, entry))
     with contextlib.suppress(FileExistsError):
         os.mkdir(os.path.join(base, name), 0o755)
     if version == "v1":
         with contextlib.suppress(OSError):  # no swap for the case where the kernel allows
             _write(os.path.join(base, name, "memory.swappiness"), "0")
+    if cpu:
+        own = os.path.join(cpu_base, name) if cpu_base else os.path.join(base, name)
+        with contextlib.suppress(OSError):  # fairness, not a wall (see join_memory)
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(own, 0o755)
+            # No cpu.max or quota: a case alone on the machine keeps every core.
+            _write(os.path.join(own, CPU_WEIGHT[cpu][0]), CPU_WEIGHT[cpu][1])
 
 
 def memory_cgroup(pid: int, parent: int) -> str:
@@ -360,11 +440,12 @@ def memory_cgroups(server: int) -> list[str]:
     version, root = memory_hierarchy()
     if not version:
         return []
-    try:
-        names = os.listdir(os.path.join(root, CGROUP_FOLDER))
-    except OSError:
-        return []
-    return [name for name in names if name.startswith(f"case-{server}-")]
+    names: set[str] = set()
+    cpu, cpu_root = cpu_hierarchy()
+    for base in (root, cpu_root) if cpu == "v1" else (root,):
+        with contextlib.suppress(OSError):
+            names.update(os.listdir(os.path.join(base, CGROUP_FOLDER)))
+    return sorted(name for name in names if name.startswith(f"case-{server}-"))
 
 
 def oom_kills(name: str) -> int:
@@ -397,16 +478,53 @@ def remove_memory_cgroup(name: str, wait: float = 0.0) -> bool:
     if not version:
         return True
     deadline = time.monotonic() + wait
+    cpu = _cpu_folder(name)
+    left = [os.path.join(root, CGROUP_FOLDER, name), *([cpu] if cpu else [])]
     while True:
+        for folder in list(left):
+            try:
+                os.rmdir(folder)
+                left.remove(folder)
+            except FileNotFoundError:
+                left.remove(folder)
+            except OSError:
+                pass
+        if not left:
+            return True
+        if time.monotonic() >= deadline:
+            return False  # busy: removed later, its processes being gone
+        time.sleep(0.01)
+
+
+def case_cpu(group: int) -> tuple[float, float] | None:
+    """Seconds the live processes of process group *group* (a case's: its first process
+    leads it) have run on a CPU and waited for one while runnable, summed over their threads
+    (Linux's ``/proc/PID/task/TID/schedstat``), or None where the system does not say. Read
+    by the runner side, never by learner code, at the moment the case runs out of time."""
+    if not os.path.isfile("/proc/self/schedstat"):
+        return None
+    ran = waited = 0
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return None
+    for entry in entries:
+        if not entry.isdigit():
+            continue
         try:
-            os.rmdir(os.path.join(root, CGROUP_FOLDER, name))
-            return True
-        except FileNotFoundError:
-            return True
-        except OSError:
-            if time.monotonic() >= deadline:
-                return False  # busy: removed later, its processes being gone
-            time.sleep(0.01)
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                # The name in parentheses may hold spaces and parentheses: fields follow the last.
+                fields = handle.read().rpartition(b")")[2].split()
+            if int(fields[2]) != group:
+                continue
+            for task in os.listdir(f"/proc/{entry}/task"):
+                with open(f"/proc/{entry}/task/{task}/schedstat", "rb") as handle:
+                    numbers = handle.read().split()
+                ran += int(numbers[0])
+                waited += int(numbers[1])
+        except (OSError, ValueError, IndexError):
+            continue  # it ended meanwhile
+    return ran / 1e9, waited / 1e9
 
 
 def die_with_parent(parent: int) -> bool:

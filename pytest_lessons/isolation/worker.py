@@ -782,6 +782,9 @@ class Worker:
             if child.done_r in ready:
                 done = os.read(child.done_r, 1) == b"1"
         elapsed = time.monotonic() - started
+        # How long its processes waited for a CPU, read while they live: the runner tries a
+        # case that others starved once more before it calls it a timeout.
+        cpu = walls.case_cpu(pid) if timed_out else None
         # Kill the whole group, so whatever the learner forked goes too.
         _kill_group(pid)
         if gating:
@@ -822,6 +825,8 @@ class Worker:
             report["gate_message"] = gate[1:].decode("utf-8", errors="replace")
         if timed_out:
             report["status"] = "timeout"
+            if cpu is not None:
+                report["cpu"] = list(cpu)
         elif done:
             report["status"] = "exited"
             report["exit_code"] = 0
