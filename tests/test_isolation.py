@@ -472,8 +472,11 @@ while True:
         assert len(pids) == 4  # two tries: each a child and the zygote it killed
     else:
         # A stopped zygote stops nothing: the worker still times the case, then starts afresh.
+        # On a loaded machine the spinning child can wait for a CPU half its timeout, and a
+        # case starved so runs once more (runner.starved): one try, or two, never the zygote
+        # killed on each.
         assert f"Make solve finish sooner: it ran longer than {CASE_TIMEOUT} s" in said(result)
-        assert len(pids) == 2
+        assert len(pids) in (2, 4), pids
     assert all(_gone(pid) for pid in pids)
 
 
