@@ -657,8 +657,12 @@ REFUSED = {
 def test_a_class_run_fails_the_wrappers_of_library_parts_and_passes_a_right_solution(
     pytester: pytest.Pytester, isolation: str
 ) -> None:
-    copy(pytester, *WRAPS, library=True)
-    for lesson, code in WRAPS.items():
+    # Fork grades every wrapper. Spawn's children find the library through the same finder,
+    # told by the plugin which part each lesson refuses, so one lesson shows it holds there:
+    # the three under spawn, a fresh Python importing torch for each case, took 166 s of CI.
+    wraps = WRAPS if isolation == "fork" else {"attention_module": WRAPS["attention_module"]}
+    copy(pytester, *wraps, library=True)
+    for lesson, code in wraps.items():
         for learner, text in (
             ("mallory", code),
             ("bob", (EXERCISES / lesson / "reference.py").read_text()),
@@ -683,7 +687,7 @@ def test_a_class_run_fails_the_wrappers_of_library_parts_and_passes_a_right_solu
             assert "raised ImportError" in row["headline"], row
             # A hidden case says only that it failed, and how: its words are a public case's.
             assert row["hidden"] or REFUSED[row["exercise"]] in row["headline"], row
-    for lesson in WRAPS:
+    for lesson in wraps:
         cases = len(model.load(pytester.path / lesson / "exercise.toml").cases)
         assert sum(scored["bob", lesson]) == cases == len(scored["mallory", lesson]), lesson
         assert sum(scored["mallory", lesson]) == 0, lesson
