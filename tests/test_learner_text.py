@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import html.parser
 import json
+import unicodedata
 import xml.etree.ElementTree as ET
 from dataclasses import replace
 from pathlib import Path
@@ -324,6 +325,18 @@ def test_learner_text_is_plain_bounded_and_the_same_when_cleaned_again() -> None
     assert learner_text("plain words, naïve café ✓") == "plain words, naïve café ✓"
     assert visible("a\x1b]0;t\x07\nb\ud800") == "a\\x1b]0;t\\x07\\x0ab\\ud800"
     assert visible("tab\there", tabs=True) == "tab\there"
+
+
+def test_every_format_character_is_removed_from_learner_text() -> None:
+    # A zero-width space, a joiner, a soft hyphen or a tag character hides text in a line
+    # that reads as another in class.json, JUnit and the terminal (round G, finding 4).
+    hidden = "".join(
+        chr(code) for code in range(0x110000) if unicodedata.category(chr(code)) == "Cf"
+    )
+    assert hidden  # the walk found Unicode's format characters
+    assert learner_text(f"raised Value{hidden}Error") == "raised ValueError"
+    assert learner_text(f"a{hidden}b", lines=False) == "ab"
+    assert learner_text("\u0915\u094d\u0937 ہے ✓") == "\u0915\u094d\u0937 ہے ✓"  # marks stay
 
 
 def test_every_text_field_of_an_outcome_is_plain_however_it_was_made() -> None:

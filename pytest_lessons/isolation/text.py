@@ -51,12 +51,17 @@ _ESCAPES = re.compile(
     r"|\x9b[0-?]*[ -/]*[@-~]"
 )
 _SURROGATES = re.compile(r"[\ud800-\udfff]")
-# Removed everywhere: C0 controls but tab and newline, DEL, C1 controls, the bidirectional
-# marks, embeddings, overrides and isolates (they reorder what an instructor reads), the
-# byte order mark and the interlinear annotations, the two non-characters.
+# Removed everywhere: C0 controls but tab and newline, DEL, C1 controls, the two
+# non-characters, and every format character (Unicode's Cf, as of Unicode 15.1): the
+# bidirectional marks, embeddings, overrides and isolates (they reorder what an instructor
+# reads), the zero-width space, joiners and word joiner, the soft hyphen, the invisible
+# operators, the byte order mark, the interlinear annotations and the tag characters, with
+# which a learner hides text in a line that reads as another (a red team's round G).
 _INVISIBLE = (
-    "\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
-    "\ufeff\ufff9-\ufffb\ufffe\uffff"
+    "\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891"
+    "\u08e2\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff"
+    "\ufff9-\ufffb\ufffe\uffff\U000110bd\U000110cd\U00013430-\U0001343f"
+    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f"
 )
 _REMOVED = re.compile(f"[{_INVISIBLE}]")
 
