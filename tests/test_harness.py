@@ -81,6 +81,11 @@ LEARNERS = {
     "raises": SCALE_RIGHT.replace(
         "return x * self.weight", "raise ValueError('the widths do not match')"
     ),
+    # The lesson's own LessonFailure, raised by the learner: the learner's exception.
+    "forges_check": SCALE_RIGHT.replace(
+        "return x * self.weight",
+        "raise __import__('pytest_lessons.harness').harness.LessonFailure('regrade approved')",
+    ),
     "no_size": SCALE_RIGHT.replace("def __init__(self, n):", "def __init__(self):").replace(
         "zeros(n,", "zeros(2,"
     ),
@@ -168,6 +173,12 @@ def test_a_harness_drives_each_learners_module_and_words_each_fault_for_its_read
     assert "raises/solution.py, line 10, in forward" in raised
     assert "ValueError: the widths do not match" in raised
     assert "harness.py" not in raised and "pytest_lessons" not in raised
+    forged = by_lesson["forges_check"][0]
+    assert str(forged["headline"]).startswith(
+        "Scale raised LessonFailure at line 10 of solution.py"
+    )
+    assert forged["status"] == by_lesson["raises"][0]["status"] and forged["points"] == 0
+    assert "check regrade" not in text
     # A call the learner's class cannot take: the lesson's call, Python's words.
     assert str(by_lesson["no_size"][0]["headline"]).startswith(
         "Make Scale work the way the lesson uses it: the lesson calls `module = "

@@ -243,6 +243,13 @@ class Plan:
         """Whose an exception is: ``failure`` (a :class:`LessonFailure`), ``learner`` or
         ``bug`` (the harness's own); *inside* says whether a file is the learner's."""
         if isinstance(exc, LessonFailure):
+            # The lesson's check only where the lesson raised it: one raised in the learner's
+            # file is the learner's exception, whose words would read as the lesson's and
+            # name a check in the instructor's class summary (a red team's round G).
+            frames = traceback.extract_tb(exc.__traceback__)
+            last = frames[-1].filename if frames else ""
+            if last and last != self.harness_file and inside(last):
+                return "learner"
             return "failure"
         if self.harness is None:
             return "learner"
