@@ -12,13 +12,17 @@ import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import pytest
 
 from pytest_lessons.isolation import sandbox, walls
 
 from helpers import DOUBLE_RIGHT, DOUBLE_TOML, ROOT, said, wait_until
+
+if TYPE_CHECKING:
+    from pytest_lessons.isolation.outcome import Outcome
+    from pytest_lessons.isolation.runner import Job, Runner
 
 Make = Callable[..., Path]
 
@@ -500,7 +504,7 @@ def test_a_sandbox_announced_before_the_first_job_closes_around_it_and_another_s
     from dataclasses import replace
 
     from pytest_lessons.isolation.outcome import RETURNED
-    from pytest_lessons.isolation.runner import ForkRunner, Job, Runner, SpawnRunner
+    from pytest_lessons.isolation.runner import ForkRunner, Job, SpawnRunner
 
     solution = tmp_path / "solution.py"
     solution.write_text(
@@ -545,6 +549,28 @@ for _ in range(4):
 for pid in children:
     os.waitpid(pid, 0)
 """
+
+
+def run_watching(runner: Runner, job: Job, look: Callable[[], None], every: float) -> Outcome:
+    """*runner*'s outcome of *job*, with *look* called every *every* seconds while it runs
+    (what the case's files and cgroups hold is seen only then); the runner closed after."""
+    import threading
+
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            look()
+            time.sleep(every)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        return runner.run(job)
+    finally:
+        done.set()
+        watcher.join()
+        runner.close()
 
 
 def _memory_cgroups() -> set[str]:
@@ -622,7 +648,7 @@ def test_a_cases_processes_are_the_first_the_kernel_kills_when_memory_runs_out(
     from dataclasses import replace
 
     from pytest_lessons.isolation.outcome import RETURNED
-    from pytest_lessons.isolation.runner import ForkRunner, Job, Runner, SpawnRunner
+    from pytest_lessons.isolation.runner import ForkRunner, Job, SpawnRunner
 
     policy = sandbox.make_policy(SUPPORT, {}, user=None, limits={"processes": 8})
     policy = policy.for_course([], None)
@@ -763,10 +789,9 @@ def solve(x):
 )
 @pytest.mark.parametrize("mode", ["fork", "spawn"])
 def test_a_cases_cgroup_holds_its_cpu_weight(tmp_path: Path, mode: str) -> None:
-    import threading
 
     from pytest_lessons.isolation.outcome import RETURNED
-    from pytest_lessons.isolation.runner import ForkRunner, Job, Runner, SpawnRunner
+    from pytest_lessons.isolation.runner import ForkRunner, Job, SpawnRunner
 
     policy = sandbox.make_policy(SUPPORT, {}, user=None, limits={"processes": 8})
     policy = policy.for_course([], None)
@@ -778,23 +803,13 @@ def test_a_cases_cgroup_holds_its_cpu_weight(tmp_path: Path, mode: str) -> None:
     base = Path(root) / walls.CGROUP_FOLDER
     weight_file, weight = walls.CPU_WEIGHT[version]
     seen: dict[str, str] = {}
-    done = threading.Event()
 
-    def watch() -> None:
-        while not done.is_set():
-            for folder in base.glob("case-*"):
-                with contextlib.suppress(OSError):
-                    seen[folder.name] = (folder / weight_file).read_text().strip()
-            time.sleep(0.05)
+    def look() -> None:
+        for folder in base.glob("case-*"):
+            with contextlib.suppress(OSError):
+                seen[folder.name] = (folder / weight_file).read_text().strip()
 
-    watcher = threading.Thread(target=watch)
-    watcher.start()
-    try:
-        outcome = runner.run(job)
-    finally:
-        done.set()
-        watcher.join()
-        runner.close()
+    outcome = run_watching(runner, job, look, every=0.05)
     assert outcome.kind == RETURNED, outcome
     # v1: the cpu hierarchy's line; v2: the unified one, which memory and cpu share.
     wanted = "cpu" if version == "v1" else ""
@@ -827,8 +842,8 @@ def test_without_a_cpu_cgroup_a_case_starved_into_its_timeout_runs_once_more(
     import threading
     from dataclasses import replace
 
-    from pytest_lessons.isolation.outcome import RETURNED, TIMEOUT, Outcome
-    from pytest_lessons.isolation.runner import ForkRunner, Job, Runner, SpawnRunner
+    from pytest_lessons.isolation.outcome import RETURNED, TIMEOUT
+    from pytest_lessons.isolation.runner import ForkRunner, Job, SpawnRunner
 
     policy = sandbox.make_policy(SUPPORT, {}, user=None, limits={"processes": 16})
     policy = replace(policy.for_course([], None), memory_cap="", cpu_share="")
@@ -919,11 +934,10 @@ def test_what_a_case_writes_to_its_result_takes_no_more_than_the_runner_reads(
 ) -> None:
     # The result file was on the host's disk beneath the case's tmpfs, and learner code could
     # write it as far as the disk budget; the runner reads the answer size and its envelope.
-    import threading
 
     from pytest_lessons.isolation.channel import ENVELOPE
     from pytest_lessons.isolation.outcome import RETURNED
-    from pytest_lessons.isolation.runner import ForkRunner, Job, Runner, SpawnRunner
+    from pytest_lessons.isolation.runner import ForkRunner, Job, SpawnRunner
 
     policy = sandbox.make_policy(SUPPORT, {}, user=None, limits={"disk_mb": 64})
     policy = policy.for_course([], None)
@@ -946,24 +960,14 @@ def test_what_a_case_writes_to_its_result_takes_no_more_than_the_runner_reads(
     )
     runner: Runner = ForkRunner(preload=()) if mode == "fork" else SpawnRunner((), spares=1)
     largest = [0]
-    running = threading.Event()
-
-    def watch(base: Path) -> None:
-        while not running.is_set():
-            for path in base.rglob("*"):
-                with contextlib.suppress(OSError):
-                    largest[0] = max(largest[0], path.stat().st_size)
-            time.sleep(0.02)
-
     base = runner._temp.base()
-    watcher = threading.Thread(target=watch, args=(base,), daemon=True)
-    watcher.start()
-    try:
-        outcome = runner.run(job)
-    finally:
-        running.set()
-        watcher.join()
-        runner.close()
+
+    def look() -> None:
+        for path in base.rglob("*"):
+            with contextlib.suppress(OSError):
+                largest[0] = max(largest[0], path.stat().st_size)
+
+    outcome = run_watching(runner, job, look, every=0.02)
     assert outcome.kind == RETURNED, outcome
     written, echoed = outcome.answer
     # The learner's own case still answers (its writes never reached what the runner reads
@@ -983,7 +987,7 @@ def test_a_fifo_or_folder_where_the_result_goes_is_the_cases_own_failure(
     from dataclasses import replace
 
     from pytest_lessons.isolation.outcome import INTERNAL, RAISED, RETURNED
-    from pytest_lessons.isolation.runner import ForkRunner, Job, Runner, SpawnRunner
+    from pytest_lessons.isolation.runner import ForkRunner, Job, SpawnRunner
 
     policy = sandbox.make_policy(SUPPORT, {}, user=None, limits={"disk_mb": 8})
     policy = replace(policy.for_course([], None), namespaces=False)
