@@ -8,6 +8,11 @@ judged names), and the words for what the child reports of such a case (:func:`w
 learner, an input changed in place, a call the learner's object could not take, a bug of the
 harness. The child's side is :mod:`pytest_lessons.isolation.drive`.
 
+Whether an ``unchanged`` input stayed as it was is decided here (:func:`unchanged`): the
+child sends each such input as the call left it, and the grader compares it with the case's
+own. The child's check of it only words an honest mistake early: learner code shares that
+process and could switch it off.
+
 Whose fault is decided there, but a result file is untrusted: whatever it says, a case whose
 child reports a harness bug is still the learner's failed case (no points), worded for the
 author in ``lesson_error`` and for the learner as the lesson's problem.
@@ -16,12 +21,17 @@ author in ``lesson_error`` and for the learner as the lesson's problem.
 from __future__ import annotations
 
 import base64
+import json
+import math
 import re
+import struct
 from pathlib import Path
 from typing import Any, Callable
 
 from pytest_lessons.core import model
-from pytest_lessons.isolation.outcome import RAISED, Outcome
+from pytest_lessons.isolation import answers
+from pytest_lessons.isolation.outcome import RAISED, RETURNED, Outcome
+from pytest_lessons.isolation.runner import ARG, input_as_sent
 
 #: The harness files read so far: (path, size, mtime) -> base64 bytes.
 _READ: dict[tuple[str, int, int], str] = {}
@@ -193,3 +203,151 @@ def lesson_error(outcome: Outcome | None, show: Callable[[Path | str], str]) -> 
     where = f"{show(frame.file)}, line {frame.line}" if frame else show(file)
     said = f"{outcome.error_type}: {outcome.message}".strip(": ")
     return f"The lesson's harness failed ({where}): {said}\n"
+
+
+# --- inputs that must stay as they were, judged here ---------------------------------------
+
+
+def unchanged(job_behaviour: dict[str, Any] | None, inputs: list[Any], outcome: Outcome) -> Outcome:
+    """*outcome* as the grader judges it for a lesson whose inputs must stay unchanged: a
+    returned outcome whose child sent an ``unchanged`` input back other than the case gave it
+    (or did not send it back) becomes that case's failure, worded as the child's own check
+    words it ("Leave the input ids as it was ..."). *job_behaviour* is the job's behaviour
+    part (:func:`request`), *inputs* its packed inputs, in the lesson's order.
+
+    Not for a statistical case or a gradient lesson, whose child sends no inputs back (a
+    statistical case's draws are checked call by call in the child, honest code only)."""
+    if outcome.kind != RETURNED or not job_behaviour:
+        return outcome
+    names = [str(n) for n in job_behaviour.get("names", [])]
+    rules = dict(job_behaviour.get("after", {}))
+    if any(_statistical(value) for value in inputs):
+        return outcome
+    for index, name in enumerate(names):
+        if rules.get(name) != "unchanged" or index >= len(inputs):
+            continue
+        given = input_as_sent(inputs[index])
+        sent = outcome.after.get(name)
+        if sent is None:
+            change: dict[str, Any] | None = {
+                "input": name,
+                "at": [],
+                "was": "sent back",
+                "now": "not sent back",
+            }
+        elif _dumped(given) == _dumped(sent):
+            continue
+        else:
+            change = _difference(given, sent, [])
+            change = {"input": name, **(change or {"at": [], "was": "?", "now": "?"})}
+        return Outcome(
+            kind=RAISED,
+            error_type="InputChanged",
+            phase="call",
+            seconds=outcome.seconds,
+            output=outcome.output,
+            output_cut=outcome.output_cut,
+            details={"harness": "changed", "changed": change, "module": ""},
+        )
+    return outcome
+
+
+def _statistical(packed: Any) -> bool:
+    return isinstance(packed, dict) and packed.get(ARG) == "generator" and ("draws" in packed)
+
+
+def _dumped(value: Any) -> str:
+    # NaN is written as NaN on both sides, so a NaN left in place is the same input.
+    return json.dumps(value, sort_keys=True)
+
+
+def _same(one: Any, other: Any) -> bool:
+    if type(one) is float and type(other) is float:
+        if math.isnan(one) and math.isnan(other):
+            return True
+        return one == other and math.copysign(1.0, one) == math.copysign(1.0, other)
+    return type(one) is type(other) and _dumped(one) == _dumped(other)
+
+
+def _text(value: Any, dtype: str = "") -> str:
+    if type(value) is float and dtype.endswith("float32") and math.isfinite(value):
+        # The shortest text that reads back as that float32 (0.2, not 0.20000000298023224).
+        for digits in range(1, 10):
+            short = float(f"{value:.{digits}g}")
+            if struct.unpack("<f", struct.pack("<f", short))[0] == value:
+                value = short
+                break
+    if isinstance(value, dict):
+        tag = answers.tag_of(value)
+        text = "a block of numbers" if tag == answers.DENSE else f"a {answers.type_name(value)}"
+        text = text if tag else "a table"
+    elif isinstance(value, list):
+        text = f"a list of {len(value)}"
+    else:
+        text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _difference(given: Any, sent: Any, at: list[Any], dtype: str = "") -> dict[str, Any] | None:
+    """Where *sent* first differs from *given* (both in the answer encoding): the index path,
+    the old value and the new one as short text; None when nothing differs."""
+    tag, other = answers.tag_of(given), answers.tag_of(sent)
+    if {tag, other} == {answers.DENSE, None} and isinstance(given if tag is None else sent, list):
+        try:  # a block of numbers against a list: compared as lists
+            given = answers.unpack(given) if tag else given
+            sent = answers.unpack(sent) if other else sent
+            tag = other = None
+        except (ValueError, KeyError, TypeError):
+            pass
+    if tag != other:
+        return {"at": at, "was": _text(given), "now": _text(sent)}
+    if tag == answers.DENSE:
+        try:
+            shape, old = answers.dense_values(given)
+            new_shape, new = answers.dense_values(sent)
+        except (ValueError, KeyError, TypeError):
+            return {"at": at, "was": "a block of numbers", "now": "a damaged one"}
+        if len(shape) == 1 and len(new_shape) == 1 and old.typecode == new.typecode:
+            # A list that grew or shrank: where the items first differ, else their counts.
+            for position, (a, b) in enumerate(zip(old, new)):
+                if not _same(a, b):
+                    return {"at": [*at, position], "was": _text(a, dtype), "now": _text(b, dtype)}
+            if shape != new_shape:
+                return {"at": at, "was": f"{shape[0]} items", "now": f"{new_shape[0]} items"}
+            return None
+        if shape != new_shape or old.typecode != new.typecode:
+            return {"at": at, "was": f"shape {list(shape)}", "now": f"shape {list(new_shape)}"}
+        for flat, (a, b) in enumerate(zip(old, new)):
+            if not _same(a, b):
+                place: list[Any] = []
+                for size in reversed(shape):
+                    place.insert(0, flat % size)
+                    flat //= size
+                return {"at": at + place, "was": _text(a, dtype), "now": _text(b, dtype)}
+        return None
+    if tag in (answers.TENSOR, answers.NDARRAY):
+        for key in ("type", "dtype", "shape"):
+            if given.get(key) != sent.get(key):
+                return {"at": at, "was": f"{key} {given.get(key)}", "now": f"{key} {sent.get(key)}"}
+        return _difference(given.get("values"), sent.get("values"), at, str(given.get("dtype")))
+    if tag in answers.CONTAINERS:
+        if given.get("type") != sent.get("type"):
+            return {"at": at, "was": _text(given), "now": _text(sent)}
+        return _difference(given.get("items"), sent.get("items"), at, dtype)
+    if tag is not None:
+        return (
+            None
+            if _dumped(given) == _dumped(sent)
+            else {"at": at, "was": _text(given), "now": _text(sent)}
+        )
+    if isinstance(given, list) and isinstance(sent, list):
+        for position, (a, b) in enumerate(zip(given, sent)):
+            found = _difference(a, b, [*at, position], dtype)
+            if found is not None:
+                return found
+        if len(given) != len(sent):
+            return {"at": at, "was": f"{len(given)} items", "now": f"{len(sent)} items"}
+        return None
+    if _same(given, sent):
+        return None
+    return {"at": at, "was": _text(given, dtype), "now": _text(sent, dtype)}

@@ -173,9 +173,15 @@ class Runs:
 
     def run(self, exercise: model.Exercise, job: Job) -> Outcome:
         """The outcome of *job* (of *exercise*), with what the grader makes of the child's data
-        before anything reads it: a gradient lesson's gradcheck verdict
-        (:func:`pytest_lessons.core.gradients.checked`)."""
+        before anything reads it: an ``unchanged`` input compared with the case's
+        (:func:`pytest_lessons.core.behaviour.unchanged`), a gradient lesson's gradcheck
+        verdict (:func:`pytest_lessons.core.gradients.checked`)."""
         outcome = self.runner.run(job)
+        if job.behaviour and "unchanged" in dict(job.behaviour.get("after", {})).values():
+            # An input that must stay as it was: compared here, not taken from the child.
+            outcome = behaviour.unchanged(job.behaviour, list(job.inputs), outcome)
+        if outcome.after:
+            outcome = dataclasses.replace(outcome, after={})  # compared: no longer needed
         spec = exercise.gradients
         if outcome.kind == RETURNED and spec is not None and spec.gradcheck and job.gradients:
             answer = gradients.checked(spec, exercise.outputs, outcome.answer)

@@ -244,8 +244,18 @@ def _run_case(
         what, answer = plan.answer(answer, arguments)
         if what != "answer":
             return drive.result(plan, what, answer, seconds)
+    after: dict[str, Any] = {}
     try:
         encoded = answers.encode(answer) if statistical is None else answer
+        if plan is not None and statistical is None and not gradients:
+            # Each input that must stay as it was, as the call left it: the grader compares
+            # it with the case's own (core/behaviour.py). The check above only words it;
+            # learner code shares this process and could switch that one off.
+            after = {
+                name: answers.encode(arguments[index])
+                for index, name in enumerate(plan.names)
+                if plan.after.get(name) == "unchanged" and index < len(arguments)
+            }
     except BaseException as exc:  # a learner's tensor subclass can raise from anything
         _pass_through(exc, debug)
         return _raised(
@@ -256,9 +266,12 @@ def _run_case(
         details["work"] = counter.report(counted)
     if states is not None:
         details["streams"] = _streams_moved(arguments, states)
+    returned: dict[str, Any] = {"kind": RETURNED, "answer": encoded, "seconds": seconds}
     if details:
-        return {"kind": RETURNED, "answer": encoded, "seconds": seconds, "details": details}
-    return {"kind": RETURNED, "answer": encoded, "seconds": seconds}
+        returned["details"] = details
+    if after:
+        returned["after"] = after
+    return returned
 
 
 def _stream_states(arguments: list[Any]) -> tuple[dict[int, Any], Any] | None:

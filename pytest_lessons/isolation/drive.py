@@ -436,11 +436,13 @@ def raised(
     """The outcome of an exception out of a behaviour lesson's call, by whose it is (see the
     module docstring): *learner* is the child's usual outcome of it, kept for the learner's
     exceptions with the harness's frames left out; an input changed in place is told first,
-    as the likelier cause of what followed."""
+    as the likelier cause of what followed (unless the harness's own ``unchanged`` said it:
+    its words and check id stand)."""
     if isinstance(exc, Stopped):  # raised by the grader's own loop: never the learner's
         return result(plan, exc.what, exc.found, seconds)
     owner = plan.owner(exc, inside)
-    if owner != "bug":
+    # The harness's own check of an input changed in place keeps its words and its id.
+    if owner != "bug" and getattr(exc, "check", "") != "changed-in-place":
         what, found = plan.answer(None, arguments)
         if what == "changed":
             return result(plan, what, found, seconds)

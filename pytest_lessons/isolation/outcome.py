@@ -112,6 +112,11 @@ class Outcome:
     names: tuple[str, ...] = ()
     """With setup ``no_entry``: the public names the learner's file defines."""
     details: dict[str, Any] = field(default_factory=dict)
+    after: dict[str, Any] = field(default_factory=dict)
+    """With ``returned``, for a lesson whose inputs must stay as they were (``after =
+    "unchanged"``): each such input as the call left it, by name, in the answer encoding. The
+    grader compares it with the case's own input (:mod:`pytest_lessons.core.behaviour`), so no
+    verdict of the child's decides it; never cleaned as text, like the answer."""
 
     def __post_init__(self) -> None:
         # A kind given as its word ("returned") is the same kind: one type for every reader.
@@ -200,6 +205,7 @@ class Outcome:
             output_cut=int(data.get("output_cut", 0) or 0),
             names=tuple(str(n) for n in data.get("names", ())),
             details=dict(data.get("details", {}) or {}),
+            after=dict(data.get("after", {}) or {}),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -218,6 +224,7 @@ class Outcome:
             "output_cut": self.output_cut,
             "names": list(self.names),
             "details": self.details,
+            "after": self.after,
         }
 
     def with_output(self, output: str, cut: int) -> Outcome:
@@ -441,7 +448,12 @@ def _believable(data: Any) -> Outcome | None:
             if streams is None:
                 return None
             kept["streams"] = streams
-        return Outcome(kind=RETURNED, answer=data["answer"], details=kept)
+        after = data.get("after", {})
+        if not isinstance(after, dict) or not all(
+            isinstance(name, str) and answers.valid_answer(value) for name, value in after.items()
+        ):
+            return None
+        return Outcome(kind=RETURNED, answer=data["answer"], details=kept, after=after)
     if kind == SETUP:
         problem = data.get("error_type")
         if problem not in CHILD_SETUP:

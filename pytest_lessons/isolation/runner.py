@@ -39,9 +39,10 @@ from pathlib import Path
 from typing import Any, cast
 
 # The job's input encoding, which the core packs (see arguments.py).
-from pytest_lessons.isolation import channel, jobs, walls
+from pytest_lessons.isolation import answers, channel, jobs, walls
+from pytest_lessons.isolation.arguments import ARG as ARG
 from pytest_lessons.isolation.arguments import DTYPES as DTYPES
-from pytest_lessons.isolation.arguments import blob_key, frame
+from pytest_lessons.isolation.arguments import blob_key, frame, rebuild
 from pytest_lessons.isolation.arguments import pack_array as pack_array
 from pytest_lessons.isolation.arguments import pack_data as pack_data
 from pytest_lessons.isolation.arguments import pack_generator as pack_generator
@@ -101,6 +102,14 @@ AHEAD_PER_WORKER = 16
 #: most this plus each worker's case in flight (up to --lesson-answer-size), per worker,
 #: whatever the answers hold: measured with ``python benchmarks/answers.py --pool``.
 AHEAD_BYTES_PER_WORKER = 64 << 20
+
+
+def input_as_sent(packed: Any) -> Any:
+    """The input *packed* (as a job carries it) in the answer encoding, as a child sends an
+    input back that its call left alone: what the grader compares an ``unchanged`` input
+    with (:func:`pytest_lessons.core.behaviour.unchanged`). Builds it as the child does, so
+    a tensor input needs torch."""
+    return answers.encode(rebuild(packed))
 
 
 @dataclass(frozen=True)
