@@ -130,20 +130,35 @@ def _escaped(char: str) -> str:
     return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
+#: Characters Python counts as printable that show as nothing, or as a blank: Unicode's
+#: default-ignorable code points outside the format characters (the Hangul fillers, the
+#: combining grapheme joiner, the Khmer inherent vowels, the variation selectors) and the
+#: blank Braille pattern. A folder named ``\u3164`` reads as no name at all; ``good\u034f``
+#: reads as ``good`` (a red team's round G).
+_BLANK = frozenset(
+    "\u034f\u115f\u1160\u17b4\u17b5\u2800\u3164\uffa0"
+    + "".join(map(chr, range(0x180B, 0x1810)))
+    + "".join(map(chr, range(0xFE00, 0xFE10)))
+    + "".join(map(chr, range(0xE0100, 0xE01F0)))
+)
+
+
+def _shown(char: str, tabs: bool) -> bool:
+    return (char.isprintable() and char not in _BLANK) or (tabs and char == "\t")
+
+
 def visible(text: str, tabs: bool = False) -> str:
     """*text* on one line, each character Python does not count as printable shown as an
     escape a reader sees (``\\x1b``, ``\\x0a``, ``\\u200b``, ``\\ud800``): what
     :func:`learner_text` removes, and also tabs, newlines, the separators, zero-width and
-    other invisible format characters, and every space but the plain one (a no-break space
-    reads as one). For the writers, whose own text (a learner's folder name) no child sent: a
+    other invisible format characters, every space but the plain one (a no-break space
+    reads as one) and the printable characters that show as a blank (:data:`_BLANK`). For the writers, whose own text (a learner's folder name) no child sent: a
     terminal, an HTML page or an XML file then shows what is there, and runs none of it; two
     names that differ by an invisible character do not look alike. With *tabs*, a tab stays
     one (a terminal's line of code)."""
-    if (text.replace("\t", "") if tabs else text).isprintable():
+    if (text.replace("\t", "") if tabs else text).isprintable() and _BLANK.isdisjoint(text):
         return text
-    return "".join(
-        char if char.isprintable() or (tabs and char == "\t") else _escaped(char) for char in text
-    )
+    return "".join(char if _shown(char, tabs) else _escaped(char) for char in text)
 
 
 def visible_name(text: str) -> str:
