@@ -28,7 +28,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, Callable
 
-from pytest_lessons.isolation.drive import Learner, LessonFailure, first_change, uncounted
+from pytest_lessons.isolation.drive import Learner, LessonFailure, first_change, record, uncounted
+from pytest_lessons.isolation.initial import Rule, problem
 
 __all__ = [
     "Learner",
@@ -169,11 +170,6 @@ def check_parameters(
         )
 
 
-def _over(value: float, scale: float, scale_words: str) -> str:
-    """``2/sqrt(in_features)`` for the numerator 2 of a bound stated over *scale_words*."""
-    return f"{value:g}/{scale_words}" if scale_words else f"{value / scale:.4g}"
-
-
 def check_initial(
     module: Any,
     name: str,
@@ -195,42 +191,15 @@ def check_initial(
     0.2/sqrt(in_features) and 2/sqrt(in_features)``).
 
     Each failure is a :class:`LessonFailure` with its check's id: ``init-not-finite``,
-    ``init-range``, ``init-spread``, ``init-constant``."""
-    value = getattr(module, name).detach().double().flatten()
-    if not bool(value.isfinite().all()):
-        raise LessonFailure(
-            f"Give `{name}` initial values, for example with torch.nn.init.uniform_: your "
-            f"{what}'s holds NaN or infinity (torch.empty leaves whatever memory held).",
-            check="init-not-finite",
-        )
-    if spread is not None and value.numel() >= max(fewest, 2):
-        std = float(value.std())
-        low, high = spread
-        if not low / scale <= std <= high / scale:
-            rule = f"between {_over(low, scale, scale_words)} and {_over(high, scale, scale_words)}"
-            shown = f" (here {low / scale:.4g} to {high / scale:.4g})" if scale_words else ""
-            raise LessonFailure(
-                f"Draw the initial `{name}` with a standard deviation {rule}{shown}, the scale "
-                f"the lesson states for a new {what}: yours is {std:.4g}.",
-                check="init-spread",
-            )
-    if within is not None and value.numel():
-        largest = float(value.abs().max())
-        if largest > within / scale * (1 + 1e-6):
-            rule = f"±{_over(within, scale, scale_words)}"
-            shown = f" (here ±{within / scale:.4g})" if scale_words else ""
-            raise LessonFailure(
-                f"Start `{name}` with every value within {rule}{shown}, the range the lesson "
-                f"states for a new {what}: yours reaches {largest:.4g}, so each output starts "
-                "larger the more inputs it sums.",
-                check="init-range",
-            )
-    if random and value.numel() > 1 and bool((value == value[0]).all()):
-        raise LessonFailure(
-            f"Draw the initial `{name}` at random: every entry of yours is the same, so every "
-            "output gets the same gradient and they never become different.",
-            check="init-constant",
-        )
+    ``init-range``, ``init-spread``, ``init-constant``. The values are also sent back to the
+    grader, which checks them again under the lesson's ``[[initial]]`` rule for *name*
+    (:mod:`pytest_lessons.core.initial`): learner code can switch this check off, not that one."""
+    values = getattr(module, name).detach().double().flatten().tolist()
+    # Sent to the grader, which checks them again under the lesson's [[initial]] rule.
+    record(f"initial:{name}", values)
+    found = problem(values, name, what, Rule(within, spread, scale, scale_words, random, fewest))
+    if found is not None:
+        raise LessonFailure(found[0], check=found[1])
 
 
 def load_strict(module: Any, state: Mapping[str, Any], what: str = "module") -> Any:

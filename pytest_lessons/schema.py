@@ -323,6 +323,7 @@ def build() -> dict[str, Any]:
                 },
             },
             "rule": {"type": "array", "items": _rule()},
+            "initial": {"type": "array", "items": _initial()},
         },
         "required": ["exercise"],
         "additionalProperties": False,
@@ -332,6 +333,42 @@ def build() -> dict[str, Any]:
             "generated_input": _table(model.GENERATE_INPUT_FIELDS),
             "input": {"anyOf": [{"$ref": "#/$defs/value"}, _FILE]},
         },
+    }
+
+
+def _initial() -> dict[str, Any]:
+    """An ``[[initial]]`` table (:mod:`pytest_lessons.core.initial` checks the same)."""
+    positive = {"type": "number", "exclusiveMinimum": 0}
+    return {
+        "type": "object",
+        "properties": {
+            "parameter": {
+                "type": "string",
+                "pattern": r"^[A-Za-z_]\w*$",
+                "description": 'The parameter the harness\'s check_initial checks ("weight").',
+            },
+            "within": {**positive, "description": "Every value within ±within / sqrt(fan_in)."},
+            "spread": {
+                "type": "array",
+                "items": positive,
+                "minItems": 2,
+                "maxItems": 2,
+                "description": "[lowest, highest] standard deviation, over sqrt(fan_in).",
+            },
+            "random": {"type": "boolean", "description": "Not every value the same."},
+            "fan_in": {
+                "type": "string",
+                "pattern": r"^[A-Za-z_]\w*\.shape\[-?\d+\]$",
+                "description": 'The input axis whose size is fan_in ("weight.shape[1]").',
+            },
+            "scale_words": {
+                "type": "string",
+                "description": 'sqrt(fan_in) in the lesson\'s words ("sqrt(in_features)").',
+            },
+            "what": {"type": "string", "description": 'The module in the words ("Linear").'},
+        },
+        "required": ["parameter"],
+        "additionalProperties": False,
     }
 
 

@@ -53,9 +53,12 @@ MAY_IMPORT: dict[str, tuple[str, ...]] = {
     # knows the shape of the data only, never an expected answer.
     # isolation.files: a learner's file read as bytes beneath its folder, no link followed
     # (core.runs reads a starter's text to run it once per lesson, never as code).
+    # isolation.initial: the initial-values check on plain numbers, which the harness makes
+    # in the child and the grader makes again on the values sent back.
     "core": (
         "core",
         "isolation.answers",
+        "isolation.initial",
         "isolation.runner",
         "isolation.outcome",
         "isolation.sandbox",
@@ -98,7 +101,7 @@ MAY_IMPORT: dict[str, tuple[str, ...]] = {
         "notebook.pytest_files",
     ),
     "shim": ("core",),
-    "lesson api": ("isolation.drive",),
+    "lesson api": ("isolation.drive", "isolation.initial"),
     # The package's root: the lazy public API and the %load_ext hooks.
     "root": ("core", "notebook"),
 }
@@ -265,7 +268,7 @@ def test_an_upward_import_fails_the_check_and_names_both_modules(tmp_path: Path)
     broken = json.loads(done.stdout)
     assert broken == [
         "pytest_lessons.core.model imports pytest_lessons.reports.gradebook: the core may "
-        "import only core, isolation.answers, isolation.runner, isolation.outcome, "
+        "import only core, isolation.answers, isolation.initial, isolation.runner, isolation.outcome, "
         "isolation.sandbox, isolation.library, isolation.text, isolation.files",
         "pytest_lessons.isolation.outcome imports pytest_lessons.core.results: the isolation "
         "may import only isolation",

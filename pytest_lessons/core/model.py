@@ -18,7 +18,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from pytest_lessons.core import budget, datafiles, fit, generate, gradients, randomness, rules
+from pytest_lessons.core import (
+    budget,
+    datafiles,
+    fit,
+    generate,
+    gradients,
+    initial,
+    randomness,
+    rules,
+)
 from pytest_lessons.core import kinds as kind_names
 from pytest_lessons.core.budget import CaseWork
 from pytest_lessons.core.frequencies import FALSE_FAIL, FREQUENCIES
@@ -264,6 +273,10 @@ class Exercise:
     rules: tuple[rules.Rule, ...] = ()
     """The lesson's rules on how an answer is computed (``[[rule]]``: calls it forbids, Python
     loops), kept in the child (:mod:`pytest_lessons.core.rules`)."""
+    initial: tuple[initial.Initial, ...] = ()
+    """The lesson's rules on its parameters' initial values (``[[initial]]``), judged in the
+    grader on the values its harness's ``check_initial`` sends
+    (:mod:`pytest_lessons.core.initial`)."""
 
     @property
     def points(self) -> float:
@@ -938,6 +951,7 @@ TOP_LEVEL = (
     "gradients",
     "variants",
     "rule",
+    "initial",
 )
 
 #: Exercise keys that are run settings, overridable from the command line (see settings.py).
@@ -1182,6 +1196,14 @@ def _build(
         raise ExerciseError(
             path, f"a rule names a mistake function, but {ex['mistakes']} is missing"
         )
+    try:
+        initial_rules = initial.parse(data.get("initial"), tuple(inputs))
+    except initial.InitialError as error:
+        raise ExerciseError(path, str(error)) from None
+    if initial_rules and not ex["harness"]:
+        raise ExerciseError(
+            path, "[[initial]] needs a harness: its check_initial sends the values it judges"
+        )
     solution = path.parent / ex["solution"]
     limits = {key: float(ex[key]) for key in LIMIT_KEYS if ex[key] is not None}
     return Exercise(
@@ -1215,6 +1237,7 @@ def _build(
         gradients=grad_spec,
         preload=tuple(ex["preload"]),
         rules=lesson_rules,
+        initial=initial_rules,
     )
 
 

@@ -19,7 +19,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from pytest_lessons.core import behaviour, datafiles, fit, gradients, model, parts, randomness
+from pytest_lessons.core import (
+    behaviour,
+    datafiles,
+    fit,
+    gradients,
+    initial,
+    model,
+    parts,
+    randomness,
+)
 from pytest_lessons.core import rules as lesson_rules
 from pytest_lessons.core.attempt import Attempt, sizes
 from pytest_lessons.core.budget import CaseWork, job_work
@@ -180,8 +189,12 @@ class Runs:
         if job.behaviour and "unchanged" in dict(job.behaviour.get("after", {})).values():
             # An input that must stay as it was: compared here, not taken from the child.
             outcome = behaviour.unchanged(job.behaviour, list(job.inputs), outcome)
-        if outcome.after:
-            outcome = dataclasses.replace(outcome, after={})  # compared: no longer needed
+        if exercise.initial and job.behaviour and job.gradients is None:
+            # A parameter's initial values: the harness's check made again, on what it sent.
+            names = tuple(exercise.inputs)
+            outcome = initial.judge(exercise.initial, names, list(job.inputs), job.entry, outcome)
+        if outcome.after or outcome.facts:
+            outcome = dataclasses.replace(outcome, after={}, facts={})  # judged: not needed
         spec = exercise.gradients
         if outcome.kind == RETURNED and spec is not None and spec.gradcheck and job.gradients:
             answer = gradients.checked(spec, exercise.outputs, outcome.answer)

@@ -36,6 +36,8 @@ import sys
 from array import array
 from typing import Any
 
+from pytest_lessons.isolation import answers
+
 #: The key that marks a packed input.
 ARG = "$input"
 
@@ -256,3 +258,107 @@ def _tensor(value: Any, dtype: str | None) -> Any:
             tensor = torch.frombuffer(data, dtype=own).reshape(shape)
         return tensor if wanted is None or wanted == own else tensor.to(wanted)
     return torch.tensor(rebuild(value), dtype=wanted)
+
+
+# --- an input as a child sends it back, made without torch --------------------------------
+
+
+class NotMirrored(ValueError):
+    """An input :func:`as_sent` cannot make as the child would without torch (a bfloat16
+    tensor, a value an int dtype wraps around, a generator)."""
+
+
+#: Each dtype's Python-side conversion of one number, as a torch tensor of it holds it.
+_INT_RANGES = {
+    "int64": (-(1 << 63), (1 << 63) - 1),
+    "int32": (-(1 << 31), (1 << 31) - 1),
+    "int16": (-(1 << 15), (1 << 15) - 1),
+    "int8": (-128, 127),
+    "uint8": (0, 255),
+}
+
+
+def _convert(flat: list[Any], dtype: str) -> list[Any]:
+    """*flat* numbers as a tensor of *dtype* holds them (what ``tolist`` gives back)."""
+    if dtype == "bool":
+        return [bool(v) for v in flat]
+    if dtype == "float64":
+        return [float(v) for v in flat]
+    if dtype == "float32":
+        return array("f", [float(v) for v in flat]).tolist()
+    if dtype == "float16":
+        try:
+            packed = struct.pack(f"<{len(flat)}e", *[float(v) for v in flat])
+        except (OverflowError, struct.error):
+            raise NotMirrored("a float16 value out of range") from None
+        return list(struct.unpack(f"<{len(flat)}e", packed))
+    if dtype in _INT_RANGES:
+        low, high = _INT_RANGES[dtype]
+        try:
+            values = [int(v) for v in flat]  # a float is cut toward zero, as torch does
+        except (ValueError, OverflowError):  # NaN, infinity: torch refuses them too
+            raise NotMirrored(f"a value {dtype} cannot hold") from None
+        if any(not low <= v <= high for v in values):
+            raise NotMirrored(f"a value {dtype} cannot hold")
+        return values
+    raise NotMirrored(f"a {dtype} tensor")
+
+
+def _inferred(flat: list[Any]) -> str:
+    """The dtype torch gives a tensor of plain numbers (the default float dtype, float32)."""
+    if not flat or any(type(v) is float for v in flat):
+        return "float32"
+    if flat and all(type(v) is bool for v in flat):
+        return "bool"
+    return "int64"
+
+
+def _numbers(value: Any) -> tuple[list[int], list[Any]]:
+    """A rectangular nested list's shape and row-major numbers; :class:`NotMirrored` else."""
+    shape: list[int] = []
+    level = value
+    while isinstance(level, list):
+        shape.append(len(level))
+        level = level[0] if level else None
+    flat: list[Any] = [value]
+    for size in shape:
+        if not all(isinstance(row, list) and len(row) == size for row in flat):
+            raise NotMirrored("a ragged list")
+        flat = [item for row in flat for item in row]
+    if not all(type(v) in (int, float, bool) for v in flat):
+        raise NotMirrored("a tensor of other values than numbers")
+    return shape, flat
+
+
+def as_sent(packed: Any) -> Any:
+    """The argument *packed* stands for, in the answer encoding
+    (:func:`pytest_lessons.isolation.answers.encode`), as a child sends back an input its call
+    left alone: what :func:`rebuild` builds, encoded, made here without torch, so the grader
+    can compare an ``unchanged`` input without importing it. :class:`NotMirrored` for an
+    input it cannot make exactly."""
+    if not isinstance(packed, dict) or packed.get(ARG) in ("array", "data", None):
+        return answers.encode(rebuild(packed))
+    tag = packed[ARG]
+    if tag == "mapping":
+        items = [[str(name), as_sent(item)] for name, item in packed["items"].items()]
+        return {answers.TAG: answers.DICT, "type": "dict", "items": items}
+    if tag != "tensor":
+        raise NotMirrored(f"a {tag} input")
+    value, dtype = packed["value"], packed.get("dtype")
+    if isinstance(value, dict) and value.get(ARG) == "array":
+        shape, flat, own = list(value["shape"]), _flat(value), str(value["dtype"])
+        dtype = dtype or own
+        flat = flat if dtype == own and own != "bfloat16" else _convert(flat, dtype)
+    else:
+        shape, flat = _numbers(rebuild(value))
+        dtype = dtype or _inferred(flat)
+        flat = _convert(flat, dtype)
+    if dtype == "bfloat16":
+        raise NotMirrored("a bfloat16 tensor")
+    return {
+        answers.TAG: answers.TENSOR,
+        "type": "torch.Tensor",
+        "shape": shape,
+        "dtype": f"torch.{dtype}",
+        "values": answers.encode(_nested(flat, shape)),
+    }

@@ -245,6 +245,7 @@ def _run_case(
         if what != "answer":
             return drive.result(plan, what, answer, seconds)
     after: dict[str, Any] = {}
+    facts: dict[str, Any] = {}
     try:
         encoded = answers.encode(answer) if statistical is None else answer
         if plan is not None and statistical is None and not gradients:
@@ -256,6 +257,8 @@ def _run_case(
                 for index, name in enumerate(plan.names)
                 if plan.after.get(name) == "unchanged" and index < len(arguments)
             }
+        if plan is not None and plan.harness is not None and statistical is None:
+            facts = {str(key): answers.encode(value) for key, value in drive.FACTS.items()}
     except BaseException as exc:  # a learner's tensor subclass can raise from anything
         _pass_through(exc, debug)
         return _raised(
@@ -271,6 +274,8 @@ def _run_case(
         returned["details"] = details
     if after:
         returned["after"] = after
+    if facts:
+        returned["facts"] = facts
     return returned
 
 

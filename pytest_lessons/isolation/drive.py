@@ -70,6 +70,16 @@ class LessonFailure(Exception):
 #: code may pause the work count.
 _HARNESS_FILE = [""]
 
+#: What the case's harness checked that the grader checks again, by key (``initial:weight``),
+#: sent back with the answer: emptied when each drive starts.
+FACTS: dict[str, Any] = {}
+
+
+def record(key: str, value: Any) -> None:
+    """Keep *value* (plain data) under *key* for the grader, which checks it again where
+    learner code cannot reach (:mod:`pytest_lessons.core.initial`)."""
+    FACTS[key] = value
+
 
 class uncounted:  # lower case: used as a context manager, like contextlib's
     """``with uncounted(): ...`` in a lesson's harness: the torch operations of the block
@@ -174,6 +184,7 @@ class Plan:
             raise _HarnessBroken(f"{self.harness_file} defines no function {DRIVE}")
         shown = (module.__file__ or GRADED_MODULE).replace("\\", "/").rsplit("/", 1)[-1]
         _HARNESS_FILE[0] = self.harness_file
+        FACTS.clear()
         try:
             return drive(Learner(module, self.alias, shown), *arguments)
         finally:

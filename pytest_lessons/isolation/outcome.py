@@ -117,6 +117,10 @@ class Outcome:
     "unchanged"``): each such input as the call left it, by name, in the answer encoding. The
     grader compares it with the case's own input (:mod:`pytest_lessons.core.behaviour`), so no
     verdict of the child's decides it; never cleaned as text, like the answer."""
+    facts: dict[str, Any] = field(default_factory=dict)
+    """With ``returned``, for a lesson whose harness checks what the grader checks again:
+    what it checked, by key (``initial:weight``: a parameter's initial values, flat), in the
+    answer encoding (:mod:`pytest_lessons.core.initial`)."""
 
     def __post_init__(self) -> None:
         # A kind given as its word ("returned") is the same kind: one type for every reader.
@@ -206,6 +210,7 @@ class Outcome:
             names=tuple(str(n) for n in data.get("names", ())),
             details=dict(data.get("details", {}) or {}),
             after=dict(data.get("after", {}) or {}),
+            facts=dict(data.get("facts", {}) or {}),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -225,6 +230,7 @@ class Outcome:
             "names": list(self.names),
             "details": self.details,
             "after": self.after,
+            "facts": self.facts,
         }
 
     def with_output(self, output: str, cut: int) -> Outcome:
@@ -448,12 +454,16 @@ def _believable(data: Any) -> Outcome | None:
             if streams is None:
                 return None
             kept["streams"] = streams
-        after = data.get("after", {})
-        if not isinstance(after, dict) or not all(
-            isinstance(name, str) and answers.valid_answer(value) for name, value in after.items()
+        sent = [data.get("after", {}), data.get("facts", {})]
+        if not all(
+            isinstance(part, dict)
+            and all(isinstance(key, str) and answers.valid_answer(v) for key, v in part.items())
+            for part in sent
         ):
             return None
-        return Outcome(kind=RETURNED, answer=data["answer"], details=kept, after=after)
+        return Outcome(
+            kind=RETURNED, answer=data["answer"], details=kept, after=sent[0], facts=sent[1]
+        )
     if kind == SETUP:
         problem = data.get("error_type")
         if problem not in CHILD_SETUP:

@@ -39,10 +39,11 @@ from pathlib import Path
 from typing import Any, cast
 
 # The job's input encoding, which the core packs (see arguments.py).
-from pytest_lessons.isolation import answers, channel, jobs, walls
+from pytest_lessons.isolation import channel, jobs, walls
 from pytest_lessons.isolation.arguments import ARG as ARG
 from pytest_lessons.isolation.arguments import DTYPES as DTYPES
-from pytest_lessons.isolation.arguments import blob_key, frame, rebuild
+from pytest_lessons.isolation.arguments import NotMirrored as NotMirrored
+from pytest_lessons.isolation.arguments import as_sent, blob_key, frame
 from pytest_lessons.isolation.arguments import pack_array as pack_array
 from pytest_lessons.isolation.arguments import pack_data as pack_data
 from pytest_lessons.isolation.arguments import pack_generator as pack_generator
@@ -107,9 +108,9 @@ AHEAD_BYTES_PER_WORKER = 64 << 20
 def input_as_sent(packed: Any) -> Any:
     """The input *packed* (as a job carries it) in the answer encoding, as a child sends an
     input back that its call left alone: what the grader compares an ``unchanged`` input
-    with (:func:`pytest_lessons.core.behaviour.unchanged`). Builds it as the child does, so
-    a tensor input needs torch."""
-    return answers.encode(rebuild(packed))
+    with (:func:`pytest_lessons.core.behaviour.unchanged`). Made without torch;
+    :class:`NotMirrored` for an input it cannot make exactly (a bfloat16 tensor)."""
+    return as_sent(packed)
 
 
 @dataclass(frozen=True)

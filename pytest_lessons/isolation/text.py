@@ -152,9 +152,10 @@ def visible(text: str, tabs: bool = False) -> str:
     escape a reader sees (``\\x1b``, ``\\x0a``, ``\\u200b``, ``\\ud800``): what
     :func:`learner_text` removes, and also tabs, newlines, the separators, zero-width and
     other invisible format characters, every space but the plain one (a no-break space
-    reads as one) and the printable characters that show as a blank (:data:`_BLANK`). For the writers, whose own text (a learner's folder name) no child sent: a
-    terminal, an HTML page or an XML file then shows what is there, and runs none of it; two
-    names that differ by an invisible character do not look alike. With *tabs*, a tab stays
+    reads as one) and the printable characters that show as a blank (:data:`_BLANK`). For
+    the writers, whose own text (a learner's folder name) no child sent: a terminal, an HTML
+    page or an XML file then shows what is there, and runs none of it; two names that differ
+    by an invisible character do not look alike. With *tabs*, a tab stays
     one (a terminal's line of code)."""
     if (text.replace("\t", "") if tabs else text).isprintable() and _BLANK.isdisjoint(text):
         return text
