@@ -121,7 +121,49 @@ server.bind("/tmp/lessons-answers.sock")
 from multiprocessing import shared_memory
 shared_memory.SharedMemory(name="lessons-answers")
 """,
+    # A record lock on a file every case may read: its range is a word another case, of this
+    # run or of another run on the machine, reads with F_GETLK (a red team's round H).
+    "record_lock": """
+import fcntl
+handle = open(os.__file__, "rb")
+fcntl.lockf(handle, fcntl.LOCK_SH | fcntl.LOCK_NB, 1, (1 << 40) + 13)
+""",
+    "lock_query": """
+import fcntl, struct
+handle = open(os.__file__, "rb")
+fcntl.fcntl(handle, fcntl.F_GETLK, struct.pack("hhqqi", fcntl.F_WRLCK, 0, 0, 0, 0))
+""",
+    "open_file_lock": """
+import fcntl, struct
+handle = open(os.__file__, "rb")
+fcntl.fcntl(handle, 37, struct.pack("hhqqi", fcntl.F_RDLCK, 0, 1 << 40, 1, 0))  # F_OFD_SETLK
+""",
+    "flock": """
+import fcntl
+fcntl.flock(open(os.__file__, "rb"), fcntl.LOCK_SH | fcntl.LOCK_NB)
+""",
 }
+
+#: What a case does with fcntl every day (a descriptor's flags, its duplicates): it passes.
+FCNTL_EVERYDAY = DOUBLE_RIGHT.replace(
+    "def solve(x):",
+    """import fcntl, os
+
+
+def _everyday():
+    read, write = os.pipe()
+    os.set_blocking(read, False)
+    os.set_inheritable(write, True)
+    copy = fcntl.fcntl(read, fcntl.F_DUPFD_CLOEXEC, 10)
+    assert fcntl.fcntl(copy, fcntl.F_GETFD) & fcntl.FD_CLOEXEC
+    for fd in (read, write, copy):
+        os.close(fd)
+
+
+def solve(x):
+    _everyday()""",
+    1,
+)
 
 
 def attacker(attack: str) -> str:
@@ -148,7 +190,7 @@ def test_every_attack_fails_its_own_case_and_the_gradebook_keeps_full_maximums(
 ) -> None:
     exercise = make_exercise(toml=DOUBLE_TOML)
     submissions = pytester.path / "class"
-    learners = {"ada": DOUBLE_RIGHT}
+    learners = {"ada": DOUBLE_RIGHT, "fcntl_everyday": FCNTL_EVERYDAY}
     learners.update(
         {
             name: attacker(code.replace("{listening!r}", repr(listening)))
@@ -184,7 +226,7 @@ def test_every_attack_fails_its_own_case_and_the_gradebook_keeps_full_maximums(
         "32 processes and threads" in text
     )
     book = sorted((pytester.path / "gradebook.csv").read_text().splitlines()[1:])
-    expected = ["ada,double,2,2,", "hard_link,double,0,2,"]
+    expected = ["ada,double,2,2,", "fcntl_everyday,double,2,2,", "hard_link,double,0,2,"]
     assert book == sorted(expected + [f"{name},double,1,2," for name in ATTACKS]), text
     assert (
         "Hand in class/hard_link/double/solution.py itself, not a link: it is a hard link "
