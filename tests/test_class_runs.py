@@ -715,9 +715,15 @@ SPOOFING = {
     "\u202e01 fo 01 :yzal": "\\u202e01 fo 01 :yzal",
     "bo\u200b": "bo\\u200b",
     "cy\x1b]0;owned\x07\x85": "cy\\x1b]0;owned\\x07\\x85",
+    # Names that read as a classmate's: a space at the end, a no-break space, the blank
+    # Braille pattern, a Hangul filler (a red team's round H).
+    "ada ": "ada\\x20",
+    "ada\u00a0": "ada\\xa0",
+    "ada\u2800": "ada\\u2800",
+    "ada\u3164": "ada\\u3164",
 }
 #: The characters none of the run's output may hold raw.
-RAW = ("\x1b", "\r", "\x07", "\u202e", "\u200b", "\x85")
+RAW = ("\x1b", "\r", "\x07", "\u202e", "\u200b", "\x85", "\u00a0", "\u2800", "\u3164")
 
 
 def run_class(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
@@ -762,7 +768,7 @@ def test_a_folder_name_not_utf8_or_with_control_characters_is_set_aside_and_name
     line = next(line for line in shown.splitlines() if line.startswith("skipped in "))
     for name in SPOOFING.values():
         assert f"{name} ({submissions.NOT_PLAIN})" in line, line
-    assert line.count("rename the folder (its files are kept), then grade again") == 5
+    assert line.count("rename the folder (its files are kept), then grade again") == 9
     assert f"bad\\xff\\xfe ({submissions.NOT_UTF8})" in line
     assert "notes\\x1b[2J.txt (a file)" in line
     assert "::ada/case-2 PASSED" in shown and "::bo/case-2 FAILED" in shown
@@ -884,18 +890,18 @@ def test_a_folder_or_fifo_named_solution_py_is_no_file_for_its_learner_only(
 def test_a_folder_named_as_another_folder_is_shown_keeps_a_node_and_a_row_of_its_own(
     pytester: pytest.Pytester, make_exercise: Make
 ) -> None:
-    """A folder literally named ``a\\xa0`` is shown apart from the folder ``a`` + a no-break
-    space (a learner, which is shown with that escape, since it reads as a plain space): the
-    one cannot take the other's node id, JUnit test case or verdict."""
+    """A folder literally named ``a\\ue000`` is shown apart from the folder ``a`` + a private
+    use character (a learner, shown with that escape, since no font draws it): the one
+    cannot take the other's node id, JUnit test case or verdict."""
     make_exercise()
-    make_class(pytester.path, {"a\xa0": STUB, "a\\xa0": DOUBLE_RIGHT})
+    make_class(pytester.path, {"a\ue000": STUB, "a\\ue000": DOUBLE_RIGHT})
     collected = grade(pytester, "--collect-only", "-q")
     assert [line for line in collected.outlines if "::" in line] == [
         # The literal backslash sorts first, and is doubled, so the two stay apart.
-        r"double/exercise.toml::a\\xa0/case-1-a-row",
-        r"double/exercise.toml::a\\xa0/case-2",
-        r"double/exercise.toml::a\xa0/case-1-a-row",
-        r"double/exercise.toml::a\xa0/case-2",
+        r"double/exercise.toml::a\\ue000/case-1-a-row",
+        r"double/exercise.toml::a\\ue000/case-2",
+        r"double/exercise.toml::a\ue000/case-1-a-row",
+        r"double/exercise.toml::a\ue000/case-2",
     ]
     result = grade(pytester, "--junitxml=junit.xml", "--lesson-gradebook=grades.csv")
     assert result.ret == 1
@@ -903,4 +909,7 @@ def test_a_folder_named_as_another_folder_is_shown_keeps_a_node_and_a_row_of_its
     names = [case.get("name") for case in cases]
     assert len(names) == len(set(names)) == 4, names
     rows = list(csv.DictReader((pytester.path / "grades.csv").open()))
-    assert sorted((r["learner"], r["points"]) for r in rows) == [("a\\xa0", "2"), ("a\xa0", "0")]
+    assert sorted((r["learner"], r["points"]) for r in rows) == [
+        ("a\\ue000", "2"),
+        ("a\ue000", "0"),
+    ]

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_lessons.isolation.text import visible
+from pytest_lessons.isolation.text import BLANK, visible
 
 
 class ShardError(ValueError):
@@ -49,12 +49,16 @@ NOT_UTF8 = "its name is not UTF-8 text: rename the folder (its files are kept), 
 NOT_PLAIN = (
     "rename the folder (its files are kept), then grade again: its name holds control or "
     "invisible characters, shown here as escapes, that would rewrite or hide lines of the "
-    "terminal and the reports"
+    "terminal and the reports, or makes another learner's name read as its own"
 )
 
 #: The Unicode categories of :data:`NOT_PLAIN`'s characters: controls (C0 with tab and
 #: newline, DEL, C1), format characters (bidirectional overrides and marks, zero-width
 #: spaces and joiners, the byte order mark, tags), and the line and paragraph separators.
+#: Also no learner: a space other than the plain one (a no-break space reads as one), a
+#: printable character that shows as a blank (:data:`~pytest_lessons.isolation.text.BLANK`:
+#: a Hangul filler, the blank Braille pattern), and a space at either end (``alice `` reads
+#: as ``alice``; a red team's round H).
 _NOT_PLAIN = frozenset({"Cc", "Cf", "Zl", "Zp"})
 
 
@@ -68,15 +72,29 @@ def utf8(name: str) -> bool:
 
 
 def plain(name: str) -> bool:
-    """Whether the folder name *name* holds none of :data:`NOT_PLAIN`'s characters."""
-    # Python's printable excludes all of them (and more): most names are decided in C.
-    return name.isprintable() or not any(unicodedata.category(c) in _NOT_PLAIN for c in name)
+    """Whether the folder name *name* holds none of :data:`NOT_PLAIN`'s characters, and no
+    space at either end."""
+    if name != name.strip(" "):
+        return False
+    if name.isascii() and name.isprintable():  # most names are decided in C
+        return True
+    return not any(
+        unicodedata.category(c) in _NOT_PLAIN
+        or (c != " " and unicodedata.category(c) == "Zs")
+        or c in BLANK
+        for c in name
+    )
 
 
 def shown_name(name: str) -> str:
     """A folder name as the terminal may show it: each byte that is not UTF-8 as ``\\xff``,
-    each character a terminal would act on or hide as its escape (``\\x1b``, ``\\u202e``)."""
-    return visible(name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"))
+    each character a terminal would act on or hide as its escape (``\\x1b``, ``\\u202e``),
+    a space at either end as ``\\x20``."""
+    shown = visible(name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"))
+    core = shown.strip(" ")
+    start = len(shown) - len(shown.lstrip(" ")) if core else len(shown)
+    end = len(shown) - len(shown.rstrip(" ")) if core else 0
+    return "\\x20" * start + core + "\\x20" * end
 
 
 @dataclass(frozen=True)

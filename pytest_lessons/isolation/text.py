@@ -135,7 +135,7 @@ def _escaped(char: str) -> str:
 #: combining grapheme joiner, the Khmer inherent vowels, the variation selectors) and the
 #: blank Braille pattern. A folder named ``\u3164`` reads as no name at all; ``good\u034f``
 #: reads as ``good`` (a red team's round G).
-_BLANK = frozenset(
+BLANK = frozenset(
     "\u034f\u115f\u1160\u17b4\u17b5\u2800\u3164\uffa0"
     + "".join(map(chr, range(0x180B, 0x1810)))
     + "".join(map(chr, range(0xFE00, 0xFE10)))
@@ -144,7 +144,7 @@ _BLANK = frozenset(
 
 
 def _shown(char: str, tabs: bool) -> bool:
-    return (char.isprintable() and char not in _BLANK) or (tabs and char == "\t")
+    return (char.isprintable() and char not in BLANK) or (tabs and char == "\t")
 
 
 def visible(text: str, tabs: bool = False) -> str:
@@ -152,12 +152,12 @@ def visible(text: str, tabs: bool = False) -> str:
     escape a reader sees (``\\x1b``, ``\\x0a``, ``\\u200b``, ``\\ud800``): what
     :func:`learner_text` removes, and also tabs, newlines, the separators, zero-width and
     other invisible format characters, every space but the plain one (a no-break space
-    reads as one) and the printable characters that show as a blank (:data:`_BLANK`). For
+    reads as one) and the printable characters that show as a blank (:data:`BLANK`). For
     the writers, whose own text (a learner's folder name) no child sent: a terminal, an HTML
     page or an XML file then shows what is there, and runs none of it; two names that differ
     by an invisible character do not look alike. With *tabs*, a tab stays
     one (a terminal's line of code)."""
-    if (text.replace("\t", "") if tabs else text).isprintable() and _BLANK.isdisjoint(text):
+    if (text.replace("\t", "") if tabs else text).isprintable() and BLANK.isdisjoint(text):
         return text
     return "".join(char if _shown(char, tabs) else _escaped(char) for char in text)
 
