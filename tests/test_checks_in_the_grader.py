@@ -12,6 +12,7 @@ still fail their own cases only, while a right solution in the same run passes.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -358,3 +359,27 @@ def test_the_grader_makes_an_input_as_the_child_sends_it_without_torch() -> None
         arguments.as_sent(arguments.pack_tensor([1.0], "bfloat16"))
     with pytest.raises(arguments.NotMirrored):
         arguments.as_sent(arguments.pack_tensor([300], "uint8"))
+
+
+def test_a_cases_bound_on_values_follows_its_expected_answer() -> None:
+    from pytest_lessons.core import runs
+    from pytest_lessons.isolation.outcome import from_untrusted
+
+    exercise = model.load(EXERCISES / "merge_pair" / "exercise.toml")
+    case = exercise.cases[0]
+    bound = runs.values_bound(exercise, case)
+    # Four times the expected answer's values and 10,000 more, and the inputs (sent back).
+    expected = 1 + len(case.expected)
+    assert bound == 4 * expected + 10_000 + runs._leaves(case.inputs)
+    # A reference's answer: known once computed (a block of numbers counts its numbers).
+    generated = dataclasses.replace(case, source="reference", expected=None)
+    assert runs.values_bound(exercise, generated) is None
+    block = answers.encode([1.0] * 50_000)
+    assert runs.values_bound(exercise, generated, block) == 4 * 50_001 + 10_000 + runs._leaves(
+        generated.inputs
+    )
+    # The runner refuses more before it parses any.
+    data = json.dumps({"kind": "returned", "answer": ["x"] * 20_000}).encode()
+    refused = from_untrusted(data, 32 << 20, values=bound)
+    assert "more values than the grader reads for this case" in str(refused.answer)
+    assert from_untrusted(data, 32 << 20).answer == ["x"] * 20_000

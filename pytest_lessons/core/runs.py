@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -36,7 +37,7 @@ from pytest_lessons.core.compare import Numbers, read_numbers, split_outputs
 from pytest_lessons.core.judge import usable_reference
 from pytest_lessons.core.settings import Limits, Settings
 from pytest_lessons.core.stubs import MAX_STUB_BYTES, is_stub
-from pytest_lessons.isolation.answers import TENSOR, tag_of
+from pytest_lessons.isolation.answers import DENSE, TAG, TENSOR, tag_of
 from pytest_lessons.isolation.files import Unreadable, read_beneath
 from pytest_lessons.isolation.outcome import RAISED, RETURNED, TIMEOUT, Outcome
 from pytest_lessons.isolation.runner import Job, Runner
@@ -65,7 +66,7 @@ class Runs:
 
     timed_out: dict[tuple[str, str], list[tuple[model.Case, float]]] = field(default_factory=dict)
     """(exercise file, learner) -> the cases that ran out of time, with their limit."""
-    outcomes: dict[tuple[str, str, str, str], Outcome] = field(default_factory=dict)
+    outcomes: dict[tuple[str, str, str, str], Outcome | _Spilled] = field(default_factory=dict)
     """(learner's file, entry, exercise file, case's run as JSON) -> the learner's outcome
     on it (by inputs, as the mistakes' answers: see :meth:`mistake_raw`)."""
     references: dict[tuple[str, str], Any] = field(default_factory=dict)
@@ -178,6 +179,10 @@ class Runs:
             job = dataclasses.replace(job, library=mine)
         if attempt.case.hidden:
             job = dataclasses.replace(job, hidden=True)
+        known = self.references.get((str(attempt.exercise.path), _inputs_key(attempt.case.inputs)))
+        bound = values_bound(attempt.exercise, attempt.case, known)
+        if bound is not None:
+            job = dataclasses.replace(job, answer_values=bound)
         return job
 
     def run(self, exercise: model.Exercise, job: Job) -> Outcome:
@@ -226,14 +231,15 @@ class Runs:
             stub = (str(attempt.solution), attempt.entry, str(attempt.exercise.path))
             if plain and stub in self.stubs:
                 self.outcomes[key] = self.stubs[stub]
-                return self.outcomes[key]
+                return self.stubs[stub]
             outcome = self.run(attempt.exercise, job)
             if outcome.kind == TIMEOUT:
                 self.timed_out.setdefault(attempt.mine, []).append((case, job.timeout))
             if plain and _not_implemented(outcome) and _stub_file(job, attempt.entry):
                 self.stubs[stub] = outcome
-            self.outcomes[key] = outcome
-        return self.outcomes[key]
+            self.outcomes[key] = _kept(outcome)
+        kept = self.outcomes[key]
+        return kept.load() if isinstance(kept, _Spilled) else kept
 
     def _forget_others(self, attempt: Attempt) -> None:
         """Once grading moves on to another file or exercise (a class runs learner by
@@ -247,7 +253,10 @@ class Runs:
         for key, outcome in list(self.outcomes.items()):
             if (key[0], key[2]) == here:
                 continue
-            if outcome.kind == RETURNED:
+            if isinstance(outcome, _Spilled):
+                outcome.close()
+                del self.outcomes[key]
+            elif outcome.kind == RETURNED:
                 del self.outcomes[key]
             elif outcome.output:
                 self.outcomes[key] = dataclasses.replace(outcome, output="")
@@ -332,6 +341,81 @@ class Runs:
         exercise = attempt.exercise
         key = (str(exercise.path), _run_key(exercise, attempt.case), watch.id)
         return self.broken_mistakes.get(key)
+
+
+#: A learner's answer may hold this many times the values of the case's expected answer,
+#: and :data:`VALUES_MORE` more, before it is read: a set of 900,000 short strings where 26
+#: letters are expected is no answer to this case, and read as Python objects it cost the
+#: grader 65 MB of its own memory a case (a red team's round H).
+VALUES_TIMES = 4
+VALUES_MORE = 10_000
+
+
+def _leaves(value: Any, depth: int = 0) -> int:
+    """How many JSON values *value* (plain TOML data) holds, as an answer's encoding counts
+    them (a container and each of its items)."""
+    if depth > 64:
+        return 1
+    if isinstance(value, dict):
+        if value.get(TAG) == DENSE and isinstance(value.get("shape"), list):
+            return 1 + math.prod(int(s) for s in value["shape"] if isinstance(s, int))
+        return 1 + sum(1 + _leaves(item, depth + 1) for item in value.values())
+    if isinstance(value, (list, tuple)):
+        return 1 + sum(_leaves(item, depth + 1) for item in value)
+    return 1
+
+
+def values_bound(exercise: model.Exercise, case: model.Case, reference: Any = None) -> int | None:
+    """The most JSON values a learner's result may hold on *case*: :data:`VALUES_TIMES` the
+    expected answer's and :data:`VALUES_MORE` more (and the inputs', which a lesson whose
+    inputs must stay unchanged sends back); None where the expected answer is not typed in
+    ``exercise.toml`` and no *reference* answer (encoded) is known for it yet (a snapshot's,
+    a distribution, a data file's), and the answer size's bound alone holds."""
+    expected = case.expected
+    if case.source == "reference" or case.generated:
+        expected = reference
+    elif case.source is not None:
+        return None
+    if case.draws is not None or expected is None:
+        return None
+    if isinstance(expected, dict) and ("file" in expected or "from" in expected):
+        return None
+    bound = VALUES_TIMES * _leaves(expected) + VALUES_MORE
+    if exercise.after:
+        bound += _leaves(case.inputs)
+    return bound
+
+
+#: A returned answer larger than this, as JSON, waits for its learner's other cases on disk:
+#: a learner's cases are kept until grading moves on, and 13 answers of 9 MB (a set of
+#: 900,000 short strings), kept as Python objects, held 850 MB of pytest's memory (a red
+#: team's round H; each under the answer size, the value count and the case's limits).
+SPILL_BYTES = 1 << 20
+
+
+class _Spilled:
+    """A returned outcome whose answer is kept as its JSON in an unnamed temporary file."""
+
+    def __init__(self, outcome: Outcome, answer: bytes) -> None:
+        self.outcome = dataclasses.replace(outcome, answer=None)
+        self.file = tempfile.TemporaryFile()  # noqa: SIM115 - closed when grading moves on
+        self.file.write(answer)
+
+    def load(self) -> Outcome:
+        """The outcome with its answer read back."""
+        self.file.seek(0)
+        return dataclasses.replace(self.outcome, answer=json.loads(self.file.read()))
+
+    def close(self) -> None:
+        self.file.close()
+
+
+def _kept(outcome: Outcome) -> Outcome | _Spilled:
+    """*outcome* as the session keeps it: a large answer on disk, anything else as it is."""
+    if outcome.kind != RETURNED or isinstance(outcome.answer, (int, float, type(None))):
+        return outcome
+    answer = json.dumps(outcome.answer).encode("utf-8")
+    return _Spilled(outcome, answer) if len(answer) > SPILL_BYTES else outcome
 
 
 def _inputs_key(inputs: dict[str, Any]) -> str:

@@ -382,27 +382,36 @@ def _ints_unbounded() -> bool:
     return get is None or get() == 0
 
 
-def too_many(values: int, most: int) -> Outcome:
+def too_many(values: int, most: int, case: bool = False) -> Outcome:
     """The outcome of a case whose result holds more values than the grader reads: its own
-    failure, told as a returned answer that was not read (as :func:`too_large`)."""
+    failure, told as a returned answer that was not read (as :func:`too_large`). *case*: the
+    bound was the case's own (from its expected answer's size), not the answer size's."""
     reason = (
         f"more values than the grader reads: {values:,}; the limit is {most:,}, one per "
         f"{BYTES_PER_VALUE} bytes of --lesson-answer-size"
     )
+    if case:
+        reason = (
+            f"more values than the grader reads for this case: {values:,}, where the "
+            f"expected answer holds far fewer; the limit is {most:,}"
+        )
     return Outcome(kind=RETURNED, answer=answers.cut(reason))
 
 
-def from_untrusted(data: bytes | None, limit: int, seconds: float = 0.0) -> Outcome:
+def from_untrusted(
+    data: bytes | None, limit: int, seconds: float = 0.0, values: int | None = None
+) -> Outcome:
     """The outcome a child's result file says, read as untrusted input: learner code shares
     the process and the folder, so it may have written the file itself.
 
     Never raises, and its work is linear in *data*'s size: *data* holds at most *limit* + 1
     bytes as read; more than *limit* is the case's own failure (:func:`too_large`), and so are
-    more values than :func:`values_limit` allows (:func:`too_many`, counted before they are
-    parsed), and anything that is not a result the child could have written (malformed JSON,
-    an int of more digits than Python reads, a kind the child never reports, fields of the
-    wrong type): a :data:`DIED` outcome saying its answer could not be read. *seconds* is the
-    runner's own measure of the run.
+    more values than :func:`values_limit` allows, or than *values* where the case sets a
+    tighter bound (:func:`too_many`, counted before they are parsed), and anything that is
+    not a result the child could have written (malformed JSON, an int of more digits than
+    Python reads, a kind the child never reports, fields of the wrong type): a :data:`DIED`
+    outcome saying its answer could not be read. *seconds* is the runner's own measure of
+    the run.
     """
     if data is None:
         return Outcome(kind=DIED, seconds=seconds)
@@ -412,9 +421,12 @@ def from_untrusted(data: bytes | None, limit: int, seconds: float = 0.0) -> Outc
     if not _OBJECT.match(data):  # a result is a JSON object: this is none, whatever it holds
         return Outcome(kind=DIED, message=UNREADABLE, seconds=seconds)
     most = values_limit(limit)
-    values = count_values(data, most)
-    if values > most:
-        return replace(too_many(values, most), seconds=seconds)
+    case = values is not None and values < most
+    if values is not None:
+        most = min(most, values)
+    found = count_values(data, most)
+    if found > most:
+        return replace(too_many(found, most, case), seconds=seconds)
     if not (_ints_unbounded() and _LONG_NUMBER.search(b"".join(_outside_strings(data)))):
         try:
             parsed = json.loads(data)

@@ -134,6 +134,10 @@ class Job:
     folder of a class, ``--lesson-submissions``) refuses a hard link too."""
     answer_bytes: int = 32 << 20
     """The largest result the runner reads back (the answer and its envelope)."""
+    answer_values: int | None = None
+    """The most JSON values the runner reads in the result, where the case sets a bound
+    tighter than :attr:`answer_bytes`'s (the core makes it from the expected answer's size:
+    :func:`pytest_lessons.core.runs.values_bound`); None: only that one."""
     behaviour: dict[str, Any] | None = None
     """A behaviour lesson's part of the request, JSON data: its harness's bytes, mutation
     rules and judged names (see :mod:`pytest_lessons.isolation.drive`); None for a plain call."""
@@ -316,6 +320,8 @@ class Ended:
     answer_bytes: int
     """The job's answer size (:attr:`Job.answer_bytes`)."""
     seconds: float = 0.0
+    answer_values: int | None = None
+    """The job's bound on the result's values (:attr:`Job.answer_values`)."""
     output: str = ""
     output_cut: int = 0
     exit_code: int | None = None
@@ -359,7 +365,9 @@ class Ended:
                 kind=DIED, exit_code=self.exit_code, signal=self.signal_name, seconds=self.seconds
             )
         else:
-            outcome = from_untrusted(self.data, self.answer_bytes + _ENVELOPE, self.seconds)
+            outcome = from_untrusted(
+                self.data, self.answer_bytes + _ENVELOPE, self.seconds, self.answer_values
+            )
             if outcome.kind == RETURNED and len(self.data) > self.answer_bytes:
                 outcome = replace(
                     too_large(len(self.data), self.answer_bytes), seconds=self.seconds
@@ -424,6 +432,7 @@ def collect(
         data,
         job.answer_bytes,
         seconds,
+        job.answer_values,
         output,
         output_cut,
         exit_code,
