@@ -354,22 +354,9 @@ def decode(value: Any) -> Any:
         raise Unreadable("a damaged answer") from None
     if type(value) in (list, dict):
         # A few: a case's judge and watch-outs alternate between the learner's answer, the
-        # expected one and a mistake's. One large answer at most: a watch-out reads each of
-        # a learner's cases in turn, and four kept sets of 900,000 strings held 400 MB of
-        # the grader's memory (a red team's round H).
-        kept = [pair for pair in _LAST[:3] if not (_large(value) and _large(pair[0]))]
-        _LAST[:] = [(value, decoded), *kept]
+        # expected one and a mistake's.
+        _LAST[:] = [(value, decoded), *_LAST[:3]]
     return decoded
-
-
-#: Items of a list (or of a set's, a mapping's or a tuple's tag) from which an answer is large.
-LARGE_ITEMS = 10_000
-
-
-def _large(value: Any) -> bool:
-    if isinstance(value, dict):
-        value = value.get("items")
-    return isinstance(value, list) and len(value) > LARGE_ITEMS
 
 
 #: The last encoded answers :func:`decode` decoded, with their decodings (see there).
