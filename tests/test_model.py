@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_lessons.core import model
+from pytest_lessons.core import initial, model
 
 GOOD = """
 [exercise]
@@ -1042,3 +1042,35 @@ def test_behaviour_keys_a_harness_and_mutation_rules_load_or_name_their_problem(
     )
     loaded = model.load(path)
     assert (loaded.observed, loaded.after, loaded.harness) == (("a", "b"), {}, None)
+
+
+INITIAL = """
+[[initial]]
+parameter = "weight"
+within = 6.0
+spread = [0.2, 2.0]
+random = true
+fan_in = "m.shape[1]"
+scale_words = "sqrt(in_features)"
+what = "Linear"
+"""
+
+
+def test_an_initial_table_is_read_for_a_lesson_with_a_harness(tmp_path: Path) -> None:
+    (tmp_path / "harness.py").write_text("def drive(learner, m, n):\n    return m\n")
+    harnessed = SMALL.replace('inputs = ["m", "n"]', 'inputs = ["m", "n"]\nharness = "harness.py"')
+    assert lesson(harnessed, tmp_path).initial == ()
+    (rule,) = lesson(harnessed + INITIAL, tmp_path).initial
+    assert rule == initial.Initial(
+        "weight", 6.0, (0.2, 2.0), True, ("m", 1), "sqrt(in_features)", "Linear"
+    )
+    # Its problems are the file's, with the table's number and key.
+    bad = INITIAL.replace('fan_in = "m.shape[1]"', 'fan_in = "x.shape[1]"')
+    assert lesson_problem(harnessed + bad, tmp_path).problem == (
+        'initial 1.fan_in must be an input\'s axis, such as "weight.shape[1]", of one of the '
+        "inputs m, n"
+    )
+    # Without a harness nothing could send the values it judges.
+    assert lesson_problem(SMALL + INITIAL, tmp_path).problem == (
+        "[[initial]] needs a harness: its check_initial sends the values it judges"
+    )

@@ -989,10 +989,26 @@ def parse(text: str, path: Path) -> Exercise:
         (n for n, line in enumerate(lines, 1) if _GENERATE_HEADER.match(line)), None
     )
     try:
-        return _build(data, path, case_lines, generate_line)
+        return _initial_rules(_build(data, path, case_lines, generate_line), data, path)
     except ExerciseError as error:
         error.line = _key_line(lines, error) or error.line
         raise
+
+
+def _initial_rules(exercise: Exercise, data: dict[str, Any], path: Path) -> Exercise:
+    """*exercise* with its ``[[initial]]`` tables (:mod:`pytest_lessons.core.initial`), which
+    need a harness: its ``check_initial`` sends the values they judge."""
+    try:
+        found = initial.parse(data.get("initial"), tuple(exercise.inputs))
+    except initial.InitialError as error:
+        raise ExerciseError(path, str(error)) from None
+    if not found:
+        return exercise
+    if exercise.harness is None:
+        raise ExerciseError(
+            path, "[[initial]] needs a harness: its check_initial sends the values it judges"
+        )
+    return replace(exercise, initial=found)
 
 
 def _brackets(line: str) -> int:
@@ -1196,14 +1212,6 @@ def _build(
         raise ExerciseError(
             path, f"a rule names a mistake function, but {ex['mistakes']} is missing"
         )
-    try:
-        initial_rules = initial.parse(data.get("initial"), tuple(inputs))
-    except initial.InitialError as error:
-        raise ExerciseError(path, str(error)) from None
-    if initial_rules and not ex["harness"]:
-        raise ExerciseError(
-            path, "[[initial]] needs a harness: its check_initial sends the values it judges"
-        )
     solution = path.parent / ex["solution"]
     limits = {key: float(ex[key]) for key in LIMIT_KEYS if ex[key] is not None}
     return Exercise(
@@ -1237,7 +1245,6 @@ def _build(
         gradients=grad_spec,
         preload=tuple(ex["preload"]),
         rules=lesson_rules,
-        initial=initial_rules,
     )
 
 
