@@ -142,6 +142,13 @@ fcntl.fcntl(handle, 37, struct.pack("hhqqi", fcntl.F_RDLCK, 0, 1 << 40, 1, 0))  
 import fcntl
 fcntl.flock(open(os.__file__, "rb"), fcntl.LOCK_SH | fcntl.LOCK_NB)
 """,
+    # The machine's counters through sysinfo(2): free memory, load, processes, which a case
+    # of another run on the machine moves (a red team's round I).
+    "sysinfo": """
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.sysinfo(ctypes.create_string_buffer(128)) != 0:
+    raise OSError(ctypes.get_errno(), "sysinfo")
+""",
 }
 
 #: What a case does with fcntl every day (a descriptor's flags, its duplicates): it passes.
