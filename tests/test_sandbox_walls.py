@@ -149,6 +149,25 @@ libc = ctypes.CDLL(None, use_errno=True)
 if libc.sysinfo(ctypes.create_string_buffer(128)) != 0:
     raise OSError(ctypes.get_errno(), "sysinfo")
 """,
+    # Which pages of a runtime file the page cache holds, and dropping them: a store that
+    # outlives the case and the run (a red team's round J).
+    "mincore": """
+import mmap
+view = mmap.mmap(-1, mmap.PAGESIZE)
+start = ctypes.c_void_p(ctypes.addressof(ctypes.c_char.from_buffer(view)))
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.mincore(start, ctypes.c_size_t(mmap.PAGESIZE), ctypes.create_string_buffer(8)) != 0:
+    raise OSError(ctypes.get_errno(), "mincore")
+""",
+    "fadvise": """
+with open(os.__file__, "rb") as handle:
+    os.posix_fadvise(handle.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+""",
+    "nowait_read": """
+with open(os.__file__, "rb") as handle:
+    handle.read(16)  # cached now: a read that must not wait for the disk then succeeds
+    os.preadv(handle.fileno(), [bytearray(16)], 0, os.RWF_NOWAIT)
+""",
 }
 
 #: What a case does with fcntl every day (a descriptor's flags, its duplicates): it passes.
@@ -522,9 +541,12 @@ def test_the_filter_allows_exactly_the_allow_list_and_checks_the_arguments(machi
     if machine == "x86_64":
         assert call(0x40000000 + numbers["read"]) == eperm  # x32's calls
     # Each checked call: allowed when every condition holds, refused when one does not.
-    samples = (0, pid, other, 1, 3, 5, 7)
+    # Values each condition is tried with: pids, small numbers, fcntl's F_SETLK (6) and
+    # F_OFD_SETLK (37), madvise's PAGEOUT (21), RWF_NOWAIT (8).
+    samples = (0, pid, other, 1, 3, 5, 6, 7, 8, 21, 37)
     for number, name in checked.items():
         conditions = dict(sandbox.CHECKED[name])
+        places = sorted(conditions)  # the arguments the conditions read, at most two
         for first in samples:
             for second in samples:
                 if name == "clone":
@@ -532,14 +554,15 @@ def test_the_filter_allows_exactly_the_allow_list_and_checks_the_arguments(machi
                     want = allow if not flags & sandbox._NAMESPACE_FLAGS else eperm
                     assert call(number, flags) == want, (name, flags)
                     continue
+                given = dict(zip(places, (first, second)))
                 holds = all(
-                    value
+                    given[argument]
                     in {pid if v == "self" else v for v in wanted}
                     | ({0} if "self" in wanted else set())
                     for argument, wanted in conditions.items()
-                    for value in [(first, second)[argument]]
                 )
-                assert call(number, first, second) == (allow if holds else eperm), (
+                arguments = [given.get(index, 0) for index in range(6)]
+                assert call(number, *arguments) == (allow if holds else eperm), (
                     name,
                     first,
                     second,

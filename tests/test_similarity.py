@@ -5,6 +5,7 @@ made from a json report written from results."""
 
 from __future__ import annotations
 
+import base64
 import io
 import os
 import re
@@ -194,3 +195,21 @@ def test_a_folder_or_a_fifo_named_solution_py_is_no_file_and_the_others_are_comp
     assert not [line for line in out[2:] if re.search(r"\b(ed|fay)\b", line)]
     page = (tmp_path / "class.html").read_text()
     assert "a folder, not a file" in page and "ada" in page
+
+
+def test_a_copy_written_in_another_encoding_is_compared_as_python_reads_it(
+    tmp_path: Path,
+) -> None:
+    """A red team's round J: ``# coding: utf-7`` and ada's code as one base64 run graded
+    as ada's code and was listed with no one, since its bytes were compared, not its text."""
+    course, submissions = make(tmp_path)
+    body = base64.b64encode(OWN["ada"].encode("utf-16-be")).decode("ascii").rstrip("=")
+    hidden = "# coding: utf-7\n+" + body + "-"
+    assert hidden.encode("ascii").decode("utf-7") == "# coding: utf-7\n" + OWN["ada"]
+    (submissions / "hu" / "row_means").mkdir(parents=True)
+    (submissions / "hu" / "row_means" / "solution.py").write_bytes(hidden.encode("ascii"))
+    found = similarity.compare_lesson(
+        course / "row_means" / "exercise.toml", submissions, ("ada", "bo", "hu"), 0.5
+    )
+    pairs = {(p.first, p.second) for p in found.pairs}
+    assert ("ada", "hu") in pairs or ("hu", "ada") in pairs, found
