@@ -1082,3 +1082,32 @@ def test_a_fifo_or_folder_where_the_result_goes_is_the_cases_own_failure(
     assert outcomes[0].kind in (RETURNED, RAISED), outcomes[0]
     assert outcomes[1].kind not in (RETURNED, INTERNAL), outcomes[1]
     assert (outcomes[2].kind, outcomes[2].answer) == (RETURNED, "plain"), outcomes[2]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a mount view without access times needs root")
+@pytest.mark.parametrize("isolation", ["fork", "spawn"])
+@pytest.mark.usefixtures("no_preload")
+def test_a_case_that_reads_a_runtime_file_leaves_its_access_time(
+    pytester: pytest.Pytester, make_exercise: Make, isolation: str
+) -> None:
+    """A red team's round K: a read of a runtime file set its access time on the host's disk
+    (relatime), and a case of a later run read which files had been read with stat: a
+    hidden case's inputs, stored as 50 such bits, passed cumsum's hidden case."""
+    if not sandbox.make_policy(SUPPORT, {}).namespaces:
+        pytest.skip("no namespaces here: the case has no mount view of its own")
+    import sysconfig
+
+    carrier = Path(sysconfig.get_paths()["stdlib"]) / "this.py"
+    before = carrier.stat()
+    old = before.st_mtime - 100_000  # older than its change: relatime would update it
+    os.utime(carrier, (old, before.st_mtime))
+    reader = DOUBLE_RIGHT.replace(
+        "def solve(x):", f"def solve(x):\n    open({str(carrier)!r}, 'rb').read()", 1
+    )
+    make_exercise(solution=reader, toml=DOUBLE_TOML)
+    result = pytester.runpytest_subprocess(
+        "double", f"--lesson-isolation={isolation}", "--lesson-sandbox=require", "-p",
+        "no:cacheprovider",
+    )  # fmt: skip
+    assert result.ret == 0, said(result)
+    assert carrier.stat().st_atime == old

@@ -687,6 +687,8 @@ def _first_walls(
         # No cgroup holds the case's memory as a whole: should its processes together
         # exhaust the machine's, the kernel kills one of theirs, never the grader.
         walls.first_to_kill()
+    if request.get("namespaces"):
+        walls.no_access_times()  # before root goes, and before the user namespace
     uid, gid = request.get("uid"), request.get("gid")
     if uid is not None:
         # Root's bounding set goes before root does: afterwards nothing may change it.
