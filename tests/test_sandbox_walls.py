@@ -159,6 +159,13 @@ libc = ctypes.CDLL(None, use_errno=True)
 if libc.mincore(start, ctypes.c_size_t(mmap.PAGESIZE), ctypes.create_string_buffer(8)) != 0:
     raise OSError(ctypes.get_errno(), "mincore")
 """,
+    # A file's inode generation, settable by its owner on a read-only descriptor: a store on
+    # the host's disk (a red team's round L). FS_IOC_GETVERSION first: refused as well.
+    "inode_version": """
+import fcntl, struct
+with open(os.__file__, "rb") as handle:
+    fcntl.ioctl(handle, 0x80087601, struct.pack("q", 0))
+""",
     "fadvise": """
 with open(os.__file__, "rb") as handle:
     os.posix_fadvise(handle.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)

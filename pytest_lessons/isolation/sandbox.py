@@ -817,7 +817,6 @@ ALLOWED = [
     "dup",
     "dup2",
     "dup3",
-    "ioctl",
     "fsync",
     "fdatasync",
     "ftruncate",
@@ -991,6 +990,12 @@ CHECKED: dict[str, list[tuple[int, tuple[int | str, ...]]]] = {
     # DONTNEED, refused; madvise's COLD and PAGEOUT) stored a hidden case's inputs for a
     # public case of the next run on the machine to read (a red team's round J).
     "madvise": [(2, (*range(20), 22, 23, 24, 25))],
+    # A terminal's and a descriptor's own ioctls only: TCGETS, TIOCGPGRP, TIOCGWINSZ,
+    # FIONREAD, FIONBIO, FIONCLEX, FIOCLEX, FIOASYNC. Never a file's attribute flags or its
+    # inode generation (FS_IOC_SETFLAGS, FS_IOC_SETVERSION), which a case as the runtime's
+    # owner could set on a read-only descriptor: a store on the host's disk that outlived the
+    # run and carried a hidden input (a red team's round L).
+    "ioctl": [(1, (0x5401, 0x540F, 0x5413, 0x541B, 0x5421, 0x5450, 0x5451, 0x5452))],
     "preadv2": [(5, (0, 1))],  # RWF_HIPRI only: never RWF_NOWAIT
     "pwritev2": [(5, (0, 1, 2, 4, 6, 16, 18, 20, 22))],  # HIPRI, DSYNC, SYNC, APPEND
     "clone": [],
