@@ -99,6 +99,17 @@ def solve(x):
         forge(json.dumps({"kind": "internal", "message": "the grader broke"}).encode())
     return right(x)
 """,
+    # Forged kinds only the runner may decide (red team round N): a case not run, a skipped
+    # one, a grader error. Each is that case's own failure; case 3 still runs.
+    "ned": FIND_REQUEST
+    + """
+def solve(x):
+    if x == [1, 2]:
+        forge(json.dumps({"kind": "not-run", "message": "too many timeouts"}).encode())
+    if isinstance(x[0], list):
+        forge(json.dumps({"kind": "grader-error", "message": "the grader broke"}).encode())
+    return right(x)
+""",
     # An answer larger than the run accepts, sent and forged; the third case is right.
     "fay": FIND_REQUEST
     + """
@@ -215,6 +226,7 @@ EXPECTED: dict[str, list[str | None]] = {
     "cy": ["is a symbolic link"] * 3,
     "dee": ["is a symbolic link"] * 3,
     "eve": ["could not be read", "could not be read", None],
+    "ned": ["could not be read", "could not be read", None],
     # Case 2's forged 3 MB result: a sealed result channel (Linux's memfd) takes none of it,
     # so nothing the case left can be read; a result file on the disk is read as too large.
     "fay": [
