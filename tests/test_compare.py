@@ -624,6 +624,18 @@ def test_each_answer_that_is_not_numbers_has_its_whole_headline(
     assert (verdict.passed, verdict.headline, verdict.notes) == (False, words, notes)
 
 
+def test_the_judge_keeps_the_tolerance_rule_for_every_special_value() -> None:
+    """outside() spells agrees() out for speed: the two must say the same for each pair."""
+    from pytest_lessons.core.compare import agrees, outside
+
+    values = [0.0, -0.0, 1.0, 1.00005, 1.5, -1.0, 3, True, math.inf, -math.inf, math.nan, 1e308]
+    for rtol, atol in ((1e-4, 1e-4), (0.0, 0.0), (0.0, 0.5), (0.25, 0.0)):
+        for got in values:
+            for want in values:
+                right = bool(agrees(got, want, rtol, atol))
+                assert outside([got], [want], rtol, atol) == ([] if right else [0]), (got, want)
+
+
 def test_large_answers_are_judged_the_same_both_ways() -> None:
     from pytest_lessons.core.compare import VECTOR_FROM, outside
 

@@ -407,7 +407,13 @@ def outside(got: Sequence[float], want: Sequence[float], rtol: float, atol: floa
         found = _outside_numpy(got, want, rtol, atol)
         if found is not None:
             return found
-    return [i for i, g, e in zip(count(), got, want) if not agrees(g, e, rtol, atol)]
+    # agrees() spelt out: a call per value was most of a class run's judging.
+    finite = math.isfinite
+    return [
+        i
+        for i, g, e in zip(count(), got, want)
+        if g != e and not (finite(e) and abs(g - e) <= atol + rtol * abs(e))
+    ]
 
 
 def close(got: Numbers, want: Numbers, rtol: float, atol: float) -> bool:

@@ -43,6 +43,12 @@ class WatchOuts:
     runs: Runs
     fit_failed: set[tuple[str, str, str]] = field(default_factory=set)
     """(exercise file, learner, watch-out) whose search for a fitted value found nothing."""
+    explained: dict[tuple[Any, ...], bool] = field(default_factory=dict)
+    """Whether a watch-out (with a fitted value) does not contradict the answer of the file
+    graded last on one case: :meth:`consistent`'s per-case answer, kept for the file's other
+    cases."""
+    explained_for: tuple[str, str, str] = ("", "", "")
+    """(file, exercise file, learner) that :attr:`explained` holds answers for."""
 
     def match(self, attempt: Attempt, evidence: Evidence) -> Diagnosis | None:
         """The lesson's ``[[watch_out]]`` entry that explains the learner's answer, if any."""
@@ -220,41 +226,67 @@ class WatchOuts:
         """Whether *watch* explains every other failing case where its mistake differs from the
         right answer (a degenerate case alone must not name a mistake). Cases whose code did
         not return an answer tell nothing and are left out."""
-        exercise = attempt.exercise
         if attempt.case.hidden or self.runs.any_timed_out(attempt):
             return True
-        for case in exercise.cases:
-            if case.number == attempt.case.number or case.draws is not None:
-                continue  # a statistical case's counts are matched by statistical.watch_out
-            if case.hidden:
-                # Its code runs after every public case (see the plugin's order): run here, it
-                # would run before some, whose code could print what it saw of it.
+        # Each other case is checked once per file, watch-out and fitted value, not once for
+        # every failing case that asks: a class's mistakes repeat on every case, and the check
+        # judges two answers a case. Kept for one file at a time, as the outcomes are.
+        here = (str(attempt.solution), str(attempt.exercise.path), attempt.learner)
+        if self.explained_for != here:
+            self.explained.clear()
+            self.explained_for = here
+        for case in attempt.exercise.cases:
+            if case.number == attempt.case.number:
                 continue
-            expected = case.expected
-            if case.from_reference:
-                expected = self.runs.reference_answer(exercise, case.inputs)
-            if expected is None and (case.from_reference or case.source == "snapshot"):
-                continue  # no answer to compare with: the reference failed, or no snapshot
-            outcome = self.runs.learner_outcome(attempt.on(case))
-            if outcome.kind != RETURNED:
-                continue
-            rtol, atol = case.rtol, case.atol
-            try:
-                if judge(exercise, expected, outcome.answer, rtol, atol).passed:
-                    continue
-                value = None
-                if found is not None:
-                    value = found.value
-                    if found.expression:
-                        value = fit.evaluate(found.expression, sizes(exercise, case.inputs))
-                mistake = self.runs.mistake_raw(attempt, watch, case, value)
-                if mistake is None or judge(exercise, expected, mistake, rtol, atol).passed:
-                    continue
-                if not alike(exercise, mistake, outcome.answer, rtol, atol):
-                    return False
-            except Exception:  # an answer that is not numbers tells nothing here
-                continue
+            key = (
+                attempt.entry,
+                attempt.argument,
+                watch.id,
+                case.number,
+                None if found is None else (found.value, found.expression),
+            )
+            agrees = self.explained.get(key)
+            if agrees is None:
+                agrees = self.explained[key] = self._explains(attempt.on(case), watch, found)
+            if not agrees:
+                return False
         return True
+
+    def _explains(
+        self, attempt: Attempt, watch: model.WatchOut, found: detectors.Fitted | None
+    ) -> bool:
+        """Whether *watch* does not contradict the learner's answer on *attempt*'s case: true
+        unless both answers are wrong there and differ (see :meth:`consistent`)."""
+        exercise, case = attempt.exercise, attempt.case
+        if case.draws is not None:
+            return True  # a statistical case's counts are matched by statistical.watch_out
+        if case.hidden:
+            # Its code runs after every public case (see the plugin's order): run here, it
+            # would run before some, whose code could print what it saw of it.
+            return True
+        expected = case.expected
+        if case.from_reference:
+            expected = self.runs.reference_answer(exercise, case.inputs)
+        if expected is None and (case.from_reference or case.source == "snapshot"):
+            return True  # no answer to compare with: the reference failed, or no snapshot
+        outcome = self.runs.learner_outcome(attempt)
+        if outcome.kind != RETURNED:
+            return True
+        rtol, atol = case.rtol, case.atol
+        try:
+            if judge(exercise, expected, outcome.answer, rtol, atol).passed:
+                return True
+            value = None
+            if found is not None:
+                value = found.value
+                if found.expression:
+                    value = fit.evaluate(found.expression, sizes(exercise, case.inputs))
+            mistake = self.runs.mistake_raw(attempt, watch, case, value)
+            if mistake is None or judge(exercise, expected, mistake, rtol, atol).passed:
+                return True
+            return alike(exercise, mistake, outcome.answer, rtol, atol)
+        except Exception:  # an answer that is not numbers tells nothing here
+            return True
 
 
 def alike(exercise: model.Exercise, mistake: Any, answer: Any, rtol: float, atol: float) -> bool:
