@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import math
+import sys
 from typing import Any
 
 import pytest
@@ -622,6 +623,14 @@ def test_each_answer_that_is_not_numbers_has_its_whole_headline(
 ) -> None:
     verdict = compare(expected, answer, 1e-4, 1e-4)
     assert (verdict.passed, verdict.headline, verdict.notes) == (False, words, notes)
+
+
+def test_large_answers_are_judged_without_numpy_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_lessons.core.compare import VECTOR_FROM, outside
+
+    monkeypatch.setitem(sys.modules, "numpy", None)  # import numpy raises ImportError
+    want = [1.0] * VECTOR_FROM
+    assert outside([*want[1:], 2.0], want, 1e-4, 1e-4) == [VECTOR_FROM - 1]
 
 
 def test_the_judge_keeps_the_tolerance_rule_for_every_special_value() -> None:
