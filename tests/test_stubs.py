@@ -11,7 +11,7 @@ import pytest
 from pytest_lessons.core.stubs import MAX_STUB_BYTES, is_stub
 from pytest_lessons.isolation.outcome import Frame, Outcome
 
-from helpers.fake import grade_all, grader, lesson
+from helpers.fake import double, grade_all, grader, lesson
 
 STARTER = '''"""Double every number: your solution goes here."""
 
@@ -80,6 +80,46 @@ def test_a_starter_runs_once_and_every_case_says_what_to_write(tmp_path: Path) -
     assert runner.ran("solution.py") == 1
     assert len(graded) == 2 and all(not result.passed for result, _ in graded)
     assert all("Write your solution" in result.message for result, _ in graded)
+
+
+FROM_REFERENCE_TOML = """
+[exercise]
+title = "Double every number"
+inputs = ["x"]
+
+[[case]]
+x = [1, 2]
+expected = { from = "reference" }
+
+[[case]]
+x = [3]
+expected = { from = "reference" }
+
+[[case]]
+x = [4, 5, 6]
+expected = { from = "reference" }
+"""
+
+
+def test_a_starter_runs_the_reference_for_its_first_case_only(tmp_path: Path) -> None:
+    """The other cases say "write your code" whatever the expected answer: the reference
+    need not run for them."""
+    exercise = lesson(tmp_path, FROM_REFERENCE_TOML, **{"solution.py": STARTER})
+    code = {("solution.py", "solve"): not_implemented, ("reference.py", "solve"): double}
+    grade, runner = grader(code)
+    graded = grade_all(exercise, grade, solution=exercise.folder / "solution.py")
+    assert (runner.ran("solution.py"), runner.ran("reference.py")) == (1, 1)
+    assert all("Write your solution" in result.message for result, _ in graded)
+    assert [result.max_points for result, _ in graded] == [1, 1, 1]
+
+    # A learner's own code that raises the same error is graded against every answer.
+    started = STARTER.replace("    raise", "    if x == [3]:\n        return [6]\n    raise")
+    (exercise.folder / "solution.py").write_text(started)
+    code[("solution.py", "solve")] = lambda x: [6] if x == [3] else not_implemented()
+    grade, runner = grader(code)
+    graded = grade_all(exercise, grade, solution=exercise.folder / "solution.py")
+    assert (runner.ran("solution.py"), runner.ran("reference.py")) == (3, 3)
+    assert [result.passed for result, _ in graded] == [False, True, False]
 
 
 def test_a_started_solution_that_raises_not_implemented_runs_every_case(tmp_path: Path) -> None:

@@ -241,6 +241,19 @@ class Runs:
         kept = self.outcomes[key]
         return kept.load() if isinstance(kept, _Spilled) else kept
 
+    def known_stub(self, attempt: Attempt) -> bool:
+        """Whether the attempt's case takes the ``NotImplementedError`` its file's first case
+        raised without running (the file is a starter as shipped, :attr:`stubs`): such a
+        case's verdict needs no expected answer, so the reference need not run for it."""
+        stub = (str(attempt.solution), attempt.entry, str(attempt.exercise.path))
+        if stub not in self.stubs:  # first: a learner's own file builds no job here
+            return False
+        return (
+            attempt.argument is None
+            and randomness.plan(attempt.exercise, attempt.case) is None
+            and _plain(self.learner_job(attempt))
+        )
+
     def _forget_others(self, attempt: Attempt) -> None:
         """Once grading moves on to another file or exercise (a class runs learner by
         learner), drop the answers of the one before and keep only what the rest of the
